@@ -1,0 +1,204 @@
+/*
+ * streampipe: stream large host data through GPU work with copy/compute overlap.
+ *
+ * Data is cut into chunks of whole records. Each chunk goes host -> device copy -> compute
+ * stages -> device -> host copy, and different chunks are in different stages at once, each
+ * engine on its own queue (a CUDA stream on the CUDA backend, a worker thread on the HOST
+ * backend). K slots of buffers are reused round-robin; events make every reuse safe.
+ *
+ * Conventions
+ * - Every call that can fail returns sp_status: SP_OK (0) or a negative error.
+ * - The library never exits, aborts or prints. After an error, sp_context_last_error() says
+ *   what failed (stage, chunk, backend call, file and line where there is one).
+ * - Destroy/free functions accept NULL.
+ * - No CUDA types appear here; on CUDA, sp_chunk.stream is a cudaStream_t.
+ */
+#ifndef STREAMPIPE_H
+#define STREAMPIPE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SP_VERSION_MAJOR 0
+#define SP_VERSION_MINOR 1
+#define SP_VERSION_PATCH 0
+
+/* "MAJOR.MINOR.PATCH" of the library that is linked (may differ from the header's). */
+const char *sp_version(void);
+
+typedef enum sp_status {
+    SP_OK = 0,
+    SP_ERR_INVALID_ARGUMENT = -1,
+    SP_ERR_OUT_OF_MEMORY = -2,        /* host memory, pinned memory included */
+    SP_ERR_OUT_OF_DEVICE_MEMORY = -3,
+    SP_ERR_UNSUPPORTED = -4,          /* backend absent, or a stage lacks its function */
+    SP_ERR_STAGE_FAILED = -5,         /* a user stage returned an error */
+    SP_ERR_BACKEND = -6,              /* a backend call failed; the context stays usable */
+    SP_ERR_DEVICE_LOST = -7,          /* the device context is corrupt; every call fails now */
+    SP_ERR_CANCELLED = -8             /* work skipped because an earlier operation failed */
+} sp_status;
+
+/* "SP_ERR_INVALID_ARGUMENT"; "SP_UNKNOWN_STATUS" for values outside the table. */
+const char *sp_status_name(sp_status status);
+/* "invalid argument"; "unknown status" for values outside the table. */
+const char *sp_status_message(sp_status status);
+
+typedef enum sp_backend_kind {
+    SP_BACKEND_AUTO = 0, /* CUDA when built and a GPU is present, else HOST */
+    SP_BACKEND_HOST = 1, /* CPU: a worker thread per queue, memcpy for copies */
+    SP_BACKEND_CUDA = 2
+} sp_backend_kind;
+
+/* "auto", "host", "cuda". */
+const char *sp_backend_name(sp_backend_kind kind);
+
+typedef struct sp_context sp_context;
+typedef struct sp_pipeline sp_pipeline;
+
+/* Opens a backend on `device` (ignored by HOST). Asking for CUDA where it is not built or no
+ * GPU is present gives SP_ERR_UNSUPPORTED; *out is then NULL and the reason is returned by
+ * sp_last_open_error(). */
+sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
+void sp_context_destroy(sp_context *ctx);
+/* HOST or CUDA: what AUTO resolved to. */
+sp_backend_kind sp_context_backend(const sp_context *ctx);
+/* What the last failed call on this context did wrong; "" when nothing has failed. The text
+ * stays valid until the next call on the context. */
+const char *sp_context_last_error(const sp_context *ctx);
+/* Why the last sp_context_create on this thread failed; "" when it did not. */
+const char *sp_last_open_error(void);
+
+/* ---- host memory the copy engines can read directly ------------------------------------- */
+
+/* Pinned (page-locked) host memory owned by the context: cudaHostAlloc on CUDA, ordinary
+ * memory marked "pinned" on HOST (so the pinned path is tested there too). Free it with
+ * sp_host_free before destroying the context. */
+sp_status sp_host_alloc(sp_context *ctx, size_t bytes, void **out);
+void sp_host_free(sp_context *ctx, void *ptr);
+/* Pins memory the user already owns. Memory that is already registered or pinned is accepted
+ * and left as it is (sp_host_unregister of it is then a no-op). */
+sp_status sp_host_register(sp_context *ctx, void *ptr, size_t bytes);
+sp_status sp_host_unregister(sp_context *ctx, void *ptr);
+
+/* ---- stages ------------------------------------------------------------------------------ */
+
+/* What a stage sees for one chunk. `in` holds records * (input record size) bytes and `out`
+ * has room for records * out_record_bytes; both are device memory on CUDA and host memory on
+ * HOST. `stream` is the cudaStream_t to enqueue on (NULL on HOST). */
+typedef struct sp_chunk {
+    size_t index;        /* chunk number within the run, from 0 */
+    size_t first_record; /* index of the chunk's first record within the run */
+    size_t records;      /* records in this chunk; the last chunk may be short */
+    const void *in;
+    void *out;
+    void *stream;
+} sp_chunk;
+
+/* CUDA: enqueue asynchronous work on chunk->stream and return; never synchronize, never use
+ * the legacy default stream. Runs on the thread that called sp_pipeline_run.
+ * HOST: compute synchronously; runs on the stage's worker thread.
+ * Return SP_OK, or an error to fail the run with SP_ERR_STAGE_FAILED. */
+typedef sp_status (*sp_stage_fn)(const sp_chunk *chunk, void *user);
+
+typedef struct sp_stage {
+    const char *name;         /* shown in errors and reports; copied at pipeline creation */
+    size_t out_record_bytes;  /* bytes each output record of this stage takes, > 0 */
+    sp_stage_fn cuda;         /* may be NULL if the pipeline never runs on CUDA */
+    sp_stage_fn host;         /* may be NULL if the pipeline never runs on HOST */
+    void *user;               /* passed to cuda/host unchanged */
+} sp_stage;
+
+#define SP_MAX_STAGES 16
+#define SP_MAX_DEPTH 64
+
+typedef struct sp_pipeline_config {
+    size_t in_record_bytes;   /* > 0 */
+    const sp_stage *stages;   /* n_stages entries, copied at creation */
+    size_t n_stages;          /* 0..SP_MAX_STAGES; 0 copies to the device and back */
+    size_t chunk_records;     /* records per chunk; 0 = choose (about 8 MiB per chunk, fewer
+                                 for short runs so that there are enough chunks to overlap) */
+    unsigned depth;           /* K, slots in the buffer ring (1..SP_MAX_DEPTH); 0 = choose */
+    unsigned staging_threads; /* host threads copying pageable data; 0 = choose from the CPU */
+    int priority;             /* stream priority: 0 = default, negative = higher (CUDA) */
+} sp_pipeline_config;
+
+/* Allocates every buffer the pipeline needs (device buffers for each stage boundary, pinned
+ * staging) once; runs reuse them. The config and stages are copied. */
+sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *config,
+                             sp_pipeline **out);
+void sp_pipeline_destroy(sp_pipeline *pipeline);
+/* What the last failed call on this pipeline did wrong; "" when nothing has failed. */
+const char *sp_pipeline_last_error(const sp_pipeline *pipeline);
+/* Bytes of output per record: the last stage's out_record_bytes, or in_record_bytes. */
+size_t sp_pipeline_out_record_bytes(const sp_pipeline *pipeline);
+
+/* ---- the report of one run ---------------------------------------------------------------- */
+
+/* An engine is one queue of the pipeline: stage-in (host copies into pinned staging), h2d,
+ * each compute stage, d2h, stage-out. */
+#define SP_MAX_ENGINES (SP_MAX_STAGES + 4)
+
+typedef enum sp_engine_kind {
+    SP_ENGINE_STAGE_IN = 0,
+    SP_ENGINE_H2D,
+    SP_ENGINE_COMPUTE,
+    SP_ENGINE_D2H,
+    SP_ENGINE_STAGE_OUT
+} sp_engine_kind;
+
+typedef struct sp_engine_report {
+    char name[32];        /* "stage-in", "h2d", the stage's name, "d2h", "stage-out" */
+    sp_engine_kind kind;
+    double busy_s;        /* sum over chunks of the time this engine worked */
+    double max_chunk_s;   /* the longest single chunk on this engine */
+    size_t bytes;         /* bytes moved (copies) or read (compute) */
+} sp_engine_report;
+
+typedef struct sp_report {
+    size_t records;        /* records in the run */
+    size_t chunks;         /* chunks the run was cut into */
+    size_t chunk_records;  /* records per chunk (the last may be short) */
+    unsigned depth;        /* slots in the ring */
+    unsigned staging_threads;
+    int staged_in;         /* 1 when input was pageable and went through pinned staging */
+    int staged_out;        /* 1 when output was pageable and went through pinned staging */
+    double makespan_s;     /* first enqueue to last completion, host clock */
+
+    size_t n_engines;      /* engines[0..n_engines) were active in this run */
+    sp_engine_report engines[SP_MAX_ENGINES];
+
+    double bound_s;        /* the largest engine total (h2d+d2h together when the link is shared) */
+    double efficiency;     /* bound_s / makespan_s */
+    double serial_s;       /* sum of all engine totals: the time with no overlap at all */
+    double model_s;        /* (N-1) * max(per-chunk engine time) + sum(per-chunk engine time) */
+    double hidden_transfer;/* fraction of copy time that overlapped compute (0..1) */
+    double h2d_gbps;       /* bytes / busy time of each copy direction */
+    double d2h_gbps;
+    char bottleneck[32];   /* name of the engine with the largest total */
+    char notes[256];       /* fallbacks and choices the library made, "" when none */
+} sp_report;
+
+/* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
+ * in == out is allowed when input and output record sizes are equal; any other overlap is
+ * rejected. Memory from sp_host_alloc/sp_host_register is read and written by the copy engines
+ * directly; other memory is staged through pinned buffers by the pipeline's host threads.
+ * n_records == 0 succeeds without calling any stage. `report` may be NULL; when given, the
+ * run also records per-chunk timings (one pair of events per operation). On failure the run
+ * stops submitting, drains everything in flight and returns; the pipeline can be run again. */
+sp_status sp_pipeline_run(sp_pipeline *pipeline, const void *in, size_t n_records, void *out,
+                          sp_report *report);
+
+/* The textbook way, for baselines: for each chunk, a synchronous copy straight from the user's
+ * memory to the device, the stages, and a synchronous copy back; nothing overlaps. Same
+ * arguments, same results and same report figures as sp_pipeline_run. */
+sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n_records,
+                                 void *out, sp_report *report);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STREAMPIPE_H */

@@ -1,0 +1,45 @@
+/*
+ * Fault injection for testing pipelines and stages: a context whose backend wraps a real one
+ * (HOST or CUDA) and can fail the Nth backend call or delay queues before each operation, so
+ * that a missing dependency becomes a certain wrong answer rather than a rare one.
+ * Modelled on SQLite's test VFS. Not for production use: delays cost time.
+ */
+#ifndef STREAMPIPE_FAULT_H
+#define STREAMPIPE_FAULT_H
+
+#include "streampipe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sp_fault_config {
+    unsigned long fail_call;  /* fail the Nth status-returning backend call (1-based); 0 = none */
+    sp_status fail_status;    /* what the failed call returns; 0 means SP_ERR_BACKEND */
+    unsigned delay_us;        /* fixed delay before every queued operation on delayed queues */
+    unsigned random_delay_us; /* plus a uniform random delay in [0, random_delay_us] */
+    unsigned long seed;       /* for the random delays */
+    const char *delay_queue;  /* delay only queues whose name starts with this ("h2d", "d2h",
+                                 "stage-in", or a stage's name); NULL delays every queue */
+} sp_fault_config;
+
+typedef struct sp_fault_stats {
+    unsigned long calls;        /* status-returning backend calls since the last sp_fault_set */
+    unsigned long injected;     /* failures injected */
+    unsigned long delays;       /* delays enqueued */
+    long live_objects;          /* queues + events + allocations not yet released */
+} sp_fault_stats;
+
+/* Like sp_context_create, with the fault backend around the chosen one. cfg may be NULL. */
+sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fault_config *cfg,
+                                  sp_context **out);
+/* Replaces the configuration and restarts the call count. SP_ERR_INVALID_ARGUMENT if ctx was
+ * not made by sp_context_create_fault. */
+sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *cfg);
+sp_status sp_fault_get_stats(const sp_context *ctx, sp_fault_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STREAMPIPE_FAULT_H */

@@ -1,0 +1,32 @@
+/*
+ * Built-in stages. Each has a CUDA kernel and a plain C reference side by side.
+ */
+#ifndef STREAMPIPE_OPS_H
+#define STREAMPIPE_OPS_H
+
+#include "streampipe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* sinmix: float32 in, float32 out. v = x*0.5 + x*x*0.1, then `iters` times v += sinf(v*0.01).
+ * Cheap per element at iters 0 (copy-bound) and arbitrarily heavy as iters grows. */
+typedef struct sp_sinmix_params {
+    unsigned iters;
+} sp_sinmix_params;
+
+/* A stage running sinmix with *params (which must outlive the pipeline). Its cuda function is
+ * NULL when the library was built without CUDA. */
+sp_stage sp_sinmix_stage(const sp_sinmix_params *params);
+
+/* The reference: out[i] = sinmix(in[i]) in plain C, float arithmetic. in == out is allowed. */
+void sp_sinmix_reference(const float *in, float *out, size_t n, unsigned iters);
+/* One element, for checks. */
+float sp_sinmix_one(float x, unsigned iters);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STREAMPIPE_OPS_H */

@@ -1,0 +1,109 @@
+/*
+ * The one seam between the scheduler (src/core) and a device. A backend is a const table of
+ * function pointers plus an opaque `impl` pointer returned by open(); the core calls nothing
+ * else. Modelled on ggml's backend interface.
+ *
+ * Semantics every backend must give (the HOST backend is the executable specification):
+ * - A queue runs its operations one at a time, in the order they were enqueued.
+ * - event_record(e, q) enqueues "mark e complete" on q. A later queue_wait(q2, e) makes q2's
+ *   following operations wait for the most recent record of e made before the wait call (not
+ *   for later re-records). Waiting on an event never recorded is satisfied at once.
+ * - event_sync(e) blocks the calling thread until the latest record of e has completed.
+ * - Enqueue calls return at once; a status they return concerns the enqueue itself.
+ * - launch() calls fn(chunk', arg) where chunk' is *chunk with .stream set to the queue's
+ *   native handle: synchronously on the calling thread (CUDA: fn enqueues device work) or later
+ *   on the queue's worker (HOST: fn does the work). The core's fn records stage failures
+ *   itself, so an asynchronous backend may drop fn's return value.
+ * - On error, a function stores a human-readable reason with sp_backend_fail() before
+ *   returning; the core reads it with sp_backend_error() on the same thread.
+ * - SP_ERR_DEVICE_LOST means the device context is corrupt and nothing will work again.
+ */
+#ifndef SP_BACKEND_H
+#define SP_BACKEND_H
+
+#include <stddef.h>
+
+#include "streampipe.h"
+
+#define SP_BACKEND_ABI 1
+
+typedef struct sp_bqueue sp_bqueue; /* defined by each backend */
+typedef struct sp_bevent sp_bevent; /* defined by each backend */
+
+enum sp_event_flags {
+    SP_EVENT_SYNC = 0,   /* ordering only: cheapest */
+    SP_EVENT_TIMING = 1  /* can be passed to event_elapsed */
+};
+
+/* The function a stage launch runs; see launch() above. */
+typedef sp_status (*sp_launch_fn)(const sp_chunk *chunk, void *arg);
+
+typedef struct sp_backend_ops {
+    unsigned abi;          /* SP_BACKEND_ABI */
+    const char *name;      /* "host", "cuda", "fault" */
+    sp_backend_kind kind;  /* what sp_context_backend reports */
+
+    /* Lifetime. open() fails with SP_ERR_UNSUPPORTED (and a reason) when there is no device. */
+    sp_status (*open)(int device, void **impl);
+    void (*close)(void *impl);
+
+    /* Queues (streams). name is for diagnostics and fault targeting ("h2d", a stage's name). */
+    sp_status (*queue_create)(void *impl, const char *name, int priority, sp_bqueue **out);
+    void (*queue_destroy)(void *impl, sp_bqueue *q);
+    sp_status (*queue_sync)(void *impl, sp_bqueue *q);
+    /* Optional (may be NULL): enqueue a busy delay of usec microseconds on q. */
+    sp_status (*queue_delay)(void *impl, sp_bqueue *q, unsigned usec);
+
+    /* Events. */
+    sp_status (*event_create)(void *impl, unsigned flags, sp_bevent **out);
+    void (*event_destroy)(void *impl, sp_bevent *e);
+    sp_status (*event_record)(void *impl, sp_bevent *e, sp_bqueue *q);
+    sp_status (*queue_wait)(void *impl, sp_bqueue *q, sp_bevent *e);
+    sp_status (*event_sync)(void *impl, sp_bevent *e);
+    /* Seconds from `from` to `to`; both TIMING events, both complete. */
+    sp_status (*event_elapsed)(void *impl, sp_bevent *from, sp_bevent *to, double *seconds);
+
+    /* Memory. bytes > 0. Frees accept NULL. */
+    sp_status (*device_alloc)(void *impl, size_t bytes, void **out);
+    void (*device_free)(void *impl, void *ptr);
+    sp_status (*pinned_alloc)(void *impl, size_t bytes, void **out);
+    void (*pinned_free)(void *impl, void *ptr);
+    sp_status (*host_register)(void *impl, void *ptr, size_t bytes);
+    sp_status (*host_unregister)(void *impl, void *ptr);
+    /* *pinned = 1 when all of [ptr, ptr+bytes) can be read/written by the copy engines. */
+    sp_status (*is_pinned)(void *impl, const void *ptr, size_t bytes, int *pinned);
+
+    /* Asynchronous copies on q. src/dst on the host may be pinned or pageable. */
+    sp_status (*copy_h2d)(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
+    sp_status (*copy_d2h)(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
+
+    /* Runs a stage for one chunk on q (see the semantics above). */
+    sp_status (*launch)(void *impl, sp_bqueue *q, sp_launch_fn fn, void *arg,
+                        const sp_chunk *chunk);
+} sp_backend_ops;
+
+/* The backends that were built. sp_backend_cuda_ops() is NULL without CUDA. */
+const sp_backend_ops *sp_backend_host_ops(void);
+const sp_backend_ops *sp_backend_cuda_ops(void);
+
+/* The fault backend: wraps (inner, inner_impl), taking ownership of inner_impl (its close()
+ * closes the inner backend too). */
+struct sp_fault_config;
+const sp_backend_ops *sp_backend_fault_ops(void);
+sp_status sp_fault_open(const sp_backend_ops *inner, void *inner_impl,
+                        const struct sp_fault_config *cfg, void **impl);
+/* Only valid on an impl made by sp_fault_open. */
+void sp_fault_configure(void *impl, const struct sp_fault_config *cfg);
+struct sp_fault_stats;
+void sp_fault_stats_read(void *impl, struct sp_fault_stats *out);
+
+/* Thread-local reason for the last backend failure on this thread (printf-style). */
+void sp_backend_fail(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+const char *sp_backend_error(void);
+void sp_backend_error_clear(void);
+
+#endif /* SP_BACKEND_H */

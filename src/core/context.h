@@ -1,0 +1,37 @@
+/* The context: one opened backend plus the per-context error text and the lost flag. */
+#ifndef SP_CONTEXT_H
+#define SP_CONTEXT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "backend/backend.h"
+#include "streampipe.h"
+
+#define SP_ERROR_TEXT 1024
+
+struct sp_context {
+    const sp_backend_ops *ops;
+    void *impl;
+    sp_backend_kind kind; /* HOST or CUDA, also under the fault backend */
+    int is_fault;
+    atomic_int lost;      /* set once a backend reports SP_ERR_DEVICE_LOST */
+    pthread_mutex_t error_lock;
+    char error[SP_ERROR_TEXT];
+};
+
+/* Stores the formatted text as the context's last error and returns `status`. A
+ * SP_ERR_DEVICE_LOST status also marks the context lost. */
+sp_status sp_context_fail(sp_context *ctx, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void sp_context_set_error_text(sp_context *ctx, const char *text);
+void sp_context_clear_error(sp_context *ctx);
+/* SP_ERR_DEVICE_LOST with a message when the context is lost, else SP_OK. */
+sp_status sp_context_check_alive(sp_context *ctx);
+/* Marks the context lost when status is SP_ERR_DEVICE_LOST; returns status. */
+sp_status sp_context_note_status(sp_context *ctx, sp_status status);
+
+#endif

@@ -1,0 +1,319 @@
+/* Pipeline creation and destruction: every queue, event and buffer is made here, once, and
+ * reused by every run. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/pipeline.h"
+
+#define SP_DEVICE_ALIGN 256u /* keeps every slot buffer aligned for 16-byte vector access */
+
+sp_status sp_pipeline_fail(sp_pipeline *p, sp_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->error, sizeof p->error, fmt, ap);
+    va_end(ap);
+    sp_context_set_error_text(p->ctx, p->error);
+    return sp_context_note_status(p->ctx, status);
+}
+
+sp_status sp_pipeline_backend_fail(sp_pipeline *p, sp_status status, const char *what)
+{
+    return sp_pipeline_fail(p, status, "%s: %s", what, sp_backend_error());
+}
+
+const char *sp_pipeline_last_error(const sp_pipeline *p)
+{
+    return p ? p->error : "sp_pipeline_last_error: pipeline is NULL";
+}
+
+size_t sp_pipeline_out_record_bytes(const sp_pipeline *p)
+{
+    return p ? p->record_bytes[p->n_stages] : 0;
+}
+
+/* ---- config checks ------------------------------------------------------------------- */
+
+static sp_status check_stage(sp_context *ctx, const sp_stage *st, size_t i)
+{
+    const char *name = st->name ? st->name : "(unnamed)";
+    if (st->out_record_bytes == 0)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
+                               "stage %zu '%s': out_record_bytes is 0", i, name);
+    sp_stage_fn fn = ctx->kind == SP_BACKEND_CUDA ? st->cuda : st->host;
+    if (!fn)
+        return sp_context_fail(ctx, SP_ERR_UNSUPPORTED,
+                               "stage %zu '%s' has no %s function, and this context runs on %s",
+                               i, name, ctx->kind == SP_BACKEND_CUDA ? "cuda" : "host",
+                               sp_backend_name(ctx->kind));
+    return SP_OK;
+}
+
+static sp_status check_config(sp_context *ctx, const sp_pipeline_config *cfg)
+{
+    if (cfg->in_record_bytes == 0)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "config: in_record_bytes is 0");
+    if (cfg->n_stages > SP_MAX_STAGES)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
+                               "config: n_stages is %zu, more than SP_MAX_STAGES (%d)",
+                               cfg->n_stages, SP_MAX_STAGES);
+    if (cfg->n_stages > 0 && !cfg->stages)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
+                               "config: stages is NULL but n_stages is %zu", cfg->n_stages);
+    if (cfg->depth > SP_MAX_DEPTH)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
+                               "config: depth %u is more than SP_MAX_DEPTH (%d)", cfg->depth,
+                               SP_MAX_DEPTH);
+    for (size_t i = 0; i < cfg->n_stages; i++) {
+        sp_status st = check_stage(ctx, &cfg->stages[i], i);
+        if (st != SP_OK)
+            return st;
+    }
+    return SP_OK;
+}
+
+/* ---- shape: record sizes, chunk, depth -------------------------------------------------- */
+
+static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
+{
+    p->in_record_bytes = cfg->in_record_bytes;
+    p->n_stages = cfg->n_stages;
+    p->record_bytes[0] = cfg->in_record_bytes;
+    p->widest_record = cfg->in_record_bytes;
+    for (size_t i = 0; i < cfg->n_stages; i++) {
+        p->stages[i] = cfg->stages[i];
+        snprintf(p->stage_names[i], sizeof p->stage_names[i], "%s",
+                 cfg->stages[i].name ? cfg->stages[i].name : "stage");
+        p->stages[i].name = p->stage_names[i];
+        p->calls[i] = (sp_stage_call){p, i};
+        p->record_bytes[i + 1] = cfg->stages[i].out_record_bytes;
+        if (p->record_bytes[i + 1] > p->widest_record)
+            p->widest_record = p->record_bytes[i + 1];
+    }
+    p->chunk_chosen = cfg->chunk_records == 0;
+    p->chunk_capacity = p->chunk_chosen ? sp_plan_default_chunk(p->widest_record)
+                                        : cfg->chunk_records;
+    p->depth = cfg->depth ? cfg->depth : sp_plan_default_depth(cfg->n_stages);
+    p->priority = cfg->priority;
+}
+
+/* Bytes of one slot at `record_bytes` per record, rounded up for alignment; 0 on overflow. */
+static size_t slot_stride(const sp_pipeline *p, size_t record_bytes)
+{
+    int overflow = 0;
+    size_t bytes = sp_mul_size(p->chunk_capacity, record_bytes, &overflow);
+    if (overflow || bytes > SIZE_MAX - SP_DEVICE_ALIGN)
+        return 0;
+    return (bytes + SP_DEVICE_ALIGN - 1) / SP_DEVICE_ALIGN * SP_DEVICE_ALIGN;
+}
+
+/* ---- resources ------------------------------------------------------------------------ */
+
+static sp_status make_queues(sp_pipeline *p)
+{
+    const sp_backend_ops *ops = p->ctx->ops;
+    void *impl = p->ctx->impl;
+    if (ops->queue_create(impl, "h2d", p->priority, &p->h2d) != SP_OK)
+        return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating the h2d queue");
+    for (size_t s = 0; s < p->n_stages; s++)
+        if (ops->queue_create(impl, p->stage_names[s], p->priority, &p->stage_queue[s]) != SP_OK)
+            return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating a stage queue");
+    if (ops->queue_create(impl, "d2h", p->priority, &p->d2h) != SP_OK)
+        return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating the d2h queue");
+    return SP_OK;
+}
+
+static sp_status make_events(sp_pipeline *p)
+{
+    const sp_backend_ops *ops = p->ctx->ops;
+    void *impl = p->ctx->impl;
+    if (ops->event_create(impl, SP_EVENT_TIMING, &p->timing_base) != SP_OK)
+        return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating the timing base event");
+    for (size_t e = 0; e < sp_gpu_engines(p); e++) {
+        sp_slot_events *ev = &p->events[e];
+        for (unsigned b = 0; b < p->depth; b++)
+            if (ops->event_create(impl, SP_EVENT_SYNC, &ev->done[b]) != SP_OK)
+                return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating slot events");
+        for (unsigned t = 0; t < SP_TIMING_SLOTS(p->depth); t++)
+            if (ops->event_create(impl, SP_EVENT_TIMING, &ev->start[t]) != SP_OK ||
+                ops->event_create(impl, SP_EVENT_TIMING, &ev->end[t]) != SP_OK)
+                return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating timing events");
+    }
+    return SP_OK;
+}
+
+static sp_status alloc_ring(sp_pipeline *p, size_t stride, char **out, int pinned,
+                            const char *what)
+{
+    size_t total;
+    if (stride == 0 || __builtin_mul_overflow(stride, (size_t)p->depth, &total))
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT,
+                                "%s: %u slots x %zu records overflows size_t", what, p->depth,
+                                p->chunk_capacity);
+    const sp_backend_ops *ops = p->ctx->ops;
+    void *mem = NULL;
+    sp_status st = pinned ? ops->pinned_alloc(p->ctx->impl, total, &mem)
+                          : ops->device_alloc(p->ctx->impl, total, &mem);
+    if (st != SP_OK) {
+        if (st == SP_ERR_OUT_OF_DEVICE_MEMORY && pinned)
+            st = SP_ERR_OUT_OF_MEMORY;
+        return sp_pipeline_fail(p, st,
+                                "allocating %s: %zu bytes of %s memory (%u slots x %zu records) "
+                                "failed: %s",
+                                what, total, pinned ? "pinned host" : "device", p->depth,
+                                p->chunk_capacity, sp_backend_error());
+    }
+    *out = mem;
+    return SP_OK;
+}
+
+static sp_status make_buffers(sp_pipeline *p)
+{
+    for (size_t s = 0; s <= p->n_stages; s++) {
+        p->device_stride[s] = slot_stride(p, p->record_bytes[s]);
+        sp_status st = alloc_ring(p, p->device_stride[s], &p->device_buffer[s], 0,
+                                  s == 0 ? "device input buffers" : "device stage buffers");
+        if (st != SP_OK)
+            return st;
+    }
+    p->pinned_in_stride = slot_stride(p, p->record_bytes[0]);
+    p->pinned_out_stride = slot_stride(p, p->record_bytes[p->n_stages]);
+    sp_status st = alloc_ring(p, p->pinned_in_stride, &p->pinned_in, 1, "input staging");
+    if (st == SP_OK)
+        st = alloc_ring(p, p->pinned_out_stride, &p->pinned_out, 1, "output staging");
+    return st;
+}
+
+static sp_status make_pool(sp_pipeline *p, unsigned threads)
+{
+    if (threads == 0)
+        threads = sp_staging_pool_default_threads();
+    if (sp_staging_pool_create(threads, &p->pool) != SP_OK)
+        return sp_pipeline_fail(p, SP_ERR_OUT_OF_MEMORY, "starting %u staging threads failed",
+                                threads);
+    return SP_OK;
+}
+
+static void release_events(sp_pipeline *p)
+{
+    const sp_backend_ops *ops = p->ctx->ops;
+    for (size_t e = 0; e < SP_MAX_STAGES + 2; e++) {
+        sp_slot_events *ev = &p->events[e];
+        for (unsigned b = 0; b < SP_MAX_DEPTH; b++)
+            if (ev->done[b])
+                ops->event_destroy(p->ctx->impl, ev->done[b]);
+        for (unsigned t = 0; t < 2 * SP_MAX_DEPTH; t++) {
+            if (ev->start[t])
+                ops->event_destroy(p->ctx->impl, ev->start[t]);
+            if (ev->end[t])
+                ops->event_destroy(p->ctx->impl, ev->end[t]);
+        }
+    }
+    if (p->timing_base)
+        ops->event_destroy(p->ctx->impl, p->timing_base);
+}
+
+/* Frees whatever exists; queues are drained by their destroy. */
+static void release_all(sp_pipeline *p)
+{
+    const sp_backend_ops *ops = p->ctx->ops;
+    void *impl = p->ctx->impl;
+    if (p->h2d)
+        ops->queue_destroy(impl, p->h2d);
+    for (size_t s = 0; s < SP_MAX_STAGES; s++)
+        if (p->stage_queue[s])
+            ops->queue_destroy(impl, p->stage_queue[s]);
+    if (p->d2h)
+        ops->queue_destroy(impl, p->d2h);
+    release_events(p);
+    for (size_t s = 0; s <= SP_MAX_STAGES; s++)
+        ops->device_free(impl, p->device_buffer[s]);
+    ops->pinned_free(impl, p->pinned_in);
+    ops->pinned_free(impl, p->pinned_out);
+    sp_staging_pool_destroy(p->pool);
+    sp_timeline_free(&p->timeline);
+    pthread_mutex_destroy(&p->failure_lock);
+}
+
+sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_pipeline **out)
+{
+    if (!ctx)
+        return SP_ERR_INVALID_ARGUMENT;
+    if (!cfg || !out)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_create: %s is NULL",
+                               !cfg ? "config" : "out");
+    *out = NULL;
+    sp_status st = sp_context_check_alive(ctx);
+    if (st == SP_OK)
+        st = check_config(ctx, cfg);
+    if (st != SP_OK)
+        return st;
+    sp_pipeline *p = calloc(1, sizeof *p);
+    if (!p)
+        return sp_context_fail(ctx, SP_ERR_OUT_OF_MEMORY, "no memory for the pipeline");
+    p->ctx = ctx;
+    pthread_mutex_init(&p->failure_lock, NULL);
+    atomic_init(&p->failed, 0);
+    copy_shape(p, cfg);
+    st = make_queues(p);
+    if (st == SP_OK)
+        st = make_events(p);
+    if (st == SP_OK)
+        st = make_buffers(p);
+    if (st == SP_OK)
+        st = make_pool(p, cfg->staging_threads);
+    if (st != SP_OK) {
+        release_all(p);
+        free(p);
+        return st;
+    }
+    *out = p;
+    return SP_OK;
+}
+
+void sp_pipeline_destroy(sp_pipeline *p)
+{
+    if (!p)
+        return;
+    release_all(p);
+    free(p);
+}
+
+/* ---- failures ------------------------------------------------------------------------ */
+
+void sp_pipeline_reset_failure(sp_pipeline *p)
+{
+    atomic_store(&p->failed, 0);
+    p->failure_status = SP_OK;
+}
+
+int sp_pipeline_has_failed(sp_pipeline *p) { return atomic_load(&p->failed); }
+
+sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
+{
+    const sp_stage_call *call = arg;
+    sp_pipeline *p = call->pipeline;
+    if (atomic_load(&p->failed))
+        return SP_ERR_CANCELLED; /* stop doing work for a run that is already lost */
+    const sp_stage *st = &p->stages[call->index];
+    sp_stage_fn fn = p->ctx->kind == SP_BACKEND_CUDA ? st->cuda : st->host;
+    sp_status status = fn(chunk, st->user);
+    if (status == SP_OK)
+        return SP_OK;
+    pthread_mutex_lock(&p->failure_lock);
+    if (!atomic_load(&p->failed)) {
+        p->failure_status = SP_ERR_STAGE_FAILED;
+        sp_pipeline_fail(p, SP_ERR_STAGE_FAILED,
+                         "stage '%s' (stage %zu of %zu) failed at chunk %zu (records %zu..%zu): "
+                         "it returned %s (%s)",
+                         st->name, call->index + 1, p->n_stages, chunk->index,
+                         chunk->first_record, chunk->first_record + chunk->records - 1,
+                         sp_status_name(status), sp_status_message(status));
+        atomic_store(&p->failed, 1);
+    }
+    pthread_mutex_unlock(&p->failure_lock);
+    return status;
+}

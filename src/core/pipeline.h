@@ -1,0 +1,108 @@
+/* The pipeline: queues, events and the K-slot buffer ring, plus the per-run failure state.
+ *
+ * Buffers. Boundary 0 is the device input; boundary s (1..M) is stage s's device output. Slot
+ * b = chunk mod K owns one buffer per boundary and one pinned staging buffer each way.
+ *
+ * Dependencies, for chunk i in slot b (enforced in run.c):
+ *   RAW  stage s waits for the writer of boundary s-1 (h2d or stage s-1) of chunk i;
+ *        d2h waits for the writer of boundary M.
+ *   WAR  the writer of boundary s waits for the reader of boundary s (stage s+1, or d2h for
+ *        boundary M) to finish chunk i-K.
+ *   host the host writes pinned_in[b] only after h2d(i-K) completed, and reads pinned_out[b]
+ *        only after d2h(i) completed; d2h(i) is enqueued only after the host has copied
+ *        chunk i-K out of pinned_out[b].
+ */
+#ifndef SP_PIPELINE_H
+#define SP_PIPELINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/context.h"
+#include "core/plan.h"
+#include "core/staging_pool.h"
+#include "core/timeline.h"
+
+/* Passed to the stage trampoline: which pipeline, which stage. */
+typedef struct sp_stage_call {
+    struct sp_pipeline *pipeline;
+    size_t index;
+} sp_stage_call;
+
+/* Timing events cycle over 2K chunks, not K: chunk i's pair is read when chunk i is retired,
+ * which happens after chunk i+K's operations were enqueued (see run.c). */
+#define SP_TIMING_SLOTS(depth) (2u * (depth))
+
+/* Events of one GPU engine. */
+typedef struct sp_slot_events {
+    sp_bevent *done[SP_MAX_DEPTH];        /* recorded after the engine's operation for slot b */
+    sp_bevent *start[2 * SP_MAX_DEPTH];   /* timing pair of chunk i at i mod 2K */
+    sp_bevent *end[2 * SP_MAX_DEPTH];
+} sp_slot_events;
+
+struct sp_pipeline {
+    sp_context *ctx;
+    size_t in_record_bytes;
+    size_t n_stages;
+    sp_stage stages[SP_MAX_STAGES];
+    char stage_names[SP_MAX_STAGES][32];
+    sp_stage_call calls[SP_MAX_STAGES];
+
+    size_t record_bytes[SP_MAX_STAGES + 1]; /* bytes per record at each boundary */
+    size_t widest_record;
+    size_t chunk_capacity;                  /* records per slot buffer */
+    int chunk_chosen;                       /* config left chunk_records at 0 */
+    unsigned depth;
+    int priority;
+
+    /* queues: h2d, one per stage, d2h */
+    sp_bqueue *h2d;
+    sp_bqueue *stage_queue[SP_MAX_STAGES];
+    sp_bqueue *d2h;
+
+    /* events for each GPU engine: index 0 = h2d, 1..M = stages, M+1 = d2h */
+    sp_slot_events events[SP_MAX_STAGES + 2];
+    sp_bevent *timing_base;
+
+    /* the ring */
+    char *device_buffer[SP_MAX_STAGES + 1]; /* K slots each, slot_stride[s] apart */
+    size_t device_stride[SP_MAX_STAGES + 1];
+    char *pinned_in, *pinned_out;
+    size_t pinned_in_stride, pinned_out_stride;
+
+    sp_staging_pool *pool;
+    sp_timeline timeline;
+
+    /* the first failure of the current run; `failed` is read by stage workers */
+    atomic_int failed;
+    pthread_mutex_t failure_lock;
+    sp_status failure_status;
+
+    char error[SP_ERROR_TEXT];
+};
+
+/* GPU engines in events[]: h2d, the stages, d2h. */
+static inline size_t sp_gpu_engines(const struct sp_pipeline *p) { return p->n_stages + 2; }
+
+/* Records the failure (first one wins) as the pipeline's and the context's error. */
+sp_status sp_pipeline_fail(struct sp_pipeline *p, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Like sp_pipeline_fail with the backend's reason appended: "<what>: <backend text>". */
+sp_status sp_pipeline_backend_fail(struct sp_pipeline *p, sp_status status, const char *what);
+void sp_pipeline_reset_failure(struct sp_pipeline *p);
+int sp_pipeline_has_failed(struct sp_pipeline *p);
+
+/* The function every stage launch runs: calls the user's function for this backend unless
+ * the run has already failed, and records a failure with the stage name and chunk. */
+sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg);
+
+/* The slot-b buffers at boundary s and in pinned staging. */
+static inline void *sp_device_slot(const struct sp_pipeline *p, size_t s, size_t b)
+{
+    return p->device_buffer[s] + b * p->device_stride[s];
+}
+
+#endif

@@ -1,0 +1,58 @@
+#include <stdint.h>
+
+#include "core/plan.h"
+
+size_t sp_mul_size(size_t a, size_t b, int *overflow)
+{
+    size_t r;
+    if (__builtin_mul_overflow(a, b, &r)) {
+        *overflow = 1;
+        return 0;
+    }
+    return r;
+}
+
+int sp_ranges_overlap(const void *a, size_t a_len, const void *b, size_t b_len)
+{
+    if (a_len == 0 || b_len == 0)
+        return 0;
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    /* a + len cannot overflow: run arguments are checked for that first */
+    return a0 < b0 + b_len && b0 < a0 + a_len;
+}
+
+size_t sp_plan_default_chunk(size_t widest_record_bytes)
+{
+    size_t records = SP_DEFAULT_CHUNK_BYTES / (widest_record_bytes ? widest_record_bytes : 1);
+    return records ? records : 1;
+}
+
+unsigned sp_plan_default_depth(size_t n_stages)
+{
+    size_t engines = n_stages + 3; /* h2d, stages, d2h, host staging */
+    if (engines < 3)
+        engines = 3;
+    if (engines > 8)
+        engines = 8;
+    return (unsigned)engines;
+}
+
+void sp_plan_run(size_t n_records, size_t capacity, int chosen, unsigned depth,
+                 size_t widest_record_bytes, sp_run_plan *plan)
+{
+    size_t chunk = capacity;
+    if (chosen && n_records > 0) {
+        size_t want_chunks = 2u * (depth ? depth : 1);
+        size_t even = (n_records + want_chunks - 1) / want_chunks;
+        size_t floor = SP_MIN_CHOSEN_CHUNK_BYTES / (widest_record_bytes ? widest_record_bytes : 1);
+        if (floor == 0)
+            floor = 1;
+        if (even < floor)
+            even = floor;
+        if (even < chunk)
+            chunk = even;
+    }
+    plan->n_records = n_records;
+    plan->chunk_records = chunk;
+    plan->chunks = n_records ? (n_records - 1) / chunk + 1 : 0;
+}

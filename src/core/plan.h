@@ -1,0 +1,39 @@
+/* Size arithmetic and choices: the defaults for chunk size and depth, how one run is cut into
+ * chunks, and the checks on a run's arguments. Everything here is pure and unit-tested. */
+#ifndef SP_PLAN_H
+#define SP_PLAN_H
+
+#include <stddef.h>
+
+#include "streampipe.h"
+
+/* Chunks of about this many bytes reach 53-55 GB/s on the H200's PCIe link while leaving
+ * enough chunks to overlap (DESIGN.md section 6: 1 MiB reaches 48, 4 MiB 53, 16 MiB 55). */
+#define SP_DEFAULT_CHUNK_BYTES (8u << 20)
+/* A chosen chunk is never cut below this for short runs: smaller copies lose bandwidth. */
+#define SP_MIN_CHOSEN_CHUNK_BYTES (1u << 20)
+
+typedef struct sp_run_plan {
+    size_t n_records;
+    size_t chunk_records; /* records per chunk in this run */
+    size_t chunks;
+    size_t in_bytes, out_bytes;
+} sp_run_plan;
+
+/* Records per chunk when the config says 0: about SP_DEFAULT_CHUNK_BYTES of the widest
+ * record at any stage boundary. */
+size_t sp_plan_default_chunk(size_t widest_record_bytes);
+/* Slots when the config says 0: one per engine a chunk passes through, so that every engine
+ * can hold a chunk while the host stages the next (2 copies + stages + host staging). */
+unsigned sp_plan_default_depth(size_t n_stages);
+/* Cuts a run: `capacity` is the pipeline's chunk size; when `chosen` (the user left it 0) a
+ * short run gets smaller chunks so that at least 2*depth chunks can overlap, never below
+ * SP_MIN_CHOSEN_CHUNK_BYTES worth of records. */
+void sp_plan_run(size_t n_records, size_t capacity, int chosen, unsigned depth,
+                 size_t widest_record_bytes, sp_run_plan *plan);
+/* a * b, or 0 with *overflow = 1. */
+size_t sp_mul_size(size_t a, size_t b, int *overflow);
+/* 1 when [a, a+a_len) and [b, b+b_len) share a byte. */
+int sp_ranges_overlap(const void *a, size_t a_len, const void *b, size_t b_len);
+
+#endif

@@ -1,0 +1,238 @@
+/* The pipelined run. One host thread (the caller) walks the chunks in order; for chunk i in
+ * slot b = i mod K it
+ *   1. stages the input into pinned_in[b] (pageable input only), after h2d(i-K) has read it;
+ *   2. enqueues h2d(i) and every stage of chunk i, each behind its RAW and WAR events;
+ *   3. retires chunk i-K: waits for its d2h, copies pinned_out[b] to the user (pageable output
+ *      only) and reads its timings;
+ *   4. enqueues d2h(i), which may now overwrite pinned_out[b].
+ * So the GPU always holds up to K chunks while the host copies, and no buffer is written
+ * before its previous reader is done (the rules are listed in pipeline.h). */
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/run.h"
+
+static sp_status record_timing(sp_run *r, size_t g, size_t i, sp_bqueue *q, int end)
+{
+    if (!r->timing)
+        return SP_OK;
+    sp_slot_events *ev = &r->p->events[g];
+    size_t t = i % SP_TIMING_SLOTS(r->p->depth);
+    return r->p->ctx->ops->event_record(r->p->ctx->impl, end ? ev->end[t] : ev->start[t], q);
+}
+
+/* Wait for `wait_a` and `wait_b` (either may be NULL), then the start timing event. */
+static sp_status op_begin(sp_run *r, size_t g, size_t i, sp_bqueue *q, sp_bevent *wait_a,
+                          sp_bevent *wait_b)
+{
+    const sp_backend_ops *ops = r->p->ctx->ops;
+    void *impl = r->p->ctx->impl;
+    sp_status st = SP_OK;
+    if (wait_a)
+        st = ops->queue_wait(impl, q, wait_a);
+    if (st == SP_OK && wait_b)
+        st = ops->queue_wait(impl, q, wait_b);
+    if (st == SP_OK)
+        st = record_timing(r, g, i, q, 0);
+    return st;
+}
+
+/* The end timing event, then the slot's done event that later operations wait for. */
+static sp_status op_end(sp_run *r, size_t g, size_t i, sp_bqueue *q)
+{
+    sp_status st = record_timing(r, g, i, q, 1);
+    if (st == SP_OK)
+        st = r->p->ctx->ops->event_record(r->p->ctx->impl,
+                                          r->p->events[g].done[i % r->p->depth], q);
+    return st;
+}
+
+static sp_status stage_in(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    size_t b = i % p->depth;
+    if (i >= p->depth) { /* pinned_in[b] is still the source of h2d(i-K) until it completes */
+        sp_status st = p->ctx->ops->event_sync(p->ctx->impl, p->events[0].done[b]);
+        if (st != SP_OK)
+            return sp_run_fail(r, st, "chunk %zu: waiting for h2d of chunk %zu", i, i - p->depth);
+    }
+    size_t bytes = sp_chunk_records(r, i) * p->record_bytes[0];
+    double t = sp_now();
+    sp_staging_pool_copy(p->pool, p->pinned_in + b * p->pinned_in_stride,
+                         r->in + sp_chunk_first(r, i) * p->record_bytes[0], bytes);
+    if (r->timing)
+        sp_timeline_set(&p->timeline, SP_TL_STAGE_IN, i, t - r->t0, sp_now() - r->t0);
+    return SP_OK;
+}
+
+static sp_status enqueue_h2d(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    size_t b = i % p->depth;
+    size_t bytes = sp_chunk_records(r, i) * p->record_bytes[0];
+    const void *src = r->stage_in ? p->pinned_in + b * p->pinned_in_stride
+                                  : r->in + sp_chunk_first(r, i) * p->record_bytes[0];
+    /* WAR: boundary 0 is read by stage 1, or by d2h when there is no stage */
+    sp_status st = op_begin(r, 0, i, p->h2d, p->events[1].done[b], NULL);
+    if (st == SP_OK)
+        st = p->ctx->ops->copy_h2d(p->ctx->impl, sp_device_slot(p, 0, b), src, bytes, p->h2d);
+    if (st == SP_OK)
+        st = op_end(r, 0, i, p->h2d);
+    return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its h2d copy", i);
+}
+
+static sp_status enqueue_stage(sp_run *r, size_t s, size_t i)
+{
+    sp_pipeline *p = r->p;
+    size_t b = i % p->depth;
+    sp_bqueue *q = p->stage_queue[s - 1];
+    /* RAW: boundary s-1 written by engine s-1; WAR: boundary s read by engine s+1 */
+    sp_status st = op_begin(r, s, i, q, p->events[s - 1].done[b], p->events[s + 1].done[b]);
+    if (st != SP_OK)
+        return sp_run_fail(r, st, "chunk %zu: enqueueing the waits of stage '%s'", i,
+                           p->stage_names[s - 1]);
+    sp_chunk chunk = {i, sp_chunk_first(r, i), sp_chunk_records(r, i),
+                      sp_device_slot(p, s - 1, b), sp_device_slot(p, s, b), NULL};
+    st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1], &chunk);
+    if (st != SP_OK) {
+        if (sp_pipeline_has_failed(p)) { /* the trampoline recorded the stage's own failure */
+            r->status = r->status ? r->status : SP_ERR_STAGE_FAILED;
+            return r->status;
+        }
+        return sp_run_fail(r, st, "chunk %zu: launching stage '%s'", i, p->stage_names[s - 1]);
+    }
+    st = op_end(r, s, i, q);
+    return st == SP_OK ? SP_OK
+                       : sp_run_fail(r, st, "chunk %zu: recording the events of stage '%s'", i,
+                                     p->stage_names[s - 1]);
+}
+
+static sp_status enqueue_d2h(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    size_t b = i % p->depth, M = p->n_stages;
+    size_t bytes = sp_chunk_records(r, i) * p->record_bytes[M];
+    void *dst = r->stage_out ? p->pinned_out + b * p->pinned_out_stride
+                             : r->out + sp_chunk_first(r, i) * p->record_bytes[M];
+    /* RAW on boundary M; the WAR on pinned_out[b] was settled by the host's retire */
+    sp_status st = op_begin(r, M + 1, i, p->d2h, p->events[M].done[b], NULL);
+    if (st == SP_OK)
+        st = p->ctx->ops->copy_d2h(p->ctx->impl, dst, sp_device_slot(p, M, b), bytes, p->d2h);
+    if (st == SP_OK)
+        st = op_end(r, M + 1, i, p->d2h);
+    return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its d2h copy", i);
+}
+
+/* Reads chunk i's GPU timings against the base event (all complete once its d2h is). */
+static sp_status read_timings(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    size_t t = i % SP_TIMING_SLOTS(p->depth);
+    for (size_t g = 0; g < sp_gpu_engines(p); g++) {
+        double a, z;
+        sp_status st = p->ctx->ops->event_elapsed(p->ctx->impl, p->timing_base,
+                                                  p->events[g].start[t], &a);
+        if (st == SP_OK)
+            st = p->ctx->ops->event_elapsed(p->ctx->impl, p->timing_base, p->events[g].end[t], &z);
+        if (st != SP_OK)
+            return sp_run_fail(r, st, "chunk %zu: reading its timing events", i);
+        sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
+    }
+    return SP_OK;
+}
+
+/* Chunk i is done on the GPU: hand its output to the user and free its slot for i+K. */
+static sp_status retire(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    if (!r->stage_out && !r->timing)
+        return SP_OK; /* nothing to read back: the queues' own waits order everything */
+    size_t b = i % p->depth, M = p->n_stages;
+    sp_status st = p->ctx->ops->event_sync(p->ctx->impl, p->events[M + 1].done[b]);
+    if (st != SP_OK)
+        return sp_run_fail(r, st, "chunk %zu: waiting for its d2h copy", i);
+    if (r->stage_out) {
+        size_t bytes = sp_chunk_records(r, i) * p->record_bytes[M];
+        double t = sp_now();
+        sp_staging_pool_copy(p->pool, r->out + sp_chunk_first(r, i) * p->record_bytes[M],
+                             p->pinned_out + b * p->pinned_out_stride, bytes);
+        if (r->timing)
+            sp_timeline_set(&p->timeline, SP_TL_STAGE_OUT(p), i, t - r->t0, sp_now() - r->t0);
+    }
+    return r->timing ? read_timings(r, i) : SP_OK;
+}
+
+static sp_status submit_chunk(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    sp_status st = r->stage_in ? stage_in(r, i) : SP_OK;
+    if (st == SP_OK)
+        st = enqueue_h2d(r, i);
+    for (size_t s = 1; st == SP_OK && s <= p->n_stages; s++)
+        st = enqueue_stage(r, s, i);
+    if (st == SP_OK && i >= p->depth)
+        st = retire(r, i - p->depth);
+    if (st == SP_OK)
+        st = enqueue_d2h(r, i);
+    return st;
+}
+
+static sp_status run_chunks(sp_run *r)
+{
+    sp_pipeline *p = r->p;
+    size_t n = r->plan.chunks;
+    if (r->timing) {
+        sp_status st = p->ctx->ops->event_record(p->ctx->impl, p->timing_base, p->h2d);
+        if (st != SP_OK)
+            return sp_run_fail(r, st, "recording the timing base event");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (sp_pipeline_has_failed(p))
+            return SP_ERR_STAGE_FAILED; /* stop submitting; the caller drains */
+        sp_status st = submit_chunk(r, i);
+        if (st != SP_OK)
+            return st;
+    }
+    for (size_t i = n > p->depth ? n - p->depth : 0; i < n; i++) {
+        if (sp_pipeline_has_failed(p))
+            return SP_ERR_STAGE_FAILED;
+        sp_status st = retire(r, i);
+        if (st != SP_OK)
+            return st;
+    }
+    return SP_OK;
+}
+
+sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
+{
+    sp_pipeline *p = r->p;
+    sp_status drained = sp_run_drain(r);
+    double t_end = sp_now();
+    if (sp_pipeline_has_failed(p))
+        st = p->failure_status; /* a stage that failed on a worker, or the first backend error */
+    else if (st == SP_OK)
+        st = drained;
+    if (st == SP_OK && report)
+        sp_run_report(r, t_end, report);
+    return st;
+}
+
+sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void *out,
+                          sp_report *report)
+{
+    if (!p)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_run r;
+    sp_status st = sp_run_prepare(&r, p, in, n_records, out, report != NULL);
+    if (st != SP_OK || n_records == 0) {
+        if (st == SP_OK && report)
+            sp_run_report(&r, 0.0, report);
+        return st;
+    }
+    if (r.timing && (st = sp_run_timeline_start(&r)) != SP_OK)
+        return st;
+    sp_pipeline_reset_failure(p);
+    r.t0 = sp_now();
+    st = run_chunks(&r);
+    return sp_run_finish(&r, st, report);
+}

@@ -1,0 +1,174 @@
+/* Argument checks, failure recording, draining and the report, shared by both run modes. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/run.h"
+
+static sp_status check_pointers(sp_pipeline *p, const void *in, size_t n, void *out,
+                                size_t in_bytes, size_t out_bytes)
+{
+    if (!in || !out)
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "%s is NULL with n_records = %zu",
+                                !in ? "in" : "out", n);
+    if ((uintptr_t)in > UINTPTR_MAX - in_bytes || (uintptr_t)out > UINTPTR_MAX - out_bytes)
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT,
+                                "buffer end overflows the address space");
+    int exact_in_place = in == out && in_bytes == out_bytes &&
+                         p->record_bytes[0] == p->record_bytes[p->n_stages];
+    if (!exact_in_place && sp_ranges_overlap(in, in_bytes, out, out_bytes))
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT,
+                                "in [%p, +%zu) and out [%p, +%zu) overlap; only exact in-place "
+                                "(in == out with equal record sizes) is allowed",
+                                in, in_bytes, out, out_bytes);
+    return SP_OK;
+}
+
+static sp_status check_sizes(sp_pipeline *p, size_t n, size_t *in_bytes, size_t *out_bytes)
+{
+    int overflow = 0;
+    *in_bytes = sp_mul_size(n, p->record_bytes[0], &overflow);
+    if (!overflow)
+        *out_bytes = sp_mul_size(n, p->record_bytes[p->n_stages], &overflow);
+    if (overflow)
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT,
+                                "n_records (%zu) x record size overflows size_t", n);
+    return SP_OK;
+}
+
+/* Whether the copy engines can use the user's memory directly. */
+static sp_status detect_pinned(sp_run *run, size_t in_bytes, size_t out_bytes)
+{
+    sp_pipeline *p = run->p;
+    int in_pinned = 0, out_pinned = 0;
+    if (p->ctx->ops->is_pinned(p->ctx->impl, run->in, in_bytes, &in_pinned) != SP_OK ||
+        p->ctx->ops->is_pinned(p->ctx->impl, run->out, out_bytes, &out_pinned) != SP_OK)
+        return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "asking whether memory is pinned");
+    run->stage_in = !in_pinned;
+    run->stage_out = !out_pinned;
+    return SP_OK;
+}
+
+sp_status sp_run_prepare(sp_run *run, sp_pipeline *p, const void *in, size_t n, void *out,
+                         int timing)
+{
+    memset(run, 0, sizeof *run);
+    run->p = p;
+    run->in = in;
+    run->out = out;
+    run->timing = timing;
+    sp_status st = sp_context_check_alive(p->ctx);
+    if (st != SP_OK)
+        return sp_pipeline_fail(p, st, "%s", sp_context_last_error(p->ctx));
+    sp_plan_run(n, p->chunk_capacity, p->chunk_chosen, p->depth, p->widest_record, &run->plan);
+    if (n == 0)
+        return SP_OK;
+    st = check_sizes(p, n, &run->plan.in_bytes, &run->plan.out_bytes);
+    if (st == SP_OK)
+        st = check_pointers(p, in, n, out, run->plan.in_bytes, run->plan.out_bytes);
+    if (st == SP_OK)
+        st = detect_pinned(run, run->plan.in_bytes, run->plan.out_bytes);
+    return st;
+}
+
+sp_status sp_run_fail(sp_run *run, sp_status status, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    sp_pipeline *p = run->p;
+    pthread_mutex_lock(&p->failure_lock);
+    if (!atomic_load(&p->failed)) {
+        p->failure_status = status;
+        sp_pipeline_backend_fail(p, status, what);
+        atomic_store(&p->failed, 1);
+    } else {
+        sp_context_note_status(p->ctx, status);
+    }
+    pthread_mutex_unlock(&p->failure_lock);
+    if (run->status == SP_OK)
+        run->status = status;
+    return status;
+}
+
+sp_status sp_run_drain(sp_run *run)
+{
+    sp_pipeline *p = run->p;
+    const sp_backend_ops *ops = p->ctx->ops;
+    sp_status first = SP_OK;
+    sp_bqueue *queues[SP_MAX_STAGES + 2];
+    size_t n = 0;
+    queues[n++] = p->h2d;
+    for (size_t s = 0; s < p->n_stages; s++)
+        queues[n++] = p->stage_queue[s];
+    queues[n++] = p->d2h;
+    for (size_t i = 0; i < n; i++) { /* every queue, even after a failure: nothing may be left */
+        sp_status st = ops->queue_sync(p->ctx->impl, queues[i]);
+        if (st != SP_OK && first == SP_OK)
+            first = sp_run_fail(run, st, "draining a queue");
+    }
+    return first;
+}
+
+static void name_engines(sp_run *run)
+{
+    sp_pipeline *p = run->p;
+    sp_timeline *t = &p->timeline;
+    size_t M = p->n_stages;
+    const sp_run_plan *plan = &run->plan;
+    t->name[SP_TL_STAGE_IN] = "stage-in";
+    t->kind[SP_TL_STAGE_IN] = SP_ENGINE_STAGE_IN;
+    t->active[SP_TL_STAGE_IN] = run->stage_in;
+    t->bytes[SP_TL_STAGE_IN] = plan->in_bytes;
+    t->name[SP_TL_GPU(0)] = "h2d";
+    t->kind[SP_TL_GPU(0)] = SP_ENGINE_H2D;
+    t->bytes[SP_TL_GPU(0)] = plan->in_bytes;
+    for (size_t s = 1; s <= M; s++) {
+        t->name[SP_TL_GPU(s)] = p->stage_names[s - 1];
+        t->kind[SP_TL_GPU(s)] = SP_ENGINE_COMPUTE;
+        t->bytes[SP_TL_GPU(s)] = plan->n_records * p->record_bytes[s - 1];
+    }
+    t->name[SP_TL_GPU(M + 1)] = "d2h";
+    t->kind[SP_TL_GPU(M + 1)] = SP_ENGINE_D2H;
+    t->bytes[SP_TL_GPU(M + 1)] = plan->out_bytes;
+    for (size_t g = 0; g <= M + 1; g++)
+        t->active[SP_TL_GPU(g)] = 1;
+    t->name[SP_TL_STAGE_OUT(p)] = "stage-out";
+    t->kind[SP_TL_STAGE_OUT(p)] = SP_ENGINE_STAGE_OUT;
+    t->active[SP_TL_STAGE_OUT(p)] = run->stage_out;
+    t->bytes[SP_TL_STAGE_OUT(p)] = plan->out_bytes;
+}
+
+sp_status sp_run_timeline_start(sp_run *run)
+{
+    sp_pipeline *p = run->p;
+    if (sp_timeline_reset(&p->timeline, p->n_stages + 4, run->plan.chunks) != SP_OK)
+        return sp_pipeline_fail(p, SP_ERR_OUT_OF_MEMORY,
+                                "no memory for the timeline of %zu chunks", run->plan.chunks);
+    name_engines(run);
+    return SP_OK;
+}
+
+void sp_run_report(const sp_run *run, double t_end, sp_report *report)
+{
+    const sp_pipeline *p = run->p;
+    memset(report, 0, sizeof *report);
+    report->records = run->plan.n_records;
+    report->chunks = run->plan.chunks;
+    report->chunk_records = run->plan.chunk_records;
+    report->depth = p->depth;
+    report->staging_threads = sp_staging_pool_threads(p->pool);
+    report->staged_in = run->stage_in;
+    report->staged_out = run->stage_out;
+    report->makespan_s = run->plan.n_records ? t_end - run->t0 : 0.0;
+    if (run->timing && run->plan.chunks)
+        sp_timeline_figures(&p->timeline, report);
+    if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
+        snprintf(report->notes, sizeof report->notes,
+                 "chunk cut from %zu to %zu records so that the short run has chunks to overlap",
+                 p->chunk_capacity, run->plan.chunk_records);
+}

@@ -1,0 +1,159 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/timeline.h"
+
+sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
+{
+    size_t n;
+    if (__builtin_mul_overflow(engines, chunks, &n))
+        return SP_ERR_OUT_OF_MEMORY;
+    if (n > t->capacity) {
+        sp_span *grown = realloc(t->spans, n * sizeof *grown);
+        if (!grown)
+            return SP_ERR_OUT_OF_MEMORY;
+        t->spans = grown;
+        t->capacity = n;
+    }
+    t->engines = engines;
+    t->chunks = chunks;
+    for (size_t i = 0; i < n; i++)
+        t->spans[i] = (sp_span){0.0, -1.0};
+    memset(t->bytes, 0, sizeof t->bytes);
+    memset(t->active, 0, sizeof t->active);
+    return SP_OK;
+}
+
+void sp_timeline_free(sp_timeline *t)
+{
+    free(t->spans);
+    memset(t, 0, sizeof *t);
+}
+
+static int span_by_start(const void *a, const void *b)
+{
+    double x = ((const sp_span *)a)->start, y = ((const sp_span *)b)->start;
+    return (x > y) - (x < y);
+}
+
+/* Union of every compute span, as sorted disjoint spans; returns how many. */
+static size_t merge_compute_spans(const sp_timeline *t, sp_span *out)
+{
+    size_t n = 0;
+    for (size_t e = 0; e < t->engines; e++) {
+        if (!t->active[e] || t->kind[e] != SP_ENGINE_COMPUTE)
+            continue;
+        for (size_t c = 0; c < t->chunks; c++) {
+            sp_span s = t->spans[e * t->chunks + c];
+            if (s.end >= s.start)
+                out[n++] = s;
+        }
+    }
+    qsort(out, n, sizeof *out, span_by_start);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && out[i].start <= out[m - 1].end) {
+            if (out[i].end > out[m - 1].end)
+                out[m - 1].end = out[i].end;
+        } else {
+            out[m++] = out[i];
+        }
+    }
+    return m;
+}
+
+double sp_span_covered(sp_span s, const sp_span *merged, size_t n)
+{
+    double covered = 0.0;
+    for (size_t i = 0; i < n && merged[i].start < s.end; i++) {
+        double a = merged[i].start > s.start ? merged[i].start : s.start;
+        double b = merged[i].end < s.end ? merged[i].end : s.end;
+        if (b > a)
+            covered += b - a;
+    }
+    return covered;
+}
+
+/* Copy time under compute over all copy time; 0 when nothing was copied. */
+static double hidden_transfer(const sp_timeline *t)
+{
+    sp_span *merged = malloc((t->engines * t->chunks + 1) * sizeof *merged);
+    if (!merged)
+        return 0.0;
+    size_t m = merge_compute_spans(t, merged);
+    double copy = 0.0, hidden = 0.0;
+    for (size_t e = 0; e < t->engines; e++) {
+        if (!t->active[e] || (t->kind[e] != SP_ENGINE_H2D && t->kind[e] != SP_ENGINE_D2H))
+            continue;
+        for (size_t c = 0; c < t->chunks; c++) {
+            sp_span s = t->spans[e * t->chunks + c];
+            if (s.end < s.start)
+                continue;
+            copy += s.end - s.start;
+            hidden += sp_span_covered(s, merged, m);
+        }
+    }
+    free(merged);
+    return copy > 0.0 ? hidden / copy : 0.0;
+}
+
+static void engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
+{
+    r->busy_s = 0.0;
+    r->max_chunk_s = 0.0;
+    for (size_t c = 0; c < t->chunks; c++) {
+        sp_span s = t->spans[e * t->chunks + c];
+        if (s.end < s.start)
+            continue;
+        double d = s.end - s.start;
+        r->busy_s += d;
+        if (d > r->max_chunk_s)
+            r->max_chunk_s = d;
+    }
+}
+
+static double rate_gbps(size_t bytes, double seconds)
+{
+    return seconds > 0.0 ? (double)bytes / seconds * 1e-9 : 0.0;
+}
+
+void sp_timeline_figures(const sp_timeline *t, sp_report *report)
+{
+    report->n_engines = 0;
+    double host_staging = 0.0, per_chunk_max = 0.0, per_chunk_sum = 0.0;
+    report->bound_s = 0.0;
+    report->serial_s = 0.0;
+    for (size_t e = 0; e < t->engines && report->n_engines < SP_MAX_ENGINES; e++) {
+        if (!t->active[e])
+            continue;
+        sp_engine_report *r = &report->engines[report->n_engines++];
+        memset(r, 0, sizeof *r);
+        strncpy(r->name, t->name[e], sizeof r->name - 1);
+        r->kind = t->kind[e];
+        r->bytes = t->bytes[e];
+        engine_totals(t, e, r);
+        report->serial_s += r->busy_s;
+        double mean = t->chunks ? r->busy_s / (double)t->chunks : 0.0;
+        per_chunk_sum += mean;
+        if (mean > per_chunk_max)
+            per_chunk_max = mean;
+        if (r->kind == SP_ENGINE_STAGE_IN || r->kind == SP_ENGINE_STAGE_OUT)
+            host_staging += r->busy_s; /* one host thread drives both directions */
+        else if (r->busy_s > report->bound_s) {
+            report->bound_s = r->busy_s;
+            strncpy(report->bottleneck, r->name, sizeof report->bottleneck - 1);
+        }
+        if (r->kind == SP_ENGINE_H2D)
+            report->h2d_gbps = rate_gbps(r->bytes, r->busy_s);
+        if (r->kind == SP_ENGINE_D2H)
+            report->d2h_gbps = rate_gbps(r->bytes, r->busy_s);
+    }
+    if (host_staging > report->bound_s) {
+        report->bound_s = host_staging;
+        strncpy(report->bottleneck, "host staging", sizeof report->bottleneck - 1);
+    }
+    report->bottleneck[sizeof report->bottleneck - 1] = '\0';
+    report->model_s = t->chunks ? (double)(t->chunks - 1) * per_chunk_max + per_chunk_sum : 0.0;
+    report->efficiency = report->makespan_s > 0.0 ? report->bound_s / report->makespan_s : 0.0;
+    report->hidden_transfer = hidden_transfer(t);
+}

@@ -1,0 +1,44 @@
+/* Per-chunk, per-engine start and end times of one run, in seconds from the run's start, and
+ * the figures of DESIGN.md section 5 computed from them. */
+#ifndef SP_TIMELINE_H
+#define SP_TIMELINE_H
+
+#include <stddef.h>
+
+#include "streampipe.h"
+
+typedef struct sp_span {
+    double start, end; /* end < start: not recorded */
+} sp_span;
+
+typedef struct sp_timeline {
+    size_t engines, chunks;
+    sp_span *spans;    /* engines x chunks, spans[e * chunks + c] */
+    size_t capacity;   /* spans allocated */
+    size_t bytes[SP_MAX_ENGINES];
+    sp_engine_kind kind[SP_MAX_ENGINES];
+    const char *name[SP_MAX_ENGINES];
+    int active[SP_MAX_ENGINES];
+} sp_timeline;
+
+/* Makes room for engines x chunks spans, all unrecorded. */
+sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks);
+void sp_timeline_free(sp_timeline *t);
+
+static inline void sp_timeline_set(sp_timeline *t, size_t engine, size_t chunk, double start,
+                                   double end)
+{
+    sp_span *s = &t->spans[engine * t->chunks + chunk];
+    s->start = start;
+    s->end = end;
+}
+
+/* Fills the figures of `report` (engines, busy times, bound, efficiency, model, hidden
+ * transfer, rates, bottleneck) from the timeline; makespan_s must already be set. */
+void sp_timeline_figures(const sp_timeline *t, sp_report *report);
+
+/* Exposed for tests: seconds of [s.start, s.end) covered by the union of `sorted` spans
+ * (sorted by start, non-overlapping). */
+double sp_span_covered(sp_span s, const sp_span *merged, size_t n);
+
+#endif
