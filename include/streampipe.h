@@ -177,7 +177,8 @@ typedef struct sp_report {
     double hidden_transfer;/* fraction of copy time that overlapped compute (0..1) */
     double h2d_gbps;       /* bytes / busy time of each copy direction */
     double d2h_gbps;
-    char bottleneck[32];   /* name of the engine with the largest total */
+    char bottleneck[32];   /* the engine with the largest total, or "host staging" when
+                              stage-in + stage-out (one host thread drives both) are larger */
     char notes[256];       /* fallbacks and choices the library made, "" when none */
 } sp_report;
 

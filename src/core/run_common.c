@@ -43,9 +43,11 @@ static sp_status detect_pinned(sp_run *run, size_t in_bytes, size_t out_bytes)
 {
     sp_pipeline *p = run->p;
     int in_pinned = 0, out_pinned = 0;
-    if (p->ctx->ops->is_pinned(p->ctx->impl, run->in, in_bytes, &in_pinned) != SP_OK ||
-        p->ctx->ops->is_pinned(p->ctx->impl, run->out, out_bytes, &out_pinned) != SP_OK)
-        return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "asking whether memory is pinned");
+    sp_status st = p->ctx->ops->is_pinned(p->ctx->impl, run->in, in_bytes, &in_pinned);
+    if (st == SP_OK)
+        st = p->ctx->ops->is_pinned(p->ctx->impl, run->out, out_bytes, &out_pinned);
+    if (st != SP_OK)
+        return sp_pipeline_backend_fail(p, st, "asking whether memory is pinned");
     run->stage_in = !in_pinned;
     run->stage_out = !out_pinned;
     return SP_OK;

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# The whole GPU check in one call, for the lent H200: machine facts, a -Werror CUDA build, the
+# test suite (CUDA tests must run here, not skip), compute-sanitizer over the CUDA conformance
+# test, and the benchmarks. Every phase is time-bounded; a failure is recorded and the next
+# phase still runs. A PASS/FAIL table comes last, because only the tail of the output is seen.
+#
+# Usage (from anywhere): OUT=/some/dir bench/gpu_check.sh
+# Files written to $OUT (at most 8 come back): gpu_check.log (machine facts, phase headers,
+# bench summary, the table), build.log, ctest.log, sanitizers.log, bench.log (stderr of the
+# benchmarks), bench.jsonl (one JSON object per benchmark run), summary.txt (the table).
+#
+# Reads only; never changes clocks, power limits or modes, and never resets the GPU.
+set -u
+
+: "${OUT:?set OUT to the folder whose files come back}"
+cd "$(dirname "$0")/.." || exit 2
+mkdir -p "$OUT"
+export PATH="/usr/local/cuda/bin:$PATH"
+
+BUILD=build-gpu
+BUDGET_S=${GPU_CHECK_BUDGET_S:-470}   # the call has 10 minutes; stay well under 9
+BENCH_RESERVE_S=150                   # sanitizers may not eat the benchmarks' time
+SANITIZER_CAP_S=${GPU_CHECK_SANITIZER_CAP_S:-75}
+MAIN_LOG=$OUT/gpu_check.log
+BUILD_LOG=$OUT/build.log
+CTEST_LOG=$OUT/ctest.log
+SAN_LOG=$OUT/sanitizers.log
+BENCH_LOG=$OUT/bench.log
+BENCH_JSON=$OUT/bench.jsonl
+SUMMARY=$OUT/summary.txt
+SCRATCH=$(mktemp -d)                  # per-phase output, outside $OUT
+trap 'rm -rf "$SCRATCH"' EXIT
+: >"$MAIN_LOG"; : >"$BUILD_LOG"; : >"$CTEST_LOG"; : >"$SAN_LOG"; : >"$BENCH_LOG"
+: >"$BENCH_JSON"
+
+START=$SECONDS
+ROWS=()
+
+say() { echo "$*" | tee -a "$MAIN_LOG"; }
+
+# record NAME STATUS SECONDS NOTE
+record() {
+    ROWS+=("$(printf '%-24s %-5s %5ss  %s' "$1" "$2" "$3" "$4")")
+    say "[$(printf '%4d' $((SECONDS - START)))s] $1: $2 ($3s) $4"
+}
+
+# run_phase NAME CAP_S RESERVE_S LOG COMMAND...: runs COMMAND under `timeout`, limited to
+# CAP_S and to what is left of the budget after RESERVE_S; appends its output to LOG and
+# shows the tail on stdout when it fails. Returns COMMAND's exit status (124 = timed out).
+run_phase() {
+    local name=$1 cap=$2 reserve=$3 log=$4
+    shift 4
+    local left=$((BUDGET_S - (SECONDS - START) - 15 - reserve))
+    if ((left < 10)); then
+        record "$name" SKIP 0 "no time left in the ${BUDGET_S}s budget"
+        return 125
+    fi
+    local limit=$((cap < left ? cap : left))
+    local part=$SCRATCH/phase.out t0=$SECONDS rc
+    {
+        echo "===== $name (limit ${limit}s) $(date -u +%H:%M:%S)"
+        echo "\$ $*"
+    } >>"$log"
+    # Through bash so that COMMAND may be one of the exported functions below.
+    timeout --kill-after=10 "$limit" bash -c '"$@"' run_phase "$@" >"$part" 2>&1
+    rc=$?
+    cat "$part" >>"$log"
+    echo "===== $name: exit $rc" >>"$log"
+    local dt=$((SECONDS - t0))
+    case $rc in
+    0) record "$name" PASS "$dt" "" ;;
+    124 | 137) record "$name" FAIL "$dt" "timed out after ${limit}s (see $(basename "$log"))" ;;
+    *) record "$name" FAIL "$dt" "exit $rc (see $(basename "$log"))" ;;
+    esac
+    if ((rc != 0)); then
+        echo "----- last lines of $name -----"
+        tail -n 12 "$part"
+        echo "-----"
+    fi
+    return $rc
+}
+
+# ---- 1. the machine ----------------------------------------------------------------------
+machine_facts() {
+    nvidia-smi -L || return 1
+    nvidia-smi | grep -m1 'Driver Version'
+    nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current,clocks.sm,clocks.max.sm,power.draw,temperature.gpu,persistence_mode \
+        --format=csv
+    nvcc --version | tail -n 2
+    command -v compute-sanitizer && compute-sanitizer --version | tail -n 1
+    echo "host: $(nproc) CPUs, $(free -g | awk '/^Mem:/ {print $2}') GiB; $(uname -sr)"
+    cmake --version | head -n 1
+}
+export -f machine_facts
+run_phase machine 20 0 "$MAIN_LOG" machine_facts
+grep -m1 'Driver Version' "$MAIN_LOG" || true
+
+# ---- 2. build ----------------------------------------------------------------------------
+run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
+    -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_phase build 240 0 "$BUILD_LOG" cmake --build "$BUILD" -j16
+
+# ---- 3. the test suite -------------------------------------------------------------------
+if [[ -f $BUILD/CTestTestfile.cmake ]]; then
+    run_phase ctest 150 "$BENCH_RESERVE_S" "$CTEST_LOG" \
+        ctest --test-dir "$BUILD" --output-on-failure --timeout 120 -j4
+    # On this machine the CUDA tests must run; a skip means the GPU was not seen.
+    skipped=$(grep -cE '\*\*\*Skipped|Not Run' "$CTEST_LOG" || true)
+    if ((skipped == 0)); then
+        record ctest-no-skips PASS 0 ""
+    else
+        record ctest-no-skips FAIL 0 "$skipped test(s) skipped: $(grep -E '\*\*\*Skipped' "$CTEST_LOG" | awk '{print $4}' | tr '\n' ' ')"
+    fi
+else
+    record ctest FAIL 0 "no $BUILD/CTestTestfile.cmake (build failed?)"
+fi
+
+# ---- 4. compute-sanitizer over the CUDA conformance test ---------------------------------
+CONFORMANCE=$BUILD/tests/test_conformance
+SANITIZER=$(command -v compute-sanitizer)
+for candidate in /usr/local/cuda/compute-sanitizer/compute-sanitizer \
+    /usr/local/cuda-*/bin/compute-sanitizer; do
+    [[ -z $SANITIZER && -x $candidate ]] && SANITIZER=$candidate
+done
+sanitize() { # TOOL [extra options]: exit 77 (the test skipped) counts as a failure here
+    local tool=$1
+    shift
+    SP_TEST_QUICK=1 "$SANITIZER" --tool "$tool" --error-exitcode=1 --print-limit 50 "$@" \
+        "$CONFORMANCE" cuda
+}
+export -f sanitize
+export SANITIZER CONFORMANCE
+for tool in memcheck racecheck initcheck synccheck; do
+    if [[ ! -x $CONFORMANCE ]]; then
+        record "sanitizer-$tool" FAIL 0 "$CONFORMANCE was not built"
+        continue
+    fi
+    if [[ -z $SANITIZER ]]; then
+        record "sanitizer-$tool" FAIL 0 "compute-sanitizer not found"
+        continue
+    fi
+    extra=()
+    [[ $tool == memcheck ]] && extra=(--leak-check full)
+    run_phase "sanitizer-$tool" "$SANITIZER_CAP_S" "$BENCH_RESERVE_S" "$SAN_LOG" sanitize "$tool" "${extra[@]}"
+done
+
+# ---- 5. benchmarks -----------------------------------------------------------------------
+CLI=$BUILD/streampipe
+# bench_one W M: the JSON object goes to bench.jsonl as one line, stderr to bench.log.
+bench_one() {
+    local raw=$SCRATCH/bench.json
+    "$CLI" bench --backend cuda --workload "$1" --memory "$2" --repeat 5 --json >"$raw"
+    local rc=$?
+    if command -v python3 >/dev/null &&
+        python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",", ":")))' \
+            "$raw" >>"$BENCH_JSON" 2>/dev/null; then
+        :
+    elif [[ -s $raw ]]; then
+        tr -d '\n' <"$raw" >>"$BENCH_JSON" && echo >>"$BENCH_JSON"
+    else
+        echo "{\"workload\":\"$1\",\"memory\":\"$2\",\"exit\":$rc,\"error\":\"no JSON output\"}" >>"$BENCH_JSON"
+    fi
+    return $rc
+}
+export -f bench_one
+export CLI SCRATCH BENCH_JSON
+for workload in seed transfer compute tiny; do
+    for memory in pageable pinned; do
+        if [[ ! -x $CLI ]]; then
+            record "bench-$workload-$memory" FAIL 0 "$CLI was not built"
+            continue
+        fi
+        run_phase "bench-$workload-$memory" 45 0 "$BENCH_LOG" bench_one "$workload" "$memory"
+    done
+done
+
+# A few numbers from each run, whatever the exact JSON layout: flattened keys that look like
+# results (medians, rates, ratios, checks).
+bench_digest() {
+    python3 - "$BENCH_JSON" <<'PY'
+import json, re, sys
+want = re.compile(r"(median|speedup|ratio|gbps|efficiency|hidden|mismatch|error|bottleneck|workload|memory)", re.I)
+def flat(prefix, v, out):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            flat(f"{prefix}.{k}" if prefix else k, x, out)
+    elif not isinstance(v, list):
+        out.append((prefix, v))
+for line in open(sys.argv[1]):
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        print("  (unparsable line)")
+        continue
+    pairs = []
+    flat("", obj, pairs)
+    shown = [(k, v) for k, v in pairs if want.search(k)][:14]
+    print("  " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in shown))
+PY
+}
+if [[ -s $BENCH_JSON ]] && command -v python3 >/dev/null; then
+    say "bench digest (full objects in bench.jsonl):"
+    bench_digest 2>&1 | tee -a "$MAIN_LOG" | cut -c1-400
+fi
+
+# ---- the table ---------------------------------------------------------------------------
+{
+    echo
+    echo "gpu_check: $((SECONDS - START))s of a ${BUDGET_S}s budget; logs in $OUT"
+    printf '%-24s %-5s %6s  %s\n' phase status time note
+    printf '%s\n' "${ROWS[@]}"
+    failed=$(printf '%s\n' "${ROWS[@]}" | awk '$2 != "PASS"' | wc -l)
+    echo "not passed: $failed of ${#ROWS[@]}"
+} | tee "$SUMMARY" | tee -a "$MAIN_LOG"

@@ -1,0 +1,33 @@
+/* The CUDA backend's ops table: the only symbol the core sees. Built only with CUDA; without
+ * it src/backend/registry.c returns NULL instead. */
+#include "backend/cuda/cuda_impl.h"
+
+static const sp_backend_ops cuda_ops = {
+    .abi = SP_BACKEND_ABI,
+    .name = "cuda",
+    .kind = SP_BACKEND_CUDA,
+    .open = sp_cuda_open,
+    .close = sp_cuda_close,
+    .queue_create = sp_cuda_queue_create,
+    .queue_destroy = sp_cuda_queue_destroy,
+    .queue_sync = sp_cuda_queue_sync,
+    .queue_delay = sp_cuda_queue_delay,
+    .event_create = sp_cuda_event_create,
+    .event_destroy = sp_cuda_event_destroy,
+    .event_record = sp_cuda_event_record,
+    .queue_wait = sp_cuda_queue_wait,
+    .event_sync = sp_cuda_event_sync,
+    .event_elapsed = sp_cuda_event_elapsed,
+    .device_alloc = sp_cuda_device_alloc,
+    .device_free = sp_cuda_device_free,
+    .pinned_alloc = sp_cuda_pinned_alloc,
+    .pinned_free = sp_cuda_pinned_free,
+    .host_register = sp_cuda_host_register,
+    .host_unregister = sp_cuda_host_unregister,
+    .is_pinned = sp_cuda_is_pinned,
+    .copy_h2d = sp_cuda_copy_h2d,
+    .copy_d2h = sp_cuda_copy_d2h,
+    .launch = sp_cuda_launch,
+};
+
+const sp_backend_ops *sp_backend_cuda_ops(void) { return &cuda_ops; }

@@ -1,0 +1,78 @@
+/*
+ * The CUDA backend's private types and the functions its ops table is made of. Only files in
+ * src/backend/cuda include this.
+ */
+#ifndef SP_CUDA_IMPL_H
+#define SP_CUDA_IMPL_H
+
+#include <stddef.h>
+
+#include <cuda_runtime.h>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_registry.h"
+
+typedef struct sp_cuda_impl {
+    int device;
+    char name[256];         /* cudaDeviceProp.name */
+    int async_engines;      /* copy engines; 2 or more let H2D and D2H overlap */
+    int sm_count;
+    int priority_least;     /* numerically largest stream priority (lowest priority), 0 */
+    int priority_greatest;  /* numerically smallest (highest priority), e.g. -5 */
+    sp_cuda_registry registry; /* the pieces of user memory that *we* registered */
+} sp_cuda_impl;
+
+struct sp_bqueue {
+    cudaStream_t stream;    /* non-blocking: never synchronizes with the legacy stream */
+    char name[32];          /* for error messages */
+};
+
+struct sp_bevent {
+    cudaEvent_t event;
+};
+
+/* Makes impl's device current on the calling thread. Every entry point calls it first: one
+ * thread may drive several devices, and a CUDA call made while another device is current
+ * would act on (or initialize a context on) that device. */
+sp_status sp_cuda_use_device(const sp_cuda_impl *impl);
+
+/* cuda_device.c */
+sp_status sp_cuda_open(int device, void **impl);
+void sp_cuda_close(void *impl);
+
+/* cuda_queue.c */
+sp_status sp_cuda_queue_create(void *impl, const char *name, int priority, sp_bqueue **out);
+void sp_cuda_queue_destroy(void *impl, sp_bqueue *q);
+sp_status sp_cuda_queue_sync(void *impl, sp_bqueue *q);
+sp_status sp_cuda_queue_delay(void *impl, sp_bqueue *q, unsigned usec);
+
+/* cuda_launch.c */
+sp_status sp_cuda_launch(void *impl, sp_bqueue *q, sp_launch_fn fn, void *arg,
+                         const sp_chunk *chunk);
+
+/* cuda_event.c */
+sp_status sp_cuda_event_create(void *impl, unsigned flags, sp_bevent **out);
+void sp_cuda_event_destroy(void *impl, sp_bevent *e);
+sp_status sp_cuda_event_record(void *impl, sp_bevent *e, sp_bqueue *q);
+sp_status sp_cuda_queue_wait(void *impl, sp_bqueue *q, sp_bevent *e);
+sp_status sp_cuda_event_sync(void *impl, sp_bevent *e);
+sp_status sp_cuda_event_elapsed(void *impl, sp_bevent *from, sp_bevent *to, double *seconds);
+
+/* cuda_memory.c */
+sp_status sp_cuda_device_alloc(void *impl, size_t bytes, void **out);
+void sp_cuda_device_free(void *impl, void *ptr);
+sp_status sp_cuda_pinned_alloc(void *impl, size_t bytes, void **out);
+void sp_cuda_pinned_free(void *impl, void *ptr);
+
+/* cuda_register.c */
+sp_status sp_cuda_host_register(void *impl, void *ptr, size_t bytes);
+sp_status sp_cuda_host_unregister(void *impl, void *ptr);
+sp_status sp_cuda_is_pinned(void *impl, const void *ptr, size_t bytes, int *pinned);
+/* Unregisters whatever is still in the registry (close() of a context whose user forgot). */
+void sp_cuda_unregister_all(sp_cuda_impl *impl);
+
+/* cuda_copy.c */
+sp_status sp_cuda_copy_h2d(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
+sp_status sp_cuda_copy_d2h(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
+
+#endif /* SP_CUDA_IMPL_H */

@@ -1,0 +1,408 @@
+/* The fault backend: forwards every call to an inner backend, counting status-returning
+ * calls so the Nth can fail, and enqueueing delays on chosen queues before each queued
+ * operation so that a missing dependency shows up as a wrong answer every time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/fault/fault_state.h"
+#include "backend/host/host_list.h"
+
+/* A wrapped queue. The core sees it as an sp_bqueue; the inner backend's sp_bqueue is a
+ * different struct under the same name, so wrappers are converted by hand below. */
+typedef struct fault_queue {
+    host_link link; /* membership in the backend's live-queue list */
+    sp_bqueue *inner;
+    char *name; /* matched against the delay_queue prefix on every operation */
+} fault_queue;
+
+typedef struct fault_backend {
+    const sp_backend_ops *inner;
+    void *inner_impl; /* owned: closed by our close */
+    fault_state state;
+    host_list queues; /* wrappers not yet destroyed, released at close */
+} fault_backend;
+
+static fault_queue *as_fault_queue(sp_bqueue *queue) { return (fault_queue *)(void *)queue; }
+static sp_bqueue *as_bqueue(fault_queue *queue) { return (sp_bqueue *)(void *)queue; }
+
+/* The inner queue; NULL passes through so the inner backend reports the bad argument. */
+static sp_bqueue *inner_queue(sp_bqueue *queue)
+{
+    return queue ? as_fault_queue(queue)->inner : NULL;
+}
+
+/* Counts a call that enqueues on `queue` and puts the configured delay in front of it. */
+static sp_status before_enqueue(fault_backend *fault, sp_bqueue *queue, const char *op)
+{
+    sp_status status = sp_fault_state_count_call(&fault->state, op);
+    if (status != SP_OK || !queue || !fault->inner->queue_delay)
+        return status;
+    fault_queue *wrapped = as_fault_queue(queue);
+    unsigned delay = sp_fault_state_next_delay(&fault->state, wrapped->name);
+    if (delay == 0)
+        return SP_OK;
+    status = fault->inner->queue_delay(fault->inner_impl, wrapped->inner, delay);
+    if (status == SP_OK)
+        sp_fault_state_count_delay(&fault->state);
+    return status;
+}
+
+/* ---- lifetime ------------------------------------------------------------------------- */
+
+static sp_status fault_open(int device, void **impl)
+{
+    (void)device;
+    (void)impl;
+    sp_backend_fail("fault backend: open it with sp_fault_open around another backend");
+    return SP_ERR_UNSUPPORTED;
+}
+
+static void destroy_wrapper(fault_backend *fault, fault_queue *wrapped)
+{
+    sp_host_list_remove(&fault->queues, &wrapped->link);
+    fault->inner->queue_destroy(fault->inner_impl, wrapped->inner);
+    free(wrapped->name);
+    free(wrapped);
+    sp_fault_state_count_live(&fault->state, -1);
+}
+
+static void fault_close(void *impl)
+{
+    fault_backend *fault = impl;
+    if (!fault)
+        return;
+    host_link *link;
+    while ((link = sp_host_list_any(&fault->queues)) != NULL)
+        destroy_wrapper(fault, HOST_CONTAINER_OF(link, fault_queue, link));
+    fault->inner->close(fault->inner_impl);
+    sp_host_list_destroy(&fault->queues);
+    sp_fault_state_destroy(&fault->state);
+    free(fault);
+}
+
+/* ---- queues --------------------------------------------------------------------------- */
+
+static fault_queue *new_wrapper(const char *name)
+{
+    if (!name)
+        name = "";
+    size_t bytes = strlen(name) + 1;
+    fault_queue *wrapped = calloc(1, sizeof *wrapped);
+    char *copy = malloc(bytes);
+    if (!wrapped || !copy) {
+        free(wrapped);
+        free(copy);
+        sp_backend_fail("fault queue_create: out of memory");
+        return NULL;
+    }
+    memcpy(copy, name, bytes);
+    wrapped->name = copy;
+    return wrapped;
+}
+
+static sp_status fault_queue_create(void *impl, const char *name, int priority,
+                                    sp_bqueue **out)
+{
+    fault_backend *fault = impl;
+    if (out)
+        *out = NULL; /* an injected failure leaves *out as a real one does */
+    sp_status status = sp_fault_state_count_call(&fault->state, "queue_create");
+    if (status != SP_OK)
+        return status;
+    if (!out) {
+        sp_backend_fail("fault queue_create: out is NULL");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    fault_queue *wrapped = new_wrapper(name);
+    if (!wrapped)
+        return SP_ERR_OUT_OF_MEMORY;
+    status = fault->inner->queue_create(fault->inner_impl, name, priority, &wrapped->inner);
+    if (status != SP_OK) {
+        free(wrapped->name);
+        free(wrapped);
+        return status;
+    }
+    sp_host_list_add(&fault->queues, &wrapped->link);
+    sp_fault_state_count_live(&fault->state, +1);
+    *out = as_bqueue(wrapped);
+    return SP_OK;
+}
+
+static void fault_queue_destroy(void *impl, sp_bqueue *queue)
+{
+    if (queue)
+        destroy_wrapper(impl, as_fault_queue(queue));
+}
+
+static sp_status fault_queue_sync(void *impl, sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "queue_sync");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->queue_sync(fault->inner_impl, inner_queue(queue));
+}
+
+static sp_status fault_queue_delay(void *impl, sp_bqueue *queue, unsigned usec)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "queue_delay");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->queue_delay) {
+        sp_backend_fail("fault queue_delay: the %s backend has no queue_delay",
+                        fault->inner->name);
+        return SP_ERR_UNSUPPORTED;
+    }
+    return fault->inner->queue_delay(fault->inner_impl, inner_queue(queue), usec);
+}
+
+/* ---- events --------------------------------------------------------------------------- */
+
+static sp_status fault_event_create(void *impl, unsigned flags, sp_bevent **out)
+{
+    fault_backend *fault = impl;
+    if (out)
+        *out = NULL; /* an injected failure leaves *out as a real one does */
+    sp_status status = sp_fault_state_count_call(&fault->state, "event_create");
+    if (status != SP_OK)
+        return status;
+    status = fault->inner->event_create(fault->inner_impl, flags, out);
+    if (status == SP_OK)
+        sp_fault_state_count_live(&fault->state, +1);
+    return status;
+}
+
+static void fault_event_destroy(void *impl, sp_bevent *event)
+{
+    fault_backend *fault = impl;
+    if (!event)
+        return;
+    fault->inner->event_destroy(fault->inner_impl, event);
+    sp_fault_state_count_live(&fault->state, -1);
+}
+
+static sp_status fault_event_record(void *impl, sp_bevent *event, sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "event_record");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->event_record(fault->inner_impl, event, inner_queue(queue));
+}
+
+static sp_status fault_queue_wait(void *impl, sp_bqueue *queue, sp_bevent *event)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "queue_wait");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->queue_wait(fault->inner_impl, inner_queue(queue), event);
+}
+
+static sp_status fault_event_sync(void *impl, sp_bevent *event)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "event_sync");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->event_sync(fault->inner_impl, event);
+}
+
+static sp_status fault_event_elapsed(void *impl, sp_bevent *from, sp_bevent *to,
+                                     double *seconds)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "event_elapsed");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->event_elapsed(fault->inner_impl, from, to, seconds);
+}
+
+/* ---- memory --------------------------------------------------------------------------- */
+
+static sp_status fault_device_alloc(void *impl, size_t bytes, void **out)
+{
+    fault_backend *fault = impl;
+    if (out)
+        *out = NULL; /* an injected failure leaves *out as a real one does */
+    sp_status status = sp_fault_state_count_call(&fault->state, "device_alloc");
+    if (status != SP_OK)
+        return status;
+    status = fault->inner->device_alloc(fault->inner_impl, bytes, out);
+    if (status == SP_OK)
+        sp_fault_state_count_live(&fault->state, +1);
+    return status;
+}
+
+static void fault_device_free(void *impl, void *ptr)
+{
+    fault_backend *fault = impl;
+    if (!ptr)
+        return;
+    fault->inner->device_free(fault->inner_impl, ptr);
+    sp_fault_state_count_live(&fault->state, -1);
+}
+
+static sp_status fault_pinned_alloc(void *impl, size_t bytes, void **out)
+{
+    fault_backend *fault = impl;
+    if (out)
+        *out = NULL; /* an injected failure leaves *out as a real one does */
+    sp_status status = sp_fault_state_count_call(&fault->state, "pinned_alloc");
+    if (status != SP_OK)
+        return status;
+    status = fault->inner->pinned_alloc(fault->inner_impl, bytes, out);
+    if (status == SP_OK)
+        sp_fault_state_count_live(&fault->state, +1);
+    return status;
+}
+
+static void fault_pinned_free(void *impl, void *ptr)
+{
+    fault_backend *fault = impl;
+    if (!ptr)
+        return;
+    fault->inner->pinned_free(fault->inner_impl, ptr);
+    sp_fault_state_count_live(&fault->state, -1);
+}
+
+static sp_status fault_host_register(void *impl, void *ptr, size_t bytes)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "host_register");
+    if (status != SP_OK)
+        return status;
+    status = fault->inner->host_register(fault->inner_impl, ptr, bytes);
+    if (status == SP_OK)
+        sp_fault_state_count_live(&fault->state, +1);
+    return status;
+}
+
+static sp_status fault_host_unregister(void *impl, void *ptr)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "host_unregister");
+    if (status != SP_OK)
+        return status;
+    status = fault->inner->host_unregister(fault->inner_impl, ptr);
+    if (status == SP_OK)
+        sp_fault_state_count_live(&fault->state, -1);
+    return status;
+}
+
+static sp_status fault_is_pinned(void *impl, const void *ptr, size_t bytes, int *pinned)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "is_pinned");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->is_pinned(fault->inner_impl, ptr, bytes, pinned);
+}
+
+/* ---- work ----------------------------------------------------------------------------- */
+
+static sp_status fault_copy_h2d(void *impl, void *dst, const void *src, size_t bytes,
+                                sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "copy_h2d");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->copy_h2d(fault->inner_impl, dst, src, bytes, inner_queue(queue));
+}
+
+static sp_status fault_copy_d2h(void *impl, void *dst, const void *src, size_t bytes,
+                                sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "copy_d2h");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->copy_d2h(fault->inner_impl, dst, src, bytes, inner_queue(queue));
+}
+
+static sp_status fault_launch(void *impl, sp_bqueue *queue, sp_launch_fn fn, void *arg,
+                              const sp_chunk *chunk)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "launch");
+    if (status != SP_OK)
+        return status;
+    return fault->inner->launch(fault->inner_impl, inner_queue(queue), fn, arg, chunk);
+}
+
+static const sp_backend_ops fault_ops = {
+    .abi = SP_BACKEND_ABI,
+    .name = "fault",
+    .kind = SP_BACKEND_HOST, /* unused: the core reports the inner backend's kind */
+    .open = fault_open,
+    .close = fault_close,
+    .queue_create = fault_queue_create,
+    .queue_destroy = fault_queue_destroy,
+    .queue_sync = fault_queue_sync,
+    .queue_delay = fault_queue_delay,
+    .event_create = fault_event_create,
+    .event_destroy = fault_event_destroy,
+    .event_record = fault_event_record,
+    .queue_wait = fault_queue_wait,
+    .event_sync = fault_event_sync,
+    .event_elapsed = fault_event_elapsed,
+    .device_alloc = fault_device_alloc,
+    .device_free = fault_device_free,
+    .pinned_alloc = fault_pinned_alloc,
+    .pinned_free = fault_pinned_free,
+    .host_register = fault_host_register,
+    .host_unregister = fault_host_unregister,
+    .is_pinned = fault_is_pinned,
+    .copy_h2d = fault_copy_h2d,
+    .copy_d2h = fault_copy_d2h,
+    .launch = fault_launch,
+};
+
+const sp_backend_ops *sp_backend_fault_ops(void) { return &fault_ops; }
+
+/* ---- the fault-only entry points (backend.h) --------------------------------------------- */
+
+sp_status sp_fault_open(const sp_backend_ops *inner, void *inner_impl,
+                        const struct sp_fault_config *cfg, void **impl)
+{
+    if (!inner || !inner_impl || !impl) {
+        sp_backend_fail("sp_fault_open: inner, inner_impl or impl is NULL");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    *impl = NULL;
+    fault_backend *fault = calloc(1, sizeof *fault);
+    if (!fault) {
+        sp_backend_fail("sp_fault_open: out of memory");
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    sp_status status = sp_fault_state_init(&fault->state, cfg);
+    if (status == SP_OK) {
+        status = sp_host_list_init(&fault->queues);
+        if (status != SP_OK)
+            sp_fault_state_destroy(&fault->state);
+    }
+    if (status != SP_OK) {
+        free(fault); /* inner stays the caller's on failure */
+        return status;
+    }
+    fault->inner = inner;
+    fault->inner_impl = inner_impl;
+    *impl = fault;
+    return SP_OK;
+}
+
+void sp_fault_configure(void *impl, const struct sp_fault_config *cfg)
+{
+    fault_backend *fault = impl;
+    /* On failure the reason is set and delays are off; the API has no status to return. */
+    (void)sp_fault_state_configure(&fault->state, cfg);
+}
+
+void sp_fault_stats_read(void *impl, struct sp_fault_stats *out)
+{
+    fault_backend *fault = impl;
+    sp_fault_state_read(&fault->state, out);
+}

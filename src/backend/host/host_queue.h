@@ -1,0 +1,30 @@
+/* A host queue: one worker thread that runs the queue's operations strictly in FIFO order.
+ * Enqueueing never waits for the work; the FIFO grows as needed. */
+#ifndef SP_HOST_QUEUE_H
+#define SP_HOST_QUEUE_H
+
+#include "backend/backend.h"
+#include "backend/host/host_list.h"
+#include "backend/host/host_op.h"
+
+typedef struct sp_bqueue host_queue;
+
+/* Starts the worker. The queue joins `owner` until destroyed. */
+sp_status sp_host_queue_create(host_list *owner, host_queue **out);
+/* Lets every enqueued operation finish, then joins the worker and frees the queue. */
+void sp_host_queue_destroy(host_queue *queue);
+/* Destroys every queue still in `owner` (backend close). */
+void sp_host_queue_destroy_all(host_list *owner);
+/* Blocks until every operation enqueued before the call has finished. */
+sp_status sp_host_queue_sync(host_queue *queue);
+
+/* Two-step enqueue, for operations whose contents must be fixed in queue order (an event
+ * record takes its generation here): begin_push returns the next FIFO slot with the queue
+ * locked, or NULL (unlocked, reason set) when the FIFO cannot grow; fill the slot, then
+ * end_push publishes it and unlocks. Take no other queue's lock in between. */
+host_op *sp_host_queue_begin_push(host_queue *queue);
+void sp_host_queue_end_push(host_queue *queue);
+/* Both steps for an operation that is complete as it is. */
+sp_status sp_host_queue_push(host_queue *queue, const host_op *op);
+
+#endif /* SP_HOST_QUEUE_H */
