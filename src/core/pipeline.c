@@ -116,33 +116,30 @@ static sp_status make_queues(sp_pipeline *p)
 {
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
-    if (ops->queue_create(impl, "h2d", p->priority, &p->h2d) != SP_OK)
-        return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating the h2d queue");
-    for (size_t s = 0; s < p->n_stages; s++)
-        if (ops->queue_create(impl, p->stage_names[s], p->priority, &p->stage_queue[s]) != SP_OK)
-            return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating a stage queue");
-    if (ops->queue_create(impl, "d2h", p->priority, &p->d2h) != SP_OK)
-        return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating the d2h queue");
-    return SP_OK;
+    sp_status st = ops->queue_create(impl, "h2d", p->priority, &p->h2d);
+    for (size_t s = 0; st == SP_OK && s < p->n_stages; s++)
+        st = ops->queue_create(impl, p->stage_names[s], p->priority, &p->stage_queue[s]);
+    if (st == SP_OK)
+        st = ops->queue_create(impl, "d2h", p->priority, &p->d2h);
+    return st == SP_OK ? SP_OK : sp_pipeline_backend_fail(p, st, "creating the queues");
 }
 
 static sp_status make_events(sp_pipeline *p)
 {
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
-    if (ops->event_create(impl, SP_EVENT_TIMING, &p->timing_base) != SP_OK)
-        return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating the timing base event");
-    for (size_t e = 0; e < sp_gpu_engines(p); e++) {
+    sp_status st = ops->event_create(impl, SP_EVENT_TIMING, &p->timing_base);
+    for (size_t e = 0; st == SP_OK && e < sp_gpu_engines(p); e++) {
         sp_slot_events *ev = &p->events[e];
-        for (unsigned b = 0; b < p->depth; b++)
-            if (ops->event_create(impl, SP_EVENT_SYNC, &ev->done[b]) != SP_OK)
-                return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating slot events");
-        for (unsigned t = 0; t < SP_TIMING_SLOTS(p->depth); t++)
-            if (ops->event_create(impl, SP_EVENT_TIMING, &ev->start[t]) != SP_OK ||
-                ops->event_create(impl, SP_EVENT_TIMING, &ev->end[t]) != SP_OK)
-                return sp_pipeline_backend_fail(p, SP_ERR_BACKEND, "creating timing events");
+        for (unsigned b = 0; st == SP_OK && b < p->depth; b++)
+            st = ops->event_create(impl, SP_EVENT_SYNC, &ev->done[b]);
+        for (unsigned t = 0; st == SP_OK && t < p->depth; t++) {
+            st = ops->event_create(impl, SP_EVENT_TIMING, &ev->start[t]);
+            if (st == SP_OK)
+                st = ops->event_create(impl, SP_EVENT_TIMING, &ev->end[t]);
+        }
     }
-    return SP_OK;
+    return st == SP_OK ? SP_OK : sp_pipeline_backend_fail(p, st, "creating the events");
 }
 
 static sp_status alloc_ring(sp_pipeline *p, size_t stride, char **out, int pinned,
@@ -205,7 +202,7 @@ static void release_events(sp_pipeline *p)
         for (unsigned b = 0; b < SP_MAX_DEPTH; b++)
             if (ev->done[b])
                 ops->event_destroy(p->ctx->impl, ev->done[b]);
-        for (unsigned t = 0; t < 2 * SP_MAX_DEPTH; t++) {
+        for (unsigned t = 0; t < SP_MAX_DEPTH; t++) {
             if (ev->start[t])
                 ops->event_destroy(p->ctx->impl, ev->start[t]);
             if (ev->end[t])

@@ -10,7 +10,7 @@
  *        boundary M) to finish chunk i-K.
  *   host the host writes pinned_in[b] only after h2d(i-K) completed, and reads pinned_out[b]
  *        only after d2h(i) completed; d2h(i) is enqueued only after the host has copied
- *        chunk i-K out of pinned_out[b].
+ *        chunk i-K out of pinned_out[b] (both happen in the host's turn for chunk i).
  */
 #ifndef SP_PIPELINE_H
 #define SP_PIPELINE_H
@@ -29,15 +29,12 @@ typedef struct sp_stage_call {
     size_t index;
 } sp_stage_call;
 
-/* Timing events cycle over 2K chunks, not K: chunk i's pair is read when chunk i is retired,
- * which happens after chunk i+K's operations were enqueued (see run.c). */
-#define SP_TIMING_SLOTS(depth) (2u * (depth))
-
-/* Events of one GPU engine. */
+/* Events of one GPU engine, one of each per slot. A slot's timing pair is read in the host's
+ * turn that frees the slot, before the next chunk records it again. */
 typedef struct sp_slot_events {
-    sp_bevent *done[SP_MAX_DEPTH];        /* recorded after the engine's operation for slot b */
-    sp_bevent *start[2 * SP_MAX_DEPTH];   /* timing pair of chunk i at i mod 2K */
-    sp_bevent *end[2 * SP_MAX_DEPTH];
+    sp_bevent *done[SP_MAX_DEPTH];  /* recorded after the engine's operation for slot b */
+    sp_bevent *start[SP_MAX_DEPTH]; /* timing pair */
+    sp_bevent *end[SP_MAX_DEPTH];
 } sp_slot_events;
 
 struct sp_pipeline {

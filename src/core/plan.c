@@ -29,12 +29,9 @@ size_t sp_plan_default_chunk(size_t widest_record_bytes)
 
 unsigned sp_plan_default_depth(size_t n_stages)
 {
-    size_t engines = n_stages + 3; /* h2d, stages, d2h, host staging */
-    if (engines < 3)
-        engines = 3;
-    if (engines > 8)
-        engines = 8;
-    return (unsigned)engines;
+    /* a slot for each GPU engine (h2d, stages, d2h), one for the host's copies, one spare */
+    size_t slots = n_stages + 4;
+    return (unsigned)(slots > 8 ? 8 : slots);
 }
 
 void sp_plan_run(size_t n_records, size_t capacity, int chosen, unsigned depth,

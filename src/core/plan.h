@@ -23,8 +23,8 @@ typedef struct sp_run_plan {
 /* Records per chunk when the config says 0: about SP_DEFAULT_CHUNK_BYTES of the widest
  * record at any stage boundary. */
 size_t sp_plan_default_chunk(size_t widest_record_bytes);
-/* Slots when the config says 0: one per engine a chunk passes through, so that every engine
- * can hold a chunk while the host stages the next (2 copies + stages + host staging). */
+/* Slots when the config says 0: one per engine a chunk passes through plus one, so that
+ * every engine can hold a chunk while the host stages the next; at most 8. */
 unsigned sp_plan_default_depth(size_t n_stages);
 /* Cuts a run: `capacity` is the pipeline's chunk size; when `chosen` (the user left it 0) a
  * short run gets smaller chunks so that at least 2*depth chunks can overlap, never below

@@ -1,12 +1,14 @@
 /* The pipelined run. One host thread (the caller) walks the chunks in order; for chunk i in
  * slot b = i mod K it
- *   1. stages the input into pinned_in[b] (pageable input only), after h2d(i-K) has read it;
- *   2. enqueues h2d(i) and every stage of chunk i, each behind its RAW and WAR events;
- *   3. retires chunk i-K: waits for its d2h, copies pinned_out[b] to the user (pageable output
- *      only) and reads its timings;
- *   4. enqueues d2h(i), which may now overwrite pinned_out[b].
- * So the GPU always holds up to K chunks while the host copies, and no buffer is written
- * before its previous reader is done (the rules are listed in pipeline.h). */
+ *   1. takes its turn on the host: waits until chunk i-K has left slot b, then copies chunk
+ *      i-K's output out of pinned_out[b] and chunk i's input into pinned_in[b] together, on
+ *      all staging threads (pageable memory only), and reads chunk i-K's timings;
+ *   2. enqueues h2d(i), every stage and d2h(i), each behind its RAW and WAR events.
+ * So the GPU holds up to K-1 chunks while the host copies, and no buffer is written before
+ * its previous reader is done (the rules are listed in pipeline.h). Staging both directions
+ * at once, rather than one after the other, is what lets pageable runs approach the rate of
+ * the host's memory rather than half of it. */
+#include <stdint.h>
 #include <string.h>
 
 #include "core/clock.h"
@@ -17,7 +19,7 @@ static sp_status record_timing(sp_run *r, size_t g, size_t i, sp_bqueue *q, int 
     if (!r->timing)
         return SP_OK;
     sp_slot_events *ev = &r->p->events[g];
-    size_t t = i % SP_TIMING_SLOTS(r->p->depth);
+    size_t t = i % r->p->depth;
     return r->p->ctx->ops->event_record(r->p->ctx->impl, end ? ev->end[t] : ev->start[t], q);
 }
 
@@ -45,24 +47,6 @@ static sp_status op_end(sp_run *r, size_t g, size_t i, sp_bqueue *q)
         st = r->p->ctx->ops->event_record(r->p->ctx->impl,
                                           r->p->events[g].done[i % r->p->depth], q);
     return st;
-}
-
-static sp_status stage_in(sp_run *r, size_t i)
-{
-    sp_pipeline *p = r->p;
-    size_t b = i % p->depth;
-    if (i >= p->depth) { /* pinned_in[b] is still the source of h2d(i-K) until it completes */
-        sp_status st = p->ctx->ops->event_sync(p->ctx->impl, p->events[0].done[b]);
-        if (st != SP_OK)
-            return sp_run_fail(r, st, "chunk %zu: waiting for h2d of chunk %zu", i, i - p->depth);
-    }
-    size_t bytes = sp_chunk_records(r, i) * p->record_bytes[0];
-    double t = sp_now();
-    sp_staging_pool_copy(p->pool, p->pinned_in + b * p->pinned_in_stride,
-                         r->in + sp_chunk_first(r, i) * p->record_bytes[0], bytes);
-    if (r->timing)
-        sp_timeline_set(&p->timeline, SP_TL_STAGE_IN, i, t - r->t0, sp_now() - r->t0);
-    return SP_OK;
 }
 
 static sp_status enqueue_h2d(sp_run *r, size_t i)
@@ -114,7 +98,7 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
     size_t bytes = sp_chunk_records(r, i) * p->record_bytes[M];
     void *dst = r->stage_out ? p->pinned_out + b * p->pinned_out_stride
                              : r->out + sp_chunk_first(r, i) * p->record_bytes[M];
-    /* RAW on boundary M; the WAR on pinned_out[b] was settled by the host's retire */
+    /* RAW on boundary M; the WAR on pinned_out[b] was settled by the host's turn */
     sp_status st = op_begin(r, M + 1, i, p->d2h, p->events[M].done[b], NULL);
     if (st == SP_OK)
         st = p->ctx->ops->copy_d2h(p->ctx->impl, dst, sp_device_slot(p, M, b), bytes, p->d2h);
@@ -127,7 +111,7 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
 static sp_status read_timings(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
-    size_t t = i % SP_TIMING_SLOTS(p->depth);
+    size_t t = i % p->depth;
     for (size_t g = 0; g < sp_gpu_engines(p); g++) {
         double a, z;
         sp_status st = p->ctx->ops->event_elapsed(p->ctx->impl, p->timing_base,
@@ -141,37 +125,79 @@ static sp_status read_timings(sp_run *r, size_t i)
     return SP_OK;
 }
 
-/* Chunk i is done on the GPU: hand its output to the user and free its slot for i+K. */
-static sp_status retire(sp_run *r, size_t i)
+/* The event the host must see complete before chunk i may take slot b from chunk i-K: the
+ * d2h when there is output to copy out or timings to read, else the h2d that read
+ * pinned_in[b], else nothing. */
+static sp_bevent *slot_release_event(const sp_run *r, size_t i)
+{
+    const sp_pipeline *p = r->p;
+    size_t b = i % p->depth;
+    if (i < p->depth)
+        return NULL;
+    if (r->stage_out || r->timing)
+        return p->events[p->n_stages + 1].done[b];
+    return r->stage_in ? p->events[0].done[b] : NULL;
+}
+
+/* The host's part of moving slot b on: chunk `out_chunk`'s output (if any; SIZE_MAX = none)
+ * leaves pinned_out[b] while chunk `in_chunk`'s input (SIZE_MAX = none) enters pinned_in[b]. */
+static void stage_copies(sp_run *r, size_t out_chunk, size_t in_chunk)
 {
     sp_pipeline *p = r->p;
-    if (!r->stage_out && !r->timing)
-        return SP_OK; /* nothing to read back: the queues' own waits order everything */
-    size_t b = i % p->depth, M = p->n_stages;
-    sp_status st = p->ctx->ops->event_sync(p->ctx->impl, p->events[M + 1].done[b]);
-    if (st != SP_OK)
-        return sp_run_fail(r, st, "chunk %zu: waiting for its d2h copy", i);
-    if (r->stage_out) {
-        size_t bytes = sp_chunk_records(r, i) * p->record_bytes[M];
-        double t = sp_now();
-        sp_staging_pool_copy(p->pool, r->out + sp_chunk_first(r, i) * p->record_bytes[M],
-                             p->pinned_out + b * p->pinned_out_stride, bytes);
-        if (r->timing)
-            sp_timeline_set(&p->timeline, SP_TL_STAGE_OUT(p), i, t - r->t0, sp_now() - r->t0);
+    size_t M = p->n_stages;
+    sp_copy copies[2];
+    size_t n = 0;
+    if (r->stage_out && out_chunk != SIZE_MAX) {
+        size_t b = out_chunk % p->depth;
+        copies[n++] = (sp_copy){r->out + sp_chunk_first(r, out_chunk) * p->record_bytes[M],
+                                p->pinned_out + b * p->pinned_out_stride,
+                                sp_chunk_records(r, out_chunk) * p->record_bytes[M]};
     }
-    return r->timing ? read_timings(r, i) : SP_OK;
+    if (r->stage_in && in_chunk != SIZE_MAX) {
+        size_t b = in_chunk % p->depth;
+        copies[n++] = (sp_copy){p->pinned_in + b * p->pinned_in_stride,
+                                r->in + sp_chunk_first(r, in_chunk) * p->record_bytes[0],
+                                sp_chunk_records(r, in_chunk) * p->record_bytes[0]};
+    }
+    if (n == 0)
+        return;
+    double t = sp_now() - r->t0;
+    sp_staging_pool_copy_many(p->pool, copies, n);
+    double t_end = sp_now() - r->t0;
+    if (!r->timing)
+        return;
+    if (r->stage_out && out_chunk != SIZE_MAX)
+        sp_timeline_set(&p->timeline, SP_TL_STAGE_OUT(p), out_chunk, t, t_end);
+    if (r->stage_in && in_chunk != SIZE_MAX)
+        sp_timeline_set(&p->timeline, SP_TL_STAGE_IN, in_chunk, t, t_end);
+}
+
+/* Frees slot i mod K from chunk i-K (if any) and stages chunk i's input into it; `i` may
+ * be past the last chunk, to retire the final K chunks. */
+static sp_status host_turn(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    sp_bevent *release = slot_release_event(r, i);
+    if (release) {
+        sp_status st = p->ctx->ops->event_sync(p->ctx->impl, release);
+        if (st != SP_OK)
+            return sp_run_fail(r, st, "chunk %zu: waiting for chunk %zu to leave its slot", i,
+                               i - p->depth);
+    }
+    size_t out_chunk = i >= p->depth ? i - p->depth : SIZE_MAX;
+    size_t in_chunk = i < r->plan.chunks ? i : SIZE_MAX;
+    stage_copies(r, out_chunk, in_chunk);
+    return r->timing && out_chunk != SIZE_MAX ? read_timings(r, out_chunk) : SP_OK;
 }
 
 static sp_status submit_chunk(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
-    sp_status st = r->stage_in ? stage_in(r, i) : SP_OK;
+    sp_status st = host_turn(r, i);
     if (st == SP_OK)
         st = enqueue_h2d(r, i);
     for (size_t s = 1; st == SP_OK && s <= p->n_stages; s++)
         st = enqueue_stage(r, s, i);
-    if (st == SP_OK && i >= p->depth)
-        st = retire(r, i - p->depth);
     if (st == SP_OK)
         st = enqueue_d2h(r, i);
     return st;
@@ -193,10 +219,11 @@ static sp_status run_chunks(sp_run *r)
         if (st != SP_OK)
             return st;
     }
-    for (size_t i = n > p->depth ? n - p->depth : 0; i < n; i++) {
+    /* the last K chunks still hold their slots: turns for chunks n..n+K-1 release them */
+    for (size_t i = n > p->depth ? n : p->depth; i < n + p->depth; i++) {
         if (sp_pipeline_has_failed(p))
             return SP_ERR_STAGE_FAILED;
-        sp_status st = retire(r, i);
+        sp_status st = host_turn(r, i);
         if (st != SP_OK)
             return st;
     }

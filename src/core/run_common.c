@@ -110,8 +110,13 @@ sp_status sp_run_drain(sp_run *run)
     queues[n++] = p->d2h;
     for (size_t i = 0; i < n; i++) { /* every queue, even after a failure: nothing may be left */
         sp_status st = ops->queue_sync(p->ctx->impl, queues[i]);
-        if (st != SP_OK && first == SP_OK)
+        if (st == SP_OK)
+            continue;
+        if (first == SP_OK)
             first = sp_run_fail(run, st, "draining a queue");
+        /* A failed sync does not prove the queue is idle, and the user's memory may still be
+         * its target: ask once more before handing the buffers back. */
+        (void)ops->queue_sync(p->ctx->impl, queues[i]);
     }
     return first;
 }

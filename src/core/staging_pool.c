@@ -22,10 +22,10 @@ struct sp_staging_pool {
     unsigned long generation; /* bumped for each copy; workers wake on a change */
     int stopping;
 
-    /* the copy in progress */
-    char *dst;
-    const char *src;
-    size_t bytes, piece, pieces;
+    /* the copies in progress, cut into pieces numbered across all of them */
+    sp_copy copies[SP_MAX_COPIES];
+    size_t first_piece[SP_MAX_COPIES + 1]; /* copy c owns pieces [first_piece[c], [c+1]) */
+    size_t n_copies, piece, pieces;
     atomic_size_t next_piece;
     size_t pieces_done; /* under lock */
     unsigned active;    /* workers inside this copy, under lock: the next copy may not
@@ -40,9 +40,13 @@ static size_t copy_pieces(sp_staging_pool *pool)
         size_t k = atomic_fetch_add(&pool->next_piece, 1);
         if (k >= pool->pieces)
             break;
-        size_t off = k * pool->piece;
-        size_t len = pool->bytes - off < pool->piece ? pool->bytes - off : pool->piece;
-        memcpy(pool->dst + off, pool->src + off, len);
+        size_t c = 0;
+        while (k >= pool->first_piece[c + 1])
+            c++;
+        const sp_copy *copy = &pool->copies[c];
+        size_t off = (k - pool->first_piece[c]) * pool->piece;
+        size_t len = copy->bytes - off < pool->piece ? copy->bytes - off : pool->piece;
+        memcpy((char *)copy->dst + off, (const char *)copy->src + off, len);
         done++;
     }
     return done;
@@ -141,21 +145,35 @@ void sp_staging_pool_destroy(sp_staging_pool *pool)
 
 unsigned sp_staging_pool_threads(const sp_staging_pool *pool) { return pool->threads; }
 
-void sp_staging_pool_copy(sp_staging_pool *pool, void *dst, const void *src, size_t bytes)
+/* Cuts the job into pieces of about an equal share per thread, cache-page aligned. */
+static void plan_pieces(sp_staging_pool *pool, const sp_copy *copies, size_t n, size_t total)
 {
-    if (pool->threads == 1 || bytes < SP_PARALLEL_COPY_MIN) {
-        memcpy(dst, src, bytes);
+    size_t piece = (total / pool->threads + SP_PIECE_ALIGN - 1) / SP_PIECE_ALIGN * SP_PIECE_ALIGN;
+    pool->piece = piece;
+    pool->n_copies = n;
+    pool->first_piece[0] = 0;
+    for (size_t c = 0; c < n; c++) {
+        pool->copies[c] = copies[c];
+        pool->first_piece[c + 1] = pool->first_piece[c] + (copies[c].bytes + piece - 1) / piece;
+    }
+    pool->pieces = pool->first_piece[n];
+}
+
+void sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, size_t n)
+{
+    size_t total = 0;
+    for (size_t c = 0; c < n; c++)
+        total += copies[c].bytes;
+    if (pool->threads == 1 || total < SP_PARALLEL_COPY_MIN || n > SP_MAX_COPIES) {
+        for (size_t c = 0; c < n; c++)
+            if (copies[c].bytes)
+                memcpy(copies[c].dst, copies[c].src, copies[c].bytes);
         return;
     }
-    size_t piece = (bytes / pool->threads + SP_PIECE_ALIGN - 1) / SP_PIECE_ALIGN * SP_PIECE_ALIGN;
     pthread_mutex_lock(&pool->lock);
     while (pool->active > 0) /* a worker that woke late for the previous copy */
         pthread_cond_wait(&pool->work_done, &pool->lock);
-    pool->dst = dst;
-    pool->src = src;
-    pool->bytes = bytes;
-    pool->piece = piece;
-    pool->pieces = (bytes + piece - 1) / piece;
+    plan_pieces(pool, copies, n, total);
     pool->pieces_done = 0;
     atomic_store(&pool->next_piece, 0);
     pool->generation++;
@@ -169,4 +187,10 @@ void sp_staging_pool_copy(sp_staging_pool *pool, void *dst, const void *src, siz
     while (!copy_finished(pool))
         pthread_cond_wait(&pool->work_done, &pool->lock);
     pthread_mutex_unlock(&pool->lock);
+}
+
+void sp_staging_pool_copy(sp_staging_pool *pool, void *dst, const void *src, size_t bytes)
+{
+    sp_copy one = {dst, src, bytes};
+    sp_staging_pool_copy_many(pool, &one, 1);
 }

@@ -17,6 +17,16 @@ unsigned sp_staging_pool_threads(const sp_staging_pool *pool);
 /* memcpy split over the pool's threads; returns when all bytes are copied. One caller at a
  * time (each pipeline owns its pool and runs from one thread at a time). */
 void sp_staging_pool_copy(sp_staging_pool *pool, void *dst, const void *src, size_t bytes);
+
+/* Several independent copies at once, their pieces shared out over all threads: the input of
+ * one chunk and the output of another are staged together rather than one after the other. */
+#define SP_MAX_COPIES 2
+typedef struct sp_copy {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} sp_copy;
+void sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, size_t n);
 /* The default thread count for this machine: the online CPUs, at most 16. */
 unsigned sp_staging_pool_default_threads(void);
 

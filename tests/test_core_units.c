@@ -1,0 +1,154 @@
+/* White-box tests of the core's pure parts: the planner, the timeline figures on hand-built
+ * timelines with known answers, and the staging pool. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan.h"
+#include "core/staging_pool.h"
+#include "core/timeline.h"
+#include "harness.h"
+
+#define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
+
+TEST(plan_defaults)
+{
+    CHECK_EQ(sp_plan_default_chunk(4), (8u << 20) / 4);
+    CHECK_EQ(sp_plan_default_chunk(SP_DEFAULT_CHUNK_BYTES * 2), 1); /* never 0 */
+    CHECK_EQ(sp_plan_default_depth(0), 4);
+    CHECK_EQ(sp_plan_default_depth(1), 5);
+    CHECK_EQ(sp_plan_default_depth(16), 8);
+    return TEST_OK;
+}
+
+TEST(plan_cuts_runs)
+{
+    sp_run_plan plan;
+    sp_plan_run(10, 3, 0, 4, 4, &plan); /* explicit chunk: used as given */
+    CHECK_EQ(plan.chunk_records, 3);
+    CHECK_EQ(plan.chunks, 4);
+    sp_plan_run(0, 3, 0, 4, 4, &plan);
+    CHECK_EQ(plan.chunks, 0);
+    /* chosen: a short run is cut into 2*depth chunks, but never below 1 MiB per chunk */
+    size_t cap = sp_plan_default_chunk(4);
+    sp_plan_run(cap * 2, cap, 1, 4, 4, &plan);
+    CHECK_EQ(plan.chunk_records, (1u << 20) / 4 > cap * 2 / 8 ? (1u << 20) / 4 : cap * 2 / 8);
+    CHECK_EQ(plan.chunks, (cap * 2 + plan.chunk_records - 1) / plan.chunk_records);
+    sp_plan_run(100, cap, 1, 4, 4, &plan); /* tiny run: one chunk of the floor size */
+    CHECK_EQ(plan.chunks, 1);
+    sp_plan_run(cap * 100, cap, 1, 4, 4, &plan); /* long run: full chunks */
+    CHECK_EQ(plan.chunk_records, cap);
+    return TEST_OK;
+}
+
+TEST(size_arithmetic)
+{
+    int overflow = 0;
+    CHECK_EQ(sp_mul_size(3, 5, &overflow), 15);
+    CHECK_EQ(overflow, 0);
+    sp_mul_size(SIZE_MAX / 2 + 1, 2, &overflow);
+    CHECK_EQ(overflow, 1);
+    char buf[64];
+    CHECK(sp_ranges_overlap(buf, 10, buf + 9, 10));
+    CHECK(!sp_ranges_overlap(buf, 10, buf + 10, 10));
+    CHECK(sp_ranges_overlap(buf + 5, 1, buf, 10));
+    CHECK(!sp_ranges_overlap(buf, 0, buf, 10));
+    return TEST_OK;
+}
+
+/* h2d, one compute stage, d2h, two chunks:
+ *   h2d   [0,1) [1,2)        compute [1,3) [3,5)       d2h [3,4) [5,6)
+ * busy: h2d 2, compute 4, d2h 2; makespan 6 -> bound 4 (compute), efficiency 2/3.
+ * copies under compute: h2d [1,2) fully, d2h [3,4) fully, h2d [0,1) and d2h [5,6) not: 2/4. */
+static void two_chunk_timeline(sp_timeline *t)
+{
+    memset(t, 0, sizeof *t);
+    sp_timeline_reset(t, 3, 2);
+    const char *names[3] = {"h2d", "stage", "d2h"};
+    sp_engine_kind kinds[3] = {SP_ENGINE_H2D, SP_ENGINE_COMPUTE, SP_ENGINE_D2H};
+    for (size_t e = 0; e < 3; e++) {
+        t->name[e] = names[e];
+        t->kind[e] = kinds[e];
+        t->active[e] = 1;
+        t->bytes[e] = 1000000000;
+    }
+    sp_timeline_set(t, 0, 0, 0, 1);
+    sp_timeline_set(t, 0, 1, 1, 2);
+    sp_timeline_set(t, 1, 0, 1, 3);
+    sp_timeline_set(t, 1, 1, 3, 5);
+    sp_timeline_set(t, 2, 0, 3, 4);
+    sp_timeline_set(t, 2, 1, 5, 6);
+}
+
+TEST(timeline_figures_known_answer)
+{
+    sp_timeline t;
+    two_chunk_timeline(&t);
+    sp_report r;
+    memset(&r, 0, sizeof r);
+    r.makespan_s = 6.0;
+    sp_timeline_figures(&t, &r);
+    CHECK_EQ(r.n_engines, 3);
+    CHECK(NEAR(r.engines[0].busy_s, 2.0));
+    CHECK(NEAR(r.engines[1].busy_s, 4.0));
+    CHECK(NEAR(r.engines[1].max_chunk_s, 2.0));
+    CHECK(NEAR(r.bound_s, 4.0));
+    CHECK(NEAR(r.efficiency, 4.0 / 6.0));
+    CHECK(NEAR(r.serial_s, 8.0));
+    CHECK(NEAR(r.hidden_transfer, 0.5));
+    CHECK(NEAR(r.model_s, 1 * 2.0 + (1.0 + 2.0 + 1.0))); /* (N-1)*max + sum of means */
+    CHECK(NEAR(r.h2d_gbps, 0.5));                        /* 1e9 bytes over 2 s */
+    CHECK(strcmp(r.bottleneck, "stage") == 0);
+    sp_timeline_free(&t);
+    return TEST_OK;
+}
+
+TEST(span_coverage)
+{
+    sp_span merged[2] = {{1, 2}, {3, 5}};
+    CHECK(NEAR(sp_span_covered((sp_span){0, 6}, merged, 2), 3.0));
+    CHECK(NEAR(sp_span_covered((sp_span){1.5, 3.5}, merged, 2), 1.0));
+    CHECK(NEAR(sp_span_covered((sp_span){5, 6}, merged, 2), 0.0));
+    return TEST_OK;
+}
+
+TEST(staging_pool_copies_every_byte)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed());
+    size_t sizes[] = {0, 1, 4095, 512 * 1024 - 1, 512 * 1024 + 17, (3u << 20) + 5};
+    unsigned threads[] = {1, 2, 4, 7};
+    size_t max = (3u << 20) + 5;
+    unsigned char *src = malloc(max), *dst = malloc(max);
+    for (size_t t = 0; t < ARRAY_LEN(threads); t++) {
+        sp_staging_pool *pool = NULL;
+        CHECK_EQ(sp_staging_pool_create(threads[t], &pool), SP_OK);
+        CHECK_EQ(sp_staging_pool_threads(pool), threads[t]);
+        for (int round = 0; round < 20; round++) {
+            size_t n = sizes[rng_below(&rng, ARRAY_LEN(sizes))];
+            rng_fill(&rng, src, max);
+            memset(dst, 0xA5, max);
+            sp_staging_pool_copy(pool, dst, src, n);
+            CHECK_MSG(memcmp(dst, src, n) == 0, "threads %u: %zu bytes differ", threads[t], n);
+            if (n < max)
+                CHECK_MSG(dst[n] == 0xA5, "threads %u: wrote past %zu bytes", threads[t], n);
+        }
+        sp_staging_pool_destroy(pool);
+    }
+    free(src);
+    free(dst);
+    return TEST_OK;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case tests[] = {
+        TEST_ENTRY(plan_defaults),
+        TEST_ENTRY(plan_cuts_runs),
+        TEST_ENTRY(size_arithmetic),
+        TEST_ENTRY(timeline_figures_known_answer),
+        TEST_ENTRY(span_coverage),
+        TEST_ENTRY(staging_pool_copies_every_byte),
+    };
+    return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
+}
