@@ -134,6 +134,10 @@ void sp_pipeline_destroy(sp_pipeline *pipeline);
 const char *sp_pipeline_last_error(const sp_pipeline *pipeline);
 /* Bytes of output per record: the last stage's out_record_bytes, or in_record_bytes. */
 size_t sp_pipeline_out_record_bytes(const sp_pipeline *pipeline);
+/* Records per chunk a run of n_records would use (a chosen chunk shrinks for short runs). */
+size_t sp_pipeline_chunk_records(const sp_pipeline *pipeline, size_t n_records);
+/* Slots in the ring (the config's depth, or the one chosen). */
+unsigned sp_pipeline_depth(const sp_pipeline *pipeline);
 
 /* ---- the report of one run ---------------------------------------------------------------- */
 
@@ -170,15 +174,16 @@ typedef struct sp_report {
     size_t n_engines;      /* engines[0..n_engines) were active in this run */
     sp_engine_report engines[SP_MAX_ENGINES];
 
-    double bound_s;        /* the largest engine total (h2d+d2h together when the link is shared) */
+    double bound_s;        /* the largest engine total; host staging as its union (above) */
     double efficiency;     /* bound_s / makespan_s */
     double serial_s;       /* sum of all engine totals: the time with no overlap at all */
     double model_s;        /* (N-1) * max(per-chunk engine time) + sum(per-chunk engine time) */
     double hidden_transfer;/* fraction of copy time that overlapped compute (0..1) */
     double h2d_gbps;       /* bytes / busy time of each copy direction */
     double d2h_gbps;
-    char bottleneck[32];   /* the engine with the largest total, or "host staging" when
-                              stage-in + stage-out (one host thread drives both) are larger */
+    char bottleneck[32];   /* the engine with the largest total, or "host staging" when the
+                              time the host spent copying either way (stage-in and stage-out
+                              run together, so their union) is larger */
     char notes[256];       /* fallbacks and choices the library made, "" when none */
 } sp_report;
 

@@ -103,6 +103,37 @@ TEST(timeline_figures_known_answer)
     return TEST_OK;
 }
 
+/* stage-in and stage-out copied together in [0,1) and again in [1,2): the host was busy for
+ * 2 s, not 4; with a GPU engine of 1.5 s, host staging is the bound. */
+TEST(host_staging_counts_the_union)
+{
+    sp_timeline t;
+    memset(&t, 0, sizeof t);
+    sp_timeline_reset(&t, 3, 2);
+    const char *names[3] = {"stage-in", "h2d", "stage-out"};
+    sp_engine_kind kinds[3] = {SP_ENGINE_STAGE_IN, SP_ENGINE_H2D, SP_ENGINE_STAGE_OUT};
+    for (size_t e = 0; e < 3; e++) {
+        t.name[e] = names[e];
+        t.kind[e] = kinds[e];
+        t.active[e] = 1;
+    }
+    sp_timeline_set(&t, 0, 0, 0, 1);
+    sp_timeline_set(&t, 0, 1, 1, 2);
+    sp_timeline_set(&t, 2, 0, 0, 1);
+    sp_timeline_set(&t, 2, 1, 1, 2);
+    sp_timeline_set(&t, 1, 0, 1, 1.75);
+    sp_timeline_set(&t, 1, 1, 2, 2.75);
+    sp_report r;
+    memset(&r, 0, sizeof r);
+    r.makespan_s = 2.75;
+    sp_timeline_figures(&t, &r);
+    CHECK(NEAR(r.bound_s, 2.0));
+    CHECK(strcmp(r.bottleneck, "host staging") == 0);
+    CHECK(NEAR(r.efficiency, 2.0 / 2.75));
+    sp_timeline_free(&t);
+    return TEST_OK;
+}
+
 TEST(span_coverage)
 {
     sp_span merged[2] = {{1, 2}, {3, 5}};
@@ -147,6 +178,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(plan_cuts_runs),
         TEST_ENTRY(size_arithmetic),
         TEST_ENTRY(timeline_figures_known_answer),
+        TEST_ENTRY(host_staging_counts_the_union),
         TEST_ENTRY(span_coverage),
         TEST_ENTRY(staging_pool_copies_every_byte),
     };

@@ -80,6 +80,14 @@ typedef struct sp_backend_ops {
     /* Runs a stage for one chunk on q (see the semantics above). */
     sp_status (*launch)(void *impl, sp_bqueue *q, sp_launch_fn fn, void *arg,
                         const sp_chunk *chunk);
+
+    /* Optional (both NULL or both set): names for a profiler. trace_push opens a range named
+     * `label` ("h2d c12") on the calling thread and trace_pop closes the innermost one; the
+     * core brackets each operation it enqueues, so a profiler that maps API calls to device
+     * work (Nsight Systems with NVTX on CUDA) shows the library's names on the streams too.
+     * Ranges nest per thread; neither call can fail, and `label` is only borrowed. */
+    void (*trace_push)(void *impl, const char *label);
+    void (*trace_pop)(void *impl);
 } sp_backend_ops;
 
 /* The backends that were built. sp_backend_cuda_ops() is NULL without CUDA. */

@@ -35,6 +35,18 @@ size_t sp_pipeline_out_record_bytes(const sp_pipeline *p)
     return p ? p->record_bytes[p->n_stages] : 0;
 }
 
+size_t sp_pipeline_chunk_records(const sp_pipeline *p, size_t n_records)
+{
+    if (!p)
+        return 0;
+    sp_run_plan plan;
+    sp_plan_run(n_records, p->chunk_capacity, p->chunk_chosen, p->depth, p->widest_record,
+                &plan);
+    return plan.chunk_records;
+}
+
+unsigned sp_pipeline_depth(const sp_pipeline *p) { return p ? p->depth : 0; }
+
 /* ---- config checks ------------------------------------------------------------------- */
 
 static sp_status check_stage(sp_context *ctx, const sp_stage *st, size_t i)

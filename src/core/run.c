@@ -161,9 +161,11 @@ static void stage_copies(sp_run *r, size_t out_chunk, size_t in_chunk)
     }
     if (n == 0)
         return;
+    sp_run_trace_push(r, "stage", in_chunk != SIZE_MAX ? in_chunk : out_chunk);
     double t = sp_now() - r->t0;
     sp_staging_pool_copy_many(p->pool, copies, n);
     double t_end = sp_now() - r->t0;
+    sp_run_trace_pop(r);
     if (!r->timing)
         return;
     if (r->stage_out && out_chunk != SIZE_MAX)
@@ -194,12 +196,21 @@ static sp_status submit_chunk(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
     sp_status st = host_turn(r, i);
-    if (st == SP_OK)
+    if (st == SP_OK) {
+        sp_run_trace_push(r, "h2d", i);
         st = enqueue_h2d(r, i);
-    for (size_t s = 1; st == SP_OK && s <= p->n_stages; s++)
+        sp_run_trace_pop(r);
+    }
+    for (size_t s = 1; st == SP_OK && s <= p->n_stages; s++) {
+        sp_run_trace_push(r, p->stage_names[s - 1], i);
         st = enqueue_stage(r, s, i);
-    if (st == SP_OK)
+        sp_run_trace_pop(r);
+    }
+    if (st == SP_OK) {
+        sp_run_trace_push(r, "d2h", i);
         st = enqueue_d2h(r, i);
+        sp_run_trace_pop(r);
+    }
     return st;
 }
 

@@ -42,6 +42,11 @@ sp_status sp_run_timeline_start(sp_run *run);
 /* Fills the report after the run ended at host time t_end. */
 void sp_run_report(const sp_run *run, double t_end, sp_report *report);
 
+/* Profiler ranges around what the run enqueues ("h2d c12", "<stage> c12", "stage c12"),
+ * when the backend has trace_push; without it nothing is formatted. */
+void sp_run_trace_push(const sp_run *run, const char *what, size_t chunk);
+void sp_run_trace_pop(const sp_run *run);
+
 /* Chunk geometry. */
 static inline size_t sp_chunk_first(const sp_run *r, size_t i) { return i * r->plan.chunk_records; }
 static inline size_t sp_chunk_records(const sp_run *r, size_t i)

@@ -148,6 +148,8 @@ static void name_engines(sp_run *run)
     t->kind[SP_TL_STAGE_OUT(p)] = SP_ENGINE_STAGE_OUT;
     t->active[SP_TL_STAGE_OUT(p)] = run->stage_out;
     t->bytes[SP_TL_STAGE_OUT(p)] = plan->out_bytes;
+    t->n_records = plan->n_records;
+    t->chunk_records = plan->chunk_records;
 }
 
 sp_status sp_run_timeline_start(sp_run *run)
@@ -172,10 +174,33 @@ void sp_run_report(const sp_run *run, double t_end, sp_report *report)
     report->staged_in = run->stage_in;
     report->staged_out = run->stage_out;
     report->makespan_s = run->plan.n_records ? t_end - run->t0 : 0.0;
-    if (run->timing && run->plan.chunks)
+    if (run->timing && run->plan.chunks) {
         sp_timeline_figures(&p->timeline, report);
+        run->p->timeline.makespan_s = report->makespan_s;
+    }
+    /* the trace writers describe the last run with a report, so one without chunks (whose
+     * timeline was never reset) must not leave an older run's timeline looking current */
+    if (run->timing)
+        run->p->timeline.complete = run->plan.chunks > 0;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
         snprintf(report->notes, sizeof report->notes,
                  "chunk cut from %zu to %zu records so that the short run has chunks to overlap",
                  p->chunk_capacity, run->plan.chunk_records);
+}
+
+void sp_run_trace_push(const sp_run *run, const char *what, size_t chunk)
+{
+    const sp_context *ctx = run->p->ctx;
+    if (!ctx->ops->trace_push)
+        return; /* the common case: not even the label is formatted */
+    char label[64]; /* a stage name (31 characters at most) and the chunk number */
+    snprintf(label, sizeof label, "%s c%zu", what, chunk);
+    ctx->ops->trace_push(ctx->impl, label);
+}
+
+void sp_run_trace_pop(const sp_run *run)
+{
+    const sp_context *ctx = run->p->ctx;
+    if (ctx->ops->trace_pop)
+        ctx->ops->trace_pop(ctx->impl);
 }

@@ -21,6 +21,7 @@ sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
         t->spans[i] = (sp_span){0.0, -1.0};
     memset(t->bytes, 0, sizeof t->bytes);
     memset(t->active, 0, sizeof t->active);
+    t->complete = 0;
     return SP_OK;
 }
 
@@ -30,18 +31,41 @@ void sp_timeline_free(sp_timeline *t)
     memset(t, 0, sizeof *t);
 }
 
+size_t sp_timeline_chunk_records(const sp_timeline *t, size_t chunk)
+{
+    size_t first = chunk * t->chunk_records;
+    if (first >= t->n_records)
+        return 0;
+    size_t left = t->n_records - first;
+    return left < t->chunk_records ? left : t->chunk_records;
+}
+
+size_t sp_timeline_chunk_bytes(const sp_timeline *t, size_t engine, size_t chunk)
+{
+    if (t->n_records == 0)
+        return 0;
+    return t->bytes[engine] / t->n_records * sp_timeline_chunk_records(t, chunk);
+}
+
 static int span_by_start(const void *a, const void *b)
 {
     double x = ((const sp_span *)a)->start, y = ((const sp_span *)b)->start;
     return (x > y) - (x < y);
 }
 
-/* Union of every compute span, as sorted disjoint spans; returns how many. */
-static size_t merge_compute_spans(const sp_timeline *t, sp_span *out)
+static int is_compute(sp_engine_kind k) { return k == SP_ENGINE_COMPUTE; }
+static int is_host_staging(sp_engine_kind k)
+{
+    return k == SP_ENGINE_STAGE_IN || k == SP_ENGINE_STAGE_OUT;
+}
+
+/* Union of the spans of every active engine whose kind `want` accepts, as sorted disjoint
+ * spans in `out` (room for engines x chunks); returns how many. */
+static size_t merge_spans(const sp_timeline *t, int (*want)(sp_engine_kind), sp_span *out)
 {
     size_t n = 0;
     for (size_t e = 0; e < t->engines; e++) {
-        if (!t->active[e] || t->kind[e] != SP_ENGINE_COMPUTE)
+        if (!t->active[e] || !want(t->kind[e]))
             continue;
         for (size_t c = 0; c < t->chunks; c++) {
             sp_span s = t->spans[e * t->chunks + c];
@@ -62,6 +86,21 @@ static size_t merge_compute_spans(const sp_timeline *t, sp_span *out)
     return m;
 }
 
+/* Seconds during which the host was staging in either direction: both directions are
+ * copied together by one pool, so their union, not their sum, is the host's busy time. */
+static double host_staging_time(const sp_timeline *t)
+{
+    sp_span *merged = malloc((t->engines * t->chunks + 1) * sizeof *merged);
+    if (!merged)
+        return 0.0;
+    size_t m = merge_spans(t, is_host_staging, merged);
+    double busy = 0.0;
+    for (size_t i = 0; i < m; i++)
+        busy += merged[i].end - merged[i].start;
+    free(merged);
+    return busy;
+}
+
 double sp_span_covered(sp_span s, const sp_span *merged, size_t n)
 {
     double covered = 0.0;
@@ -80,7 +119,7 @@ static double hidden_transfer(const sp_timeline *t)
     sp_span *merged = malloc((t->engines * t->chunks + 1) * sizeof *merged);
     if (!merged)
         return 0.0;
-    size_t m = merge_compute_spans(t, merged);
+    size_t m = merge_spans(t, is_compute, merged);
     double copy = 0.0, hidden = 0.0;
     for (size_t e = 0; e < t->engines; e++) {
         if (!t->active[e] || (t->kind[e] != SP_ENGINE_H2D && t->kind[e] != SP_ENGINE_D2H))
@@ -120,7 +159,9 @@ static double rate_gbps(size_t bytes, double seconds)
 void sp_timeline_figures(const sp_timeline *t, sp_report *report)
 {
     report->n_engines = 0;
-    double host_staging = 0.0, per_chunk_max = 0.0, per_chunk_sum = 0.0;
+    report->bottleneck[0] = '\0';
+    report->h2d_gbps = report->d2h_gbps = 0.0;
+    double per_chunk_max = 0.0, per_chunk_sum = 0.0;
     report->bound_s = 0.0;
     report->serial_s = 0.0;
     for (size_t e = 0; e < t->engines && report->n_engines < SP_MAX_ENGINES; e++) {
@@ -137,9 +178,7 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
         per_chunk_sum += mean;
         if (mean > per_chunk_max)
             per_chunk_max = mean;
-        if (r->kind == SP_ENGINE_STAGE_IN || r->kind == SP_ENGINE_STAGE_OUT)
-            host_staging += r->busy_s; /* one host thread drives both directions */
-        else if (r->busy_s > report->bound_s) {
+        if (!is_host_staging(r->kind) && r->busy_s > report->bound_s) {
             report->bound_s = r->busy_s;
             strncpy(report->bottleneck, r->name, sizeof report->bottleneck - 1);
         }
@@ -148,6 +187,7 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
         if (r->kind == SP_ENGINE_D2H)
             report->d2h_gbps = rate_gbps(r->bytes, r->busy_s);
     }
+    double host_staging = host_staging_time(t);
     if (host_staging > report->bound_s) {
         report->bound_s = host_staging;
         strncpy(report->bottleneck, "host staging", sizeof report->bottleneck - 1);

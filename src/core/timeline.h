@@ -19,6 +19,10 @@ typedef struct sp_timeline {
     sp_engine_kind kind[SP_MAX_ENGINES];
     const char *name[SP_MAX_ENGINES];
     int active[SP_MAX_ENGINES];
+    size_t n_records, chunk_records; /* the run's records, and records per chunk */
+    int complete;      /* 1 when a run that succeeded recorded every span: only then may the
+                          trace writers use it (a failed run leaves a partial timeline) */
+    double makespan_s; /* that run's makespan */
 } sp_timeline;
 
 /* Makes room for engines x chunks spans, all unrecorded. */
@@ -32,6 +36,11 @@ static inline void sp_timeline_set(sp_timeline *t, size_t engine, size_t chunk, 
     s->start = start;
     s->end = end;
 }
+
+/* Records in chunk `chunk` (the last may be short), and bytes engine e moved or read for it:
+ * bytes[e] is n_records whole records of one size, so the per-record size divides exactly. */
+size_t sp_timeline_chunk_records(const sp_timeline *t, size_t chunk);
+size_t sp_timeline_chunk_bytes(const sp_timeline *t, size_t engine, size_t chunk);
 
 /* Fills the figures of `report` (engines, busy times, bound, efficiency, model, hidden
  * transfer, rates, bottleneck) from the timeline; makespan_s must already be set. */

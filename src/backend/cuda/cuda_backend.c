@@ -28,6 +28,8 @@ static const sp_backend_ops cuda_ops = {
     .copy_h2d = sp_cuda_copy_h2d,
     .copy_d2h = sp_cuda_copy_d2h,
     .launch = sp_cuda_launch,
+    .trace_push = sp_cuda_trace_push,
+    .trace_pop = sp_cuda_trace_pop,
 };
 
 const sp_backend_ops *sp_backend_cuda_ops(void) { return &cuda_ops; }

@@ -75,4 +75,10 @@ void sp_cuda_unregister_all(sp_cuda_impl *impl);
 sp_status sp_cuda_copy_h2d(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
 sp_status sp_cuda_copy_d2h(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
 
+/* cuda_nvtx.c */
+void sp_cuda_trace_push(void *impl, const char *label);
+void sp_cuda_trace_pop(void *impl);
+/* Shows `name` for the stream in Nsight Systems; NULL or "" leaves it unnamed. */
+void sp_cuda_name_stream(cudaStream_t stream, const char *name);
+
 #endif /* SP_CUDA_IMPL_H */

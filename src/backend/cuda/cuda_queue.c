@@ -41,6 +41,7 @@ sp_status sp_cuda_queue_create(void *opaque, const char *name, int priority, sp_
         free(q);
         return status;
     }
+    sp_cuda_name_stream(q->stream, q->name);
     *out = q;
     return SP_OK;
 }

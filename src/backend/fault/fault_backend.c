@@ -333,6 +333,22 @@ static sp_status fault_launch(void *impl, sp_bqueue *queue, sp_launch_fn fn, voi
     return fault->inner->launch(fault->inner_impl, inner_queue(queue), fn, arg, chunk);
 }
 
+/* ---- profiler names: forwarded, never counted (they cannot fail) ------------------------ */
+
+static void fault_trace_push(void *impl, const char *label)
+{
+    fault_backend *fault = impl;
+    if (fault->inner->trace_push)
+        fault->inner->trace_push(fault->inner_impl, label);
+}
+
+static void fault_trace_pop(void *impl)
+{
+    fault_backend *fault = impl;
+    if (fault->inner->trace_pop)
+        fault->inner->trace_pop(fault->inner_impl);
+}
+
 static const sp_backend_ops fault_ops = {
     .abi = SP_BACKEND_ABI,
     .name = "fault",
@@ -359,6 +375,8 @@ static const sp_backend_ops fault_ops = {
     .copy_h2d = fault_copy_h2d,
     .copy_d2h = fault_copy_d2h,
     .launch = fault_launch,
+    .trace_push = fault_trace_push,
+    .trace_pop = fault_trace_pop,
 };
 
 const sp_backend_ops *sp_backend_fault_ops(void) { return &fault_ops; }

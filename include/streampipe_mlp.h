@@ -1,0 +1,104 @@
+/*
+ * The digits MLP: a 64-256-256-10 perceptron with ReLU that classifies 8x8 handwritten digits,
+ * loaded from a safetensors file and run as four pipeline stages, each on its own queue:
+ *
+ *   preprocess  64 uint8 pixels (grey levels 0..16) -> 64 floats, pixel / 16      64 -> 256 B
+ *   fc1         relu(W1 x + b1), 64 -> 256 floats (GEMM with bias and ReLU fused)   256 -> 1024 B
+ *   fc2         relu(W2 x + b2), 256 -> 256 floats                                 1024 -> 1024 B
+ *   head        W3 x + b3 -> 10 logits -> int32 label of the largest (fc3 + argmax) 1024 -> 4 B
+ *
+ * A record is one image: the pipeline's input record size is SP_MLP_INPUTS bytes and its
+ * output one int32 label. Ties in the argmax go to the lowest class, as in numpy and torch.
+ *
+ * Model files hold F32 tensors "fc1.weight" [256,64], "fc1.bias" [256], "fc2.weight"
+ * [256,256], "fc2.bias" [256], "fc3.weight" [10,256], "fc3.bias" [10]; weights are [out, in]
+ * row-major (y = W x + b, as torch.nn.Linear stores them). models/train_digits.py writes one.
+ *
+ * Errors: functions without a handle to keep a message in (loading, creating the stages)
+ * write the reason into a caller's buffer `err` of `err_size` bytes (SP_MLP_ERROR_SIZE is
+ * enough; NULL is allowed). Nothing here prints.
+ */
+#ifndef STREAMPIPE_MLP_H
+#define STREAMPIPE_MLP_H
+
+#include <stddef.h>
+
+#include "streampipe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SP_MLP_INPUTS 64   /* pixels per image, one byte each */
+#define SP_MLP_HIDDEN 256  /* units in each hidden layer */
+#define SP_MLP_CLASSES 10
+#define SP_MLP_LAYERS 3    /* fc1, fc2, fc3 */
+#define SP_MLP_MAX_PIXEL 16
+#define SP_MLP_STAGES 4    /* preprocess, fc1, fc2, head */
+#define SP_MLP_ERROR_SIZE 320
+
+/* ---- the model ------------------------------------------------------------------------------ */
+
+typedef struct sp_mlp sp_mlp;
+
+/* One layer's parameters, owned by the model. */
+typedef struct sp_mlp_layer {
+    size_t inputs, outputs;
+    const float *weight; /* outputs x inputs, row-major */
+    const float *bias;   /* outputs */
+} sp_mlp_layer;
+
+/* Reads a safetensors file and checks everything in it: the framing, the JSON header (parsed
+ * with cJSON), names, dtypes, shapes and offsets (in bounds, no overlap, no hole, exactly
+ * shape x 4 bytes each), no missing, repeated or extra tensors, every value finite. A
+ * truncated, oversized or inconsistent file gives SP_ERR_INVALID_ARGUMENT and the reason;
+ * SP_ERR_UNSUPPORTED when the library was built without cJSON. *out is NULL on failure. */
+sp_status sp_mlp_load_file(const char *path, sp_mlp **out, char *err, size_t err_size);
+/* The same from a file's bytes in memory (which need not outlive the model). */
+sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out, char *err,
+                            size_t err_size);
+void sp_mlp_free(sp_mlp *model);
+
+/* Layer 0..SP_MLP_LAYERS-1 (fc1, fc2, fc3); all zero for a NULL model or a bad index. */
+sp_mlp_layer sp_mlp_layer_at(const sp_mlp *model, size_t layer);
+
+/* The model in double precision, written plainly, for checking every other path: logits
+ * (n x SP_MLP_CLASSES) of n images (n x SP_MLP_INPUTS bytes). */
+void sp_mlp_reference_logits(const sp_mlp *model, const unsigned char *pixels, size_t n,
+                             double *logits);
+
+/* ---- the stages ----------------------------------------------------------------------------- */
+
+typedef enum sp_mlp_precision {
+    SP_MLP_FP32 = 0, /* float32 arithmetic throughout */
+    SP_MLP_TF32 = 1  /* CUDA: fc1/fc2 on tensor cores with inputs rounded to tf32 (10-bit
+                        mantissa), float32 accumulation; HOST computes float32 either way */
+} sp_mlp_precision;
+
+/* "fp32", "tf32"; "?" otherwise. */
+const char *sp_mlp_precision_name(sp_mlp_precision precision);
+
+typedef struct sp_mlp_stages sp_mlp_stages;
+
+/* Builds the four stages for pipelines on `ctx`. On CUDA this uploads the weights, creates a
+ * cuBLASLt handle per GEMM stage and a workspace, and must run on a thread where the context's
+ * device is current (as after sp_context_create); on HOST it only keeps a pointer to the
+ * model. `model` must outlive the stages; the stages must outlive every pipeline built from
+ * them and be destroyed before `ctx`. */
+sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_precision precision,
+                               sp_mlp_stages **out, char *err, size_t err_size);
+void sp_mlp_stages_destroy(sp_mlp_stages *stages);
+
+/* The SP_MLP_STAGES stages, in pipeline order, for sp_pipeline_config.stages. */
+const sp_stage *sp_mlp_stages_list(const sp_mlp_stages *stages);
+
+/* Why a stage last failed during a run ("" when none has): the pipeline's own error names the
+ * stage and chunk; this adds the cause (a cuBLAS status, a launch error). Read it after
+ * sp_pipeline_run has returned. */
+const char *sp_mlp_stages_last_error(const sp_mlp_stages *stages);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STREAMPIPE_MLP_H */

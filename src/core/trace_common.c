@@ -1,0 +1,182 @@
+/* Shared parts of the trace writers. The library never prints: everything goes to the FILE
+ * the caller passed, and a failed write becomes the pipeline's error, not a message. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "core/trace_common.h"
+
+/* The public calls take a const pipeline (writing a trace does not change it); the error
+ * text is its one mutable part, like errno beside a const argument. */
+static sp_pipeline *error_holder(const sp_pipeline *p) { return (sp_pipeline *)p; }
+
+sp_status sp_trace_fail(const sp_pipeline *p, sp_status status, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sp_pipeline_fail(error_holder(p), status, "%s", what);
+}
+
+sp_status sp_trace_begin(const sp_pipeline *p, FILE *f, const char *fn, sp_trace_writer *w,
+                         const sp_timeline **timeline)
+{
+    if (!p)
+        return SP_ERR_INVALID_ARGUMENT;
+    if (!f)
+        return sp_trace_fail(p, SP_ERR_INVALID_ARGUMENT, "%s: f is NULL", fn);
+    if (!p->timeline.complete)
+        return sp_trace_fail(p, SP_ERR_INVALID_ARGUMENT,
+                             "%s: no timeline to write: pass a report to sp_pipeline_run (or "
+                             "sp_pipeline_run_serial) first; the last run made with a report "
+                             "must have succeeded and had records",
+                             fn);
+    w->f = f;
+    w->error = 0;
+    *timeline = &p->timeline;
+    return SP_OK;
+}
+
+static void note_write_failure(sp_trace_writer *w)
+{
+    if (w->error == 0)
+        w->error = errno ? errno : EIO;
+}
+
+void sp_trace_printf(sp_trace_writer *w, const char *fmt, ...)
+{
+    if (w->error)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    errno = 0;
+    int n = vfprintf(w->f, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        note_write_failure(w);
+}
+
+sp_status sp_trace_end(const sp_pipeline *p, sp_trace_writer *w)
+{
+    errno = 0;
+    if (fflush(w->f) != 0 || ferror(w->f))
+        note_write_failure(w);
+    if (w->error == 0)
+        return SP_OK;
+    char reason[128];
+    if (strerror_r(w->error, reason, sizeof reason) != 0)
+        snprintf(reason, sizeof reason, "error %d", w->error);
+    return sp_trace_fail(p, SP_ERR_BACKEND, "writing the trace failed: %s", reason);
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes there are not one
+ * (overlong forms and surrogates included, which strict JSON and XML readers refuse). */
+static size_t utf8_length(const unsigned char *s)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF; /* the range allowed for the second byte */
+    size_t n;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        lo = c == 0xE0 ? 0xA0 : lo;
+        hi = c == 0xED ? 0x9F : hi;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        lo = c == 0xF0 ? 0x90 : lo;
+        hi = c == 0xF4 ? 0x8F : hi;
+    } else {
+        return 0;
+    }
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++) /* stops at a NUL: (0 & 0xC0) != 0x80 */
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* Writes text, handing each ASCII byte to `ascii` and copying valid multi-byte UTF-8 as is. */
+static void put_text(sp_trace_writer *w, const char *text, void (*ascii)(sp_trace_writer *, char))
+{
+    const unsigned char *s = (const unsigned char *)text;
+    while (*s && !w->error) {
+        size_t n = utf8_length(s);
+        if (n == 1)
+            ascii(w, (char)*s);
+        else if (n > 1)
+            sp_trace_printf(w, "%.*s", (int)n, (const char *)s);
+        else
+            sp_trace_printf(w, "?");
+        s += n ? n : 1;
+    }
+}
+
+static void json_ascii(sp_trace_writer *w, char c)
+{
+    if (c == '"' || c == '\\')
+        sp_trace_printf(w, "\\%c", c);
+    else if ((unsigned char)c < 0x20 || c == 0x7F)
+        sp_trace_printf(w, "\\u%04x", (unsigned)(unsigned char)c);
+    else
+        sp_trace_printf(w, "%c", c);
+}
+
+static void xml_ascii(sp_trace_writer *w, char c)
+{
+    switch (c) {
+    case '&': sp_trace_printf(w, "&amp;"); break;
+    case '<': sp_trace_printf(w, "&lt;"); break;
+    case '>': sp_trace_printf(w, "&gt;"); break;
+    case '"': sp_trace_printf(w, "&quot;"); break;
+    case '\'': sp_trace_printf(w, "&apos;"); break;
+    default: /* XML 1.0 allows no control characters but tab, newline and return */
+        sp_trace_printf(w, "%c", (unsigned char)c < 0x20 || c == 0x7F ? '?' : c);
+    }
+}
+
+void sp_trace_put_json_text(sp_trace_writer *w, const char *text) { put_text(w, text, json_ascii); }
+void sp_trace_put_xml_text(sp_trace_writer *w, const char *text) { put_text(w, text, xml_ascii); }
+
+sp_trace_number sp_trace_fixed(double value, int decimals)
+{
+    sp_trace_number out;
+    decimals = decimals < 0 ? 0 : decimals > 6 ? 6 : decimals;
+    unsigned long long scale = 1;
+    for (int i = 0; i < decimals; i++)
+        scale *= 10;
+    double scaled = isfinite(value) ? value * (double)scale : 0.0;
+    scaled = fmax(-9e18, fmin(9e18, scaled)); /* inside long long, whatever came in */
+    long long n = llround(scaled);
+    unsigned long long magnitude = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+    const char *sign = n < 0 ? "-" : "";
+    if (scale == 1)
+        snprintf(out.text, sizeof out.text, "%s%llu", sign, magnitude);
+    else
+        snprintf(out.text, sizeof out.text, "%s%llu.%0*llu", sign, magnitude / scale,
+                 decimals, magnitude % scale);
+    return out;
+}
+
+/* One channel of HSL -> RGB (the CSS formula), 0..255. */
+static unsigned hsl_channel(double h, double s, double l, double n)
+{
+    double k = fmod(n + h / 30.0, 12.0);
+    double a = s * fmin(l, 1.0 - l);
+    double v = l - a * fmax(-1.0, fmin(fmin(k - 3.0, 9.0 - k), 1.0));
+    return (unsigned)lround(v * 255.0);
+}
+
+void sp_trace_chunk_colour(size_t chunk, char out[8])
+{
+    double hue = fmod((double)chunk * 137.50776, 360.0);
+    snprintf(out, 8, "#%02x%02x%02x", hsl_channel(hue, 0.62, 0.55, 0.0),
+             hsl_channel(hue, 0.62, 0.55, 8.0), hsl_channel(hue, 0.62, 0.55, 4.0));
+}
+
+const char *sp_trace_backend_name(const sp_pipeline *p) { return sp_backend_name(p->ctx->kind); }

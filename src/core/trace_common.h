@@ -1,0 +1,57 @@
+/* What the trace writers (trace_json.c, trace_svg*.c) share: the checked way in to the
+ * pipeline's last timeline, a FILE writer that remembers its first failure, text escaping
+ * for JSON and XML, and the colour of each chunk. */
+#ifndef SP_TRACE_COMMON_H
+#define SP_TRACE_COMMON_H
+
+#include <stdio.h>
+
+#include "core/pipeline.h"
+
+typedef struct sp_trace_writer {
+    FILE *f;
+    int error; /* errno of the first failed write; 0 while every write succeeded */
+} sp_trace_writer;
+
+/* The pipeline's last complete timeline, or SP_ERR_INVALID_ARGUMENT with the pipeline's error
+ * set when an argument is NULL or there is none. `fn` names the caller in the message. */
+sp_status sp_trace_begin(const sp_pipeline *p, FILE *f, const char *fn, sp_trace_writer *w,
+                         const sp_timeline **timeline);
+/* Flushes; SP_ERR_BACKEND ("writing the trace failed: <strerror>") if any write failed. */
+sp_status sp_trace_end(const sp_pipeline *p, sp_trace_writer *w);
+/* Records a failure of the caller's own (a bad report, ...) as the pipeline's error. */
+sp_status sp_trace_fail(const sp_pipeline *p, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* fprintf that does nothing once a write has failed. */
+void sp_trace_printf(sp_trace_writer *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* `text` as the inside of a JSON string or as XML character data / attribute value. Bytes
+ * that are not valid UTF-8, and control characters XML cannot hold, become '?', so a stage
+ * name can never break the document. */
+void sp_trace_put_json_text(sp_trace_writer *w, const char *text);
+void sp_trace_put_xml_text(sp_trace_writer *w, const char *text);
+
+/* A number with a fixed count of decimals (0..6), written without the C locale's help: a
+ * program that set LC_NUMERIC to a decimal comma must not break the JSON or the SVG.
+ * Use the .text of the returned value inside the same expression (C11 keeps it alive). */
+typedef struct sp_trace_number {
+    char text[48]; /* room for any long long, a point and the decimals */
+} sp_trace_number;
+sp_trace_number sp_trace_fixed(double value, int decimals);
+
+/* "#rrggbb" for chunk c: hues a golden angle apart, so neighbouring chunks differ strongly
+ * and a chunk has the same colour in every lane. */
+void sp_trace_chunk_colour(size_t chunk, char out[8]);
+
+/* The backend's name ("host", "cuda"). */
+const char *sp_trace_backend_name(const sp_pipeline *p);
+
+#endif

@@ -1,0 +1,369 @@
+/*
+ * test_conformance host|cuda [test-name-filter]
+ *
+ * The same scenarios on every backend: sizes 0, 1, primes, chunk-1, chunk, chunk+1 and many
+ * chunks; depths 1..8; 0..4 stages with differing record sizes; pageable, pinned and
+ * registered memory; exact in-place runs; the serial baseline. Output is poisoned before each
+ * run and every byte compared with the host reference. Then the same under the fault backend
+ * with random queue delays, and with one queue at a time delayed heavily, so that a missing
+ * RAW or WAR dependency on any slot buffer becomes a certain wrong answer.
+ * Exits 77 when the backend is absent.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "scenario.h"
+#include "streampipe.h"
+#include "streampipe_fault.h"
+
+static sp_backend_kind g_kind;
+
+/* ---- scenario lists: each maps an index to a scenario ------------------------------------ */
+
+typedef void (*scenario_gen)(scenario *sc, size_t i);
+
+static const size_t chunk_sizes[] = {5, 64, 1000};
+#define SIZE_CASES 10
+
+static size_t size_case(size_t k, size_t chunk)
+{
+    static const size_t fixed[] = {0, 1, 2, 7, 97, 1009};
+    if (k < ARRAY_LEN(fixed))
+        return fixed[k];
+    if (k == 6)
+        return chunk - 1;
+    if (k == 7)
+        return chunk;
+    if (k == 8)
+        return chunk + 1;
+    return 37 * chunk + 13;
+}
+
+/* Every size with every chunk size; depth, stages, shape and memory rotate. */
+static void gen_sizes(scenario *sc, size_t i)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->chunk = chunk_sizes[i / SIZE_CASES];
+    sc->n = size_case(i % SIZE_CASES, sc->chunk);
+    sc->depth = 1 + (unsigned)(i * 3 % 8);
+    sc->n_stages = i % 5;
+    scenario_shape(sc, (unsigned)(i % SHAPES));
+    sc->in_kind = (mem_kind)(i % MEM_KINDS);
+    sc->out_kind = (mem_kind)(i / MEM_KINDS % MEM_KINDS);
+}
+#define N_SIZES (ARRAY_LEN(chunk_sizes) * SIZE_CASES)
+
+/* Every depth 1..8 with every stage count 0..4, 20 chunks (a short last one). */
+static void gen_depth_stages(scenario *sc, size_t i)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->depth = 1 + (unsigned)(i / 5);
+    sc->n_stages = i % 5;
+    sc->chunk = 5;
+    sc->n = 97;
+    scenario_shape(sc, (unsigned)(i % SHAPES));
+    sc->in_kind = (mem_kind)(i % MEM_KINDS);
+    sc->out_kind = (mem_kind)((i + i / MEM_KINDS) % MEM_KINDS);
+}
+#define N_DEPTH_STAGES 40
+
+/* Every pair of input and output memory kinds, with 1 and with 3 stages. */
+static void gen_memory(scenario *sc, size_t i)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->in_kind = (mem_kind)(i % MEM_KINDS);
+    sc->out_kind = (mem_kind)(i / MEM_KINDS % MEM_KINDS);
+    sc->n_stages = i < 9 ? 1 : 3;
+    sc->n = 1009;
+    sc->chunk = 64;
+    sc->depth = 3;
+    scenario_shape(sc, (unsigned)(i % SHAPES));
+}
+#define N_MEMORY 18
+
+/* out == in on each kind of memory, 0..4 stages. */
+static void gen_in_place(scenario *sc, size_t i)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->in_kind = (mem_kind)(i % MEM_KINDS);
+    sc->n_stages = i / MEM_KINDS;
+    sc->n = 1009;
+    sc->chunk = 64;
+    sc->depth = 1 + (unsigned)(i % 4);
+    scenario_shape_in_place(sc);
+}
+#define N_IN_PLACE 15
+
+/* A pipelined run, then the serial baseline on the same pipeline. */
+static void gen_serial(scenario *sc, size_t i)
+{
+    gen_sizes(sc, i * 7 % N_SIZES);
+    sc->serial = 1;
+}
+#define N_SERIAL 8
+
+/* The library chooses chunk size and depth; staging threads 0..4. */
+static void gen_defaults(scenario *sc, size_t i)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->n = 200003;
+    sc->n_stages = 1 + i % 2;
+    scenario_shape(sc, 0);
+    sc->staging_threads = (unsigned)i;
+    sc->in_kind = MEM_PAGEABLE;
+    sc->out_kind = i % 2 ? MEM_PINNED : MEM_PAGEABLE;
+}
+#define N_DEFAULTS 5
+
+static void run_list(sp_context *ctx, const char *what, scenario_gen gen, size_t count,
+                     test_rng *rng)
+{
+    size_t step = harness_quick() && count > 8 ? 3 : 1;
+    for (size_t i = 0; i < count; i += step) {
+        scenario sc;
+        gen(&sc, i);
+        scenario_describe(&sc, what);
+        scenario_run(ctx, &sc, rng);
+    }
+    harness_context("%s", "");
+}
+
+/* ---- contexts ---------------------------------------------------------------------------- */
+
+static sp_context *open_plain(void)
+{
+    sp_context *ctx = NULL;
+    sp_status st = sp_context_create(g_kind, 0, &ctx);
+    CHECK_STATUS(st, SP_OK, sp_last_open_error());
+    return ctx;
+}
+
+static sp_context *open_fault(const sp_fault_config *cfg)
+{
+    sp_context *ctx = NULL;
+    sp_status st = sp_context_create_fault(g_kind, 0, cfg, &ctx);
+    CHECK_STATUS(st, SP_OK, sp_last_open_error());
+    return ctx;
+}
+
+static unsigned long fault_delays(const sp_context *ctx)
+{
+    sp_fault_stats stats;
+    memset(&stats, 0, sizeof stats);
+    CHECK_EQ(sp_fault_get_stats(ctx, &stats), SP_OK);
+    return stats.delays;
+}
+
+/* ---- plain runs -------------------------------------------------------------------------- */
+
+static int plain_list(const char *what, scenario_gen gen, size_t count, uint64_t salt)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ salt);
+    sp_context *ctx = open_plain();
+    if (ctx == NULL)
+        return TEST_FAIL;
+    CHECK_EQ(sp_context_backend(ctx), g_kind);
+    run_list(ctx, what, gen, count, &rng);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
+TEST(sizes) { return plain_list("sizes", gen_sizes, N_SIZES, 1); }
+TEST(depth_stages) { return plain_list("depth_stages", gen_depth_stages, N_DEPTH_STAGES, 2); }
+TEST(memory_kinds) { return plain_list("memory", gen_memory, N_MEMORY, 3); }
+TEST(in_place) { return plain_list("in_place", gen_in_place, N_IN_PLACE, 4); }
+TEST(serial) { return plain_list("serial", gen_serial, N_SERIAL, 5); }
+TEST(defaults) { return plain_list("defaults", gen_defaults, N_DEFAULTS, 6); }
+
+/* One pipeline, runs of different lengths one after another (state must not leak between
+ * runs: a short last chunk, then a longer run; an empty run in the middle). */
+TEST(varying_lengths)
+{
+    static const size_t lengths[] = {1009, 0, 1, 192, 7, 2381, 63, 64, 65, 2};
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 7);
+    sp_context *ctx = open_plain();
+    if (ctx == NULL)
+        return TEST_FAIL;
+    for (size_t i = 0; i < 4; i++) {
+        scenario sc;
+        memset(&sc, 0, sizeof sc);
+        sc.n = 2381;
+        sc.chunk = 64;
+        sc.depth = 1 + (unsigned)(i * 2);
+        sc.n_stages = i + 1;
+        scenario_shape(&sc, (unsigned)i);
+        sc.in_kind = (mem_kind)(i % MEM_KINDS);
+        sc.out_kind = (mem_kind)((i + 1) % MEM_KINDS);
+        sc.runs = (int)ARRAY_LEN(lengths);
+        sc.run_sizes = lengths;
+        scenario_run(ctx, &sc, &rng);
+    }
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
+/* ---- random delays ----------------------------------------------------------------------- */
+
+static int fault_list(const char *what, scenario_gen gen, size_t count, uint64_t salt)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ salt);
+    sp_fault_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.delay_us = 50;
+    cfg.random_delay_us = 250;
+    cfg.seed = (unsigned long)rng_next(&rng);
+    sp_context *ctx = open_fault(&cfg);
+    if (ctx == NULL)
+        return TEST_FAIL;
+    run_list(ctx, what, gen, count, &rng);
+    CHECK_MSG(fault_delays(ctx) > 0, "the fault backend delayed nothing");
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
+TEST(delayed_sizes) { return fault_list("delayed sizes", gen_sizes, N_SIZES, 11); }
+TEST(delayed_depth_stages)
+{
+    return fault_list("delayed depth_stages", gen_depth_stages, N_DEPTH_STAGES, 12);
+}
+TEST(delayed_memory_kinds) { return fault_list("delayed memory", gen_memory, N_MEMORY, 13); }
+TEST(delayed_in_place) { return fault_list("delayed in_place", gen_in_place, N_IN_PLACE, 14); }
+
+/* ---- one queue delayed heavily ----------------------------------------------------------- */
+
+/* Long enough that an undelayed writer finishes K+1 chunks first, so a writer that does not
+ * wait for the reader of chunk i-K (WAR) or a reader that does not wait for the writer (RAW)
+ * certainly sees the wrong chunk's bytes. */
+#define TARGET_DELAY_US 1000u
+
+/* Memory kinds and whether a report is asked for. How far the host runs ahead differs: with
+ * pinned output and no report it never waits for a chunk, so writers run furthest ahead of a
+ * slow reader; with pageable input only, it waits for each h2d K chunks back (the WAR on the
+ * input staging); with pageable output or a report, for each d2h K chunks back. */
+typedef struct io_combo {
+    mem_kind in, out;
+    int report;
+} io_combo;
+
+static const io_combo combos[] = {
+    {MEM_PINNED, MEM_PINNED, 0},   {MEM_PAGEABLE, MEM_PINNED, 0}, {MEM_PAGEABLE, MEM_PAGEABLE, 0},
+    {MEM_PINNED, MEM_PAGEABLE, 1}, {MEM_PINNED, MEM_PINNED, 1},   {MEM_PAGEABLE, MEM_PINNED, 1},
+};
+
+/* The queues of a pipeline with n_stages stages; is_queue[t] = 0 for names that may not be
+ * backend queues (host-side staging), which need not receive delays. */
+static size_t delay_targets(size_t n_stages, const char **names, int *is_queue)
+{
+    size_t k = 0;
+    names[k] = "h2d";
+    is_queue[k++] = 1;
+    for (size_t s = 0; s < n_stages; s++) {
+        names[k] = mix_chain_name(s);
+        is_queue[k++] = 1;
+    }
+    names[k] = "d2h";
+    is_queue[k++] = 1;
+    names[k] = "stage-in";
+    is_queue[k++] = 0;
+    names[k] = "stage-out";
+    is_queue[k++] = 0;
+    return k;
+}
+
+/* 2K+3 chunks of 16 records, the last one short: every slot is reused at least twice. */
+static void targeted_scenario(scenario *sc, size_t n_stages, unsigned depth, size_t combo)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->n_stages = n_stages;
+    sc->depth = depth;
+    sc->chunk = 16;
+    sc->n = 16 * (2 * (size_t)depth + 3) - 3;
+    sc->runs = 1;
+    sc->no_report = !combos[combo].report;
+    scenario_shape(sc, (unsigned)((n_stages + combo) % SHAPES));
+    sc->in_kind = combos[combo].in;
+    sc->out_kind = combos[combo].out;
+}
+
+static void run_targeted(sp_context *ctx, const scenario *sc, test_rng *rng)
+{
+    const char *names[CHAIN_MAX + 4];
+    int is_queue[CHAIN_MAX + 4];
+    size_t count = delay_targets(sc->n_stages, names, is_queue);
+    for (size_t t = 0; t < count; t++) {
+        sp_fault_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.delay_us = TARGET_DELAY_US;
+        cfg.delay_queue = names[t];
+        CHECK_EQ(sp_fault_set(ctx, &cfg), SP_OK);
+        unsigned long before = fault_delays(ctx);
+        char prefix[48];
+        snprintf(prefix, sizeof prefix, "delayed queue %s:", names[t]);
+        scenario_describe(sc, prefix);
+        scenario_run(ctx, sc, rng);
+        if (is_queue[t])
+            CHECK_MSG(fault_delays(ctx) > before, "no delay reached queue \"%s\"", names[t]);
+    }
+    harness_context("%s", "");
+}
+
+static int one_queue_delayed(size_t n_stages)
+{
+    static const unsigned depths[] = {1, 2, 3, 6}, quick_depths[] = {1, 3};
+    const unsigned *d = harness_quick() ? quick_depths : depths;
+    size_t n_depths = harness_quick() ? ARRAY_LEN(quick_depths) : ARRAY_LEN(depths);
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ (20 + n_stages));
+    sp_context *ctx = open_fault(NULL);
+    if (ctx == NULL)
+        return TEST_FAIL;
+    for (size_t i = 0; i < n_depths; i++)
+        for (size_t combo = 0; combo < ARRAY_LEN(combos); combo++) {
+            scenario sc;
+            targeted_scenario(&sc, n_stages, d[i], combo);
+            run_targeted(ctx, &sc, &rng);
+        }
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
+TEST(one_queue_delayed_0_stages) { return one_queue_delayed(0); }
+TEST(one_queue_delayed_1_stage) { return one_queue_delayed(1); }
+TEST(one_queue_delayed_2_stages) { return one_queue_delayed(2); }
+TEST(one_queue_delayed_3_stages) { return one_queue_delayed(3); }
+TEST(one_queue_delayed_4_stages) { return one_queue_delayed(4); }
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+static const test_case tests[] = {
+    TEST_ENTRY(sizes),
+    TEST_ENTRY(depth_stages),
+    TEST_ENTRY(memory_kinds),
+    TEST_ENTRY(in_place),
+    TEST_ENTRY(serial),
+    TEST_ENTRY(defaults),
+    TEST_ENTRY(varying_lengths),
+    TEST_ENTRY(delayed_sizes),
+    TEST_ENTRY(delayed_depth_stages),
+    TEST_ENTRY(delayed_memory_kinds),
+    TEST_ENTRY(delayed_in_place),
+    TEST_ENTRY(one_queue_delayed_0_stages),
+    TEST_ENTRY(one_queue_delayed_1_stage),
+    TEST_ENTRY(one_queue_delayed_2_stages),
+    TEST_ENTRY(one_queue_delayed_3_stages),
+    TEST_ENTRY(one_queue_delayed_4_stages),
+};
+
+int main(int argc, char **argv)
+{
+    if (!parse_backend_arg(argc, argv, &g_kind))
+        return 2;
+    int rc = backend_check(g_kind, ARRAY_LEN(tests));
+    if (rc != 0)
+        return rc;
+    return harness_run(tests, ARRAY_LEN(tests), argc > 2 ? argv[2] : NULL);
+}

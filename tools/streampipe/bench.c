@@ -1,0 +1,88 @@
+/* `streampipe bench`: the whole job in one process, from options to the printed result. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "clock.h"
+
+static void announce(const bench_plan *plan)
+{
+    fprintf(stderr, "bench: %s, workload %s%s: %zu records, iters %u, seed %llu, %u repeats\n",
+            sp_backend_name(plan->backend), plan->workload,
+            plan->workload_changed ? " (changed by options)" : "", plan->records, plan->iters,
+            plan->seed, plan->repeat);
+}
+
+/* Fresh random input, in the ceiling's pinned copy too: never time on zeros. */
+static void fill_input(const bench_plan *plan, bench_buffers *buffers)
+{
+    double start = cli_now_s();
+    bench_fill_input(buffers->in, plan->records, plan->seed, plan->host_workers);
+    if (buffers->ceiling_in != buffers->in)
+        memcpy(buffers->ceiling_in, buffers->in, plan->records * sizeof *buffers->in);
+    fprintf(stderr, "bench: input filled in %.3f s\n", cli_now_s() - start);
+}
+
+static int prepare_expected(const bench_plan *plan, const bench_buffers *buffers,
+                            bench_expected *expected)
+{
+    int rc = bench_expected_prepare(plan, buffers->in, expected);
+    if (rc == CLI_EXIT_OK)
+        fprintf(stderr, "bench: verification %s, reference computed in %.3f s on %u threads\n",
+                bench_check_method_name(expected->method), expected->reference_s,
+                expected->workers);
+    return rc;
+}
+
+static int run_job(sp_context *ctx, const bench_plan *plan)
+{
+    bench_results *results = calloc(1, sizeof *results); /* ~0.5 MiB of reports */
+    if (results == NULL)
+        return cli_report_failure("allocating the results", SP_ERR_OUT_OF_MEMORY, "");
+    bench_buffers buffers;
+    bench_expected expected;
+    memset(&expected, 0, sizeof expected);
+    announce(plan);
+    int rc = bench_buffers_alloc(ctx, plan, &buffers);
+    if (rc == CLI_EXIT_OK) {
+        fill_input(plan, &buffers);
+        rc = prepare_expected(plan, &buffers, &expected);
+    }
+    if (rc == CLI_EXIT_OK)
+        rc = bench_run_all(ctx, plan, &buffers, &expected, results);
+    if (rc == CLI_EXIT_OK && plan->json)
+        bench_print_json(plan, &expected, results, stdout);
+    else if (rc == CLI_EXIT_OK)
+        bench_print_text(plan, &expected, results, stdout);
+    bench_expected_free(&expected);
+    bench_buffers_free(&buffers);
+    free(results);
+    return rc;
+}
+
+int bench_main(int argc, char **argv)
+{
+    bench_options options;
+    int help_shown = 0;
+    int rc = bench_parse_args(argc, argv, &options, &help_shown);
+    if (rc != CLI_EXIT_OK || help_shown)
+        return rc;
+
+    sp_context *ctx = NULL;
+    sp_status status = sp_context_create(options.backend, options.device, &ctx);
+    if (status != SP_OK) {
+        char what[64];
+        snprintf(what, sizeof what, "opening the %s backend", sp_backend_name(options.backend));
+        return cli_report_failure(what, status, sp_last_open_error());
+    }
+    bench_plan plan;
+    bench_plan_resolve(&options, sp_context_backend(ctx), &plan);
+    rc = run_job(ctx, &plan);
+    sp_context_destroy(ctx);
+    if (rc == CLI_EXIT_OK && fflush(stdout) != 0) {
+        fputs("streampipe: writing the result to stdout failed\n", stderr);
+        return CLI_EXIT_FAILURE;
+    }
+    return rc;
+}

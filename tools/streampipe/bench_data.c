@@ -1,0 +1,101 @@
+/* The job's memory and its input data. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "par_for.h"
+#include "rng.h"
+
+/* Input is generated in blocks with a stream each, so it is the same at any thread count. */
+#define FILL_BLOCK_RECORDS ((size_t)1 << 16)
+
+static sp_status alloc_floats(sp_context *ctx, bench_memory memory, size_t n, float **out)
+{
+    size_t bytes = 0;
+    *out = NULL;
+    if (__builtin_mul_overflow(n, sizeof(float), &bytes))
+        return SP_ERR_INVALID_ARGUMENT;
+    if (memory == BENCH_MEMORY_PINNED) {
+        void *pinned = NULL;
+        sp_status status = sp_host_alloc(ctx, bytes, &pinned);
+        *out = pinned;
+        return status;
+    }
+    *out = malloc(bytes);
+    return *out != NULL ? SP_OK : SP_ERR_OUT_OF_MEMORY;
+}
+
+static void free_floats(sp_context *ctx, bench_memory memory, float *ptr)
+{
+    if (memory == BENCH_MEMORY_PINNED)
+        sp_host_free(ctx, ptr);
+    else
+        free(ptr);
+}
+
+static int alloc_or_report(bench_buffers *b, bench_memory memory, float **out, const char *what)
+{
+    sp_status status = alloc_floats(b->ctx, memory, b->records, out);
+    if (status == SP_OK)
+        return CLI_EXIT_OK;
+    return cli_report_failure(what, status, sp_context_last_error(b->ctx));
+}
+
+int bench_buffers_alloc(sp_context *ctx, const bench_plan *plan, bench_buffers *b)
+{
+    memset(b, 0, sizeof *b);
+    b->ctx = ctx;
+    b->records = plan->records;
+    b->memory = plan->memory;
+    int rc = alloc_or_report(b, b->memory, &b->in, "allocating the input");
+    if (rc == CLI_EXIT_OK)
+        rc = alloc_or_report(b, b->memory, &b->out, "allocating the output");
+    if (rc != CLI_EXIT_OK || b->memory == BENCH_MEMORY_PINNED) {
+        /* Pinned user memory is what the ceiling check needs anyway. */
+        b->ceiling_in = b->in;
+        b->ceiling_out = b->out;
+        return rc;
+    }
+    rc = alloc_or_report(b, BENCH_MEMORY_PINNED, &b->ceiling_in, "allocating pinned memory");
+    if (rc == CLI_EXIT_OK)
+        rc = alloc_or_report(b, BENCH_MEMORY_PINNED, &b->ceiling_out, "allocating pinned memory");
+    return rc;
+}
+
+void bench_buffers_free(bench_buffers *b)
+{
+    if (b->ceiling_in != b->in)
+        free_floats(b->ctx, BENCH_MEMORY_PINNED, b->ceiling_in);
+    if (b->ceiling_out != b->out)
+        free_floats(b->ctx, BENCH_MEMORY_PINNED, b->ceiling_out);
+    free_floats(b->ctx, b->memory, b->in);
+    free_floats(b->ctx, b->memory, b->out);
+    memset(b, 0, sizeof *b);
+}
+
+typedef struct fill_job {
+    float *in;
+    size_t n;
+    unsigned long long seed;
+} fill_job;
+
+static void fill_blocks(size_t first_block, size_t end_block, unsigned worker, void *arg)
+{
+    const fill_job *job = arg;
+    (void)worker;
+    for (size_t block = first_block; block < end_block; block++) {
+        rng r = rng_seeded(job->seed, block);
+        size_t begin = block * FILL_BLOCK_RECORDS;
+        size_t end = begin + FILL_BLOCK_RECORDS < job->n ? begin + FILL_BLOCK_RECORDS : job->n;
+        for (size_t i = begin; i < end; i++)
+            job->in[i] = rng_unit_float(&r) * 4.0f - 2.0f;
+    }
+}
+
+void bench_fill_input(float *in, size_t n, unsigned long long seed, unsigned workers)
+{
+    fill_job job = {in, n, seed};
+    size_t blocks = (n + FILL_BLOCK_RECORDS - 1) / FILL_BLOCK_RECORDS;
+    par_for(blocks, workers, fill_blocks, &job);
+}

@@ -1,0 +1,120 @@
+/* The --json result of `streampipe bench`: one object on stdout with the same figures as the
+ * text, plus every run's time. Times in seconds, rates in GB/s (1e9 bytes per second). */
+#include "bench.h"
+#include "json.h"
+
+static void write_plan(json_writer *w, const bench_plan *plan)
+{
+    json_string(w, "tool", "streampipe bench");
+    json_string(w, "version", sp_version());
+    json_string(w, "backend", sp_backend_name(plan->backend));
+    json_uint(w, "device", (unsigned long long)plan->device);
+    json_string(w, "workload", plan->workload);
+    json_bool(w, "workload_changed", plan->workload_changed);
+    json_uint(w, "records", plan->records);
+    json_uint(w, "iters", plan->iters);
+    json_uint(w, "bytes_in", bench_bytes_in(plan));
+    json_uint(w, "bytes_out", bench_bytes_out(plan));
+    json_string(w, "memory", bench_memory_name(plan->memory));
+    json_uint(w, "seed", plan->seed);
+    json_uint(w, "repeat", plan->repeat);
+}
+
+static void write_verification(json_writer *w, const bench_expected *e,
+                               const bench_results *r)
+{
+    json_object_open(w, "verification");
+    json_string(w, "method", bench_check_method_name(e->method));
+    json_string(w, "tolerance", bench_tolerance_text());
+    json_uint(w, "samples", e->n_samples);
+    json_number(w, "reference_s", e->reference_s);
+    json_uint(w, "reference_threads", e->workers);
+    json_uint(w, "elements_checked", r->elements_checked);
+    json_number(w, "verify_s", r->verify_s);
+    json_number(w, "max_abs_error", r->max_abs_error);
+    json_number(w, "max_rel_error", r->max_rel_error);
+    json_object_close(w);
+}
+
+static void write_series(json_writer *w, const bench_plan *plan, const bench_series *series)
+{
+    const sp_report *median_report = bench_median_report(series);
+    json_object_open(w, series->name);
+    json_array_open(w, "seconds");
+    for (size_t i = 0; i < series->runs; i++)
+        json_number(w, NULL, series->seconds[i]);
+    json_array_close(w);
+    json_number(w, "median_s", bench_median(series->seconds, series->runs));
+    json_number(w, "gbps", bench_series_gbps(plan, series));
+    json_uint(w, "chunk_records", median_report->chunk_records);
+    json_uint(w, "chunks", median_report->chunks);
+    json_uint(w, "depth", median_report->depth);
+    json_object_close(w);
+}
+
+static void write_engines(json_writer *w, const sp_report *report)
+{
+    json_array_open(w, "engines");
+    for (size_t i = 0; i < report->n_engines && i < SP_MAX_ENGINES; i++) {
+        const sp_engine_report *engine = &report->engines[i];
+        json_object_open(w, NULL);
+        json_string(w, "name", engine->name);
+        json_string(w, "kind", bench_engine_kind_name(engine->kind));
+        json_number(w, "busy_s", engine->busy_s);
+        json_number(w, "max_chunk_s", engine->max_chunk_s);
+        json_uint(w, "bytes", engine->bytes);
+        json_number(w, "gbps", bench_gbps((double)engine->bytes, engine->busy_s));
+        json_object_close(w);
+    }
+    json_array_close(w);
+}
+
+static void write_report(json_writer *w, const sp_report *report)
+{
+    json_object_open(w, "report");
+    json_uint(w, "records", report->records);
+    json_uint(w, "chunks", report->chunks);
+    json_uint(w, "chunk_records", report->chunk_records);
+    json_uint(w, "depth", report->depth);
+    json_uint(w, "staging_threads", report->staging_threads);
+    json_bool(w, "staged_in", report->staged_in);
+    json_bool(w, "staged_out", report->staged_out);
+    json_number(w, "makespan_s", report->makespan_s);
+    write_engines(w, report);
+    json_number(w, "bound_s", report->bound_s);
+    json_number(w, "efficiency", report->efficiency);
+    json_number(w, "serial_s", report->serial_s);
+    json_number(w, "model_s", report->model_s);
+    json_number(w, "hidden_transfer", report->hidden_transfer);
+    json_number(w, "h2d_gbps", report->h2d_gbps);
+    json_number(w, "d2h_gbps", report->d2h_gbps);
+    json_string(w, "bottleneck", report->bottleneck);
+    json_string(w, "notes", report->notes);
+    json_object_close(w);
+}
+
+void bench_print_json(const bench_plan *plan, const bench_expected *expected,
+                      const bench_results *results, FILE *out)
+{
+    double serial_s = bench_median(results->serial.seconds, results->serial.runs);
+    double pipelined_s = bench_median(results->pipelined.seconds, results->pipelined.runs);
+    double ceiling_gbps = bench_series_gbps(plan, &results->ceiling);
+    json_writer w;
+    json_begin(&w, out);
+    json_object_open(&w, NULL);
+    write_plan(&w, plan);
+    write_verification(&w, expected, results);
+    write_series(&w, plan, &results->serial);
+    write_series(&w, plan, &results->pipelined);
+    write_series(&w, plan, &results->traced);
+    write_series(&w, plan, &results->ceiling);
+    json_number(&w, "speedup", pipelined_s > 0.0 ? serial_s / pipelined_s : 0.0);
+    json_number(&w, "fraction_of_ceiling",
+                ceiling_gbps > 0.0 ? bench_series_gbps(plan, &results->pipelined) / ceiling_gbps
+                                   : 0.0);
+    double traced_s = bench_median(results->traced.seconds, results->traced.runs);
+    json_number(&w, "timeline_cost", pipelined_s > 0.0 ? traced_s / pipelined_s - 1.0 : 0.0);
+    write_report(&w, bench_median_report(&results->traced));
+    json_object_close(&w);
+    json_end(&w);
+}

@@ -1,0 +1,85 @@
+/* Preset jobs and the defaults that depend on the backend. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "clock.h"
+#include "par_for.h"
+
+typedef struct bench_workload {
+    const char *name;
+    unsigned long long records;
+    unsigned iters;
+    unsigned long long chunk_records; /* 0 = library's choice */
+    const char *about;
+} bench_workload;
+
+static const bench_workload workloads[] = {
+    {"seed", 1ULL << 27, 100, 0, "copies and a moderate kernel (default on cuda)"},
+    {"transfer", 1ULL << 28, 0, 0, "1 GiB each way, next to no compute"},
+    {"compute", 1ULL << 27, 1000, 0, "a heavy kernel: compute-bound"},
+    {"tiny", 1ULL << 24, 0, 16384, "64 KiB chunks: per-copy overhead shows"},
+    {"small", 1ULL << 22, 10, 0, "seconds on two CPU cores (default on host)"},
+};
+
+#define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
+#define DEFAULT_CUDA_WORKLOAD 0
+#define DEFAULT_HOST_WORKLOAD 4
+
+/* The textbook serial loop copies 16M records (64 MiB of floats) per synchronous step. */
+#define CUDA_SERIAL_CHUNK_RECORDS (16ULL << 20)
+
+int bench_find_workload(const char *name)
+{
+    for (size_t i = 0; i < N_WORKLOADS; i++)
+        if (strcmp(workloads[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+void bench_print_workloads(FILE *out)
+{
+    fputs("workloads (float32 sinmix):\n", out);
+    for (size_t i = 0; i < N_WORKLOADS; i++) {
+        const bench_workload *w = &workloads[i];
+        char chunk[32] = "chosen";
+        if (w->chunk_records != 0)
+            snprintf(chunk, sizeof chunk, "%llu", w->chunk_records);
+        fprintf(out, "  %-9s records %-10llu iters %-5u chunk %-7s %s\n", w->name, w->records,
+                w->iters, chunk, w->about);
+    }
+}
+
+static unsigned long long given_or(unsigned long long given, unsigned long long fallback)
+{
+    return given == BENCH_UNSET ? fallback : given;
+}
+
+void bench_plan_resolve(const bench_options *o, sp_backend_kind backend, bench_plan *plan)
+{
+    int on_cuda = backend == SP_BACKEND_CUDA;
+    int index = o->workload;
+    if (index < 0)
+        index = on_cuda ? DEFAULT_CUDA_WORKLOAD : DEFAULT_HOST_WORKLOAD;
+    const bench_workload *w = &workloads[index];
+
+    memset(plan, 0, sizeof *plan);
+    plan->workload = w->name;
+    plan->workload_changed = o->records != BENCH_UNSET || o->iters != BENCH_UNSET ||
+                             o->chunk_records != BENCH_UNSET;
+    plan->backend = backend;
+    plan->device = o->device;
+    /* Each value below was range-checked by bench_args.c to fit its type. */
+    plan->records = (size_t)given_or(o->records, w->records);
+    plan->iters = (unsigned)given_or(o->iters, w->iters);
+    plan->chunk_records = (size_t)given_or(o->chunk_records, w->chunk_records);
+    plan->serial_chunk_records = (size_t)given_or(
+        o->serial_chunk_records, on_cuda ? CUDA_SERIAL_CHUNK_RECORDS : plan->chunk_records);
+    plan->depth = (unsigned)o->depth;
+    plan->staging_threads = (unsigned)o->staging_threads;
+    plan->repeat = (unsigned)given_or(o->repeat, on_cuda ? 5 : 3);
+    plan->seed = given_or(o->seed, cli_clock_seed());
+    plan->memory = o->memory;
+    plan->host_workers = par_default_workers();
+    plan->json = o->json;
+}

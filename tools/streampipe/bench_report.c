@@ -1,0 +1,139 @@
+/* The text result of `streampipe bench`: the setup, the timing table, then the pipelined
+ * run's own report (the run with the median time). */
+#include <stdio.h>
+
+#include "bench.h"
+
+static const char *format_bytes(double bytes, char *buf, size_t size)
+{
+    const double kib = 1024.0, mib = kib * 1024.0, gib = mib * 1024.0;
+    if (bytes >= gib)
+        snprintf(buf, size, "%.2f GiB", bytes / gib);
+    else if (bytes >= mib)
+        snprintf(buf, size, "%.1f MiB", bytes / mib);
+    else
+        snprintf(buf, size, "%.1f KiB", bytes / kib);
+    return buf;
+}
+
+static void print_chunking(const char *label, const sp_report *report, FILE *out)
+{
+    char bytes[32];
+    fprintf(out, "%s %zu records (%s, %zu chunks)", label, report->chunk_records,
+            format_bytes((double)report->chunk_records * sizeof(float), bytes, sizeof bytes),
+            report->chunks);
+}
+
+static void print_setup(const bench_plan *plan, const bench_expected *e,
+                        const bench_results *r, FILE *out)
+{
+    const sp_report *pipelined = bench_median_report(&r->traced);
+    const sp_report *serial = bench_median_report(&r->serial);
+    char in[32], outb[32];
+    fprintf(out, "streampipe bench (library %s)\n", sp_version());
+    if (plan->backend == SP_BACKEND_CUDA)
+        fprintf(out, "backend          cuda, device %d\n", plan->device);
+    else
+        fprintf(out, "backend          host (CPU worker threads, no GPU)\n");
+    fprintf(out, "workload         %s%s: %zu float32 records, sinmix iters %u\n",
+            plan->workload, plan->workload_changed ? " (changed by options)" : "",
+            plan->records, plan->iters);
+    fprintf(out, "bytes            in %s, out %s\n",
+            format_bytes((double)bench_bytes_in(plan), in, sizeof in),
+            format_bytes((double)bench_bytes_out(plan), outb, sizeof outb));
+    print_chunking("chunk            pipelined", pipelined, out);
+    print_chunking("; serial", serial, out);
+    fprintf(out, "\ndepth            %u (serial 1)\n", pipelined->depth);
+    fprintf(out, "staging threads  %u\n", pipelined->staging_threads);
+    fprintf(out, "memory           %s (%s); staged in %s, out %s\n",
+            bench_memory_name(plan->memory),
+            plan->memory == BENCH_MEMORY_PINNED ? "sp_host_alloc" : "malloc",
+            pipelined->staged_in ? "yes" : "no", pipelined->staged_out ? "yes" : "no");
+    fprintf(out, "seed             %llu\n", plan->seed);
+    fprintf(out, "repeats          %u of each run; medians below\n", plan->repeat);
+    fprintf(out, "verification     %s: ", bench_check_method_name(e->method));
+    bench_describe_check(e, out);
+    fprintf(out, "tolerance        %s; max error abs %.3g, rel %.3g; %zu elements checked in "
+                 "%.3f s\n", bench_tolerance_text(), r->max_abs_error, r->max_rel_error,
+            r->elements_checked, r->verify_s);
+}
+
+static double series_extreme(const bench_series *series, int want_max)
+{
+    double value = series->runs > 0 ? series->seconds[0] : 0.0;
+    for (size_t i = 1; i < series->runs; i++)
+        if (want_max ? series->seconds[i] > value : series->seconds[i] < value)
+            value = series->seconds[i];
+    return value;
+}
+
+static void print_series(const char *label, const bench_plan *plan, const bench_series *series,
+                         FILE *out)
+{
+    fprintf(out, "%-30s %10.4f %10.4f %10.4f %12.2f\n", label,
+            bench_median(series->seconds, series->runs), series_extreme(series, 0),
+            series_extreme(series, 1), bench_series_gbps(plan, series));
+}
+
+static void print_timings(const bench_plan *plan, const bench_results *r, FILE *out)
+{
+    double serial_s = bench_median(r->serial.seconds, r->serial.runs);
+    double pipelined_s = bench_median(r->pipelined.seconds, r->pipelined.runs);
+    double ceiling_gbps = bench_series_gbps(plan, &r->ceiling);
+    fprintf(out, "\n%-30s %10s %10s %10s %12s\n", "run", "median s", "min s", "max s",
+            "GB/s in+out");
+    print_series("serial (sync copy/kernel/copy)", plan, &r->serial, out);
+    print_series("pipelined", plan, &r->pipelined, out);
+    print_series("pipelined + timeline (report)", plan, &r->traced, out);
+    print_series("ceiling (copies only, pinned)", plan, &r->ceiling, out);
+    fprintf(out, "\nspeedup          %.2fx (serial / pipelined)\n",
+            pipelined_s > 0.0 ? serial_s / pipelined_s : 0.0);
+    fprintf(out, "vs ceiling       %.1f%% (pipelined GB/s / ceiling %.2f GB/s)\n",
+            ceiling_gbps > 0.0 ? 100.0 * bench_series_gbps(plan, &r->pipelined) / ceiling_gbps
+                               : 0.0,
+            ceiling_gbps);
+    double traced_s = bench_median(r->traced.seconds, r->traced.runs);
+    fprintf(out, "timeline cost    %+.2f%% (median with a report vs without)\n",
+            pipelined_s > 0.0 ? 100.0 * (traced_s / pipelined_s - 1.0) : 0.0);
+}
+
+static void print_engines(const sp_report *report, FILE *out)
+{
+    char bytes[32];
+    fprintf(out, "  %-16s %-9s %10s %12s %12s %10s\n", "engine", "kind", "busy s", "max chunk s",
+            "bytes", "GB/s");
+    for (size_t i = 0; i < report->n_engines && i < SP_MAX_ENGINES; i++) {
+        const sp_engine_report *engine = &report->engines[i];
+        fprintf(out, "  %-16s %-9s %10.4f %12.6f %12s %10.2f\n", engine->name,
+                bench_engine_kind_name(engine->kind), engine->busy_s, engine->max_chunk_s,
+                format_bytes((double)engine->bytes, bytes, sizeof bytes),
+                bench_gbps((double)engine->bytes, engine->busy_s));
+    }
+}
+
+static void print_pipelined_report(const bench_results *r, FILE *out)
+{
+    const sp_report *report = bench_median_report(&r->traced);
+    fputs("\npipelined run with a report (the median run's):\n", out);
+    print_engines(report, out);
+    fprintf(out, "  makespan         %.4f s\n", report->makespan_s);
+    fprintf(out, "  bound            %.4f s (largest engine total; host staging counts the "
+                 "time either direction was copying)\n", report->bound_s);
+    fprintf(out, "  efficiency       %.1f%% (bound / makespan)\n", 100.0 * report->efficiency);
+    fprintf(out, "  hidden transfer  %.1f%% of copy time overlapped compute\n",
+            100.0 * report->hidden_transfer);
+    fprintf(out, "  model            %.4f s vs makespan %.4f s; no overlap at all: %.4f s\n",
+            report->model_s, report->makespan_s, report->serial_s);
+    fprintf(out, "  copy rates       h2d %.2f GB/s, d2h %.2f GB/s\n", report->h2d_gbps,
+            report->d2h_gbps);
+    fprintf(out, "  bottleneck       %s\n", report->bottleneck);
+    fprintf(out, "  notes            %s\n", report->notes[0] != '\0' ? report->notes : "(none)");
+}
+
+void bench_print_text(const bench_plan *plan, const bench_expected *expected,
+                      const bench_results *results, FILE *out)
+{
+    print_setup(plan, expected, results, out);
+    print_timings(plan, results, out);
+    print_pipelined_report(results, out);
+}

@@ -1,0 +1,30 @@
+/* What the CLI's files share: exit codes, subcommand entry points, error printing. */
+#ifndef SP_CLI_H
+#define SP_CLI_H
+
+#include <stdio.h>
+
+#include "streampipe.h"
+
+/* sysexits.h values, spelled out so that we depend on nothing outside C11 and POSIX. */
+enum cli_exit {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_FAILURE = 1, /* a runtime failure or a wrong answer */
+    CLI_EXIT_USAGE = 64   /* EX_USAGE: unknown command, bad option or value */
+};
+
+/* `streampipe bench [options]`; argv[0] is "bench". Returns a cli_exit code. */
+int bench_main(int argc, char **argv);
+
+/* Prints "streampipe: <what>: SP_ERR_x (message): <detail>" on stderr and returns
+ * CLI_EXIT_FAILURE. `detail` is the library's last-error text and may be "" or NULL. */
+int cli_report_failure(const char *what, sp_status status, const char *detail);
+
+/* Prints "streampipe: <message>" on stderr and returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif /* SP_CLI_H */

@@ -1,0 +1,62 @@
+/* streampipe: the command-line tool. main() only dispatches to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command;
+
+static const cli_command commands[] = {
+    {"bench", bench_main, "time pipelined vs serial streaming, verify every output, report"},
+};
+
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_usage(FILE *out)
+{
+    fputs("usage: streampipe [--help | --version] <command> [options]\n\ncommands:\n", out);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n'streampipe <command> --help' describes a command's options.\n", out);
+}
+
+static const cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *first = argv[1];
+    if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||
+        strcmp(first, "help") == 0) {
+        print_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
+        printf("streampipe %s\n", sp_version());
+        return CLI_EXIT_OK;
+    }
+    const cli_command *command = find_command(first);
+    if (command == NULL) {
+        if (first[0] == '-')
+            cli_usage_error("unknown option '%s'", first);
+        else
+            cli_usage_error("unknown command '%s'", first);
+        print_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    /* The subcommand sees its own name as argv[0], as getopt expects. */
+    return command->run(argc - 1, argv + 1);
+}
