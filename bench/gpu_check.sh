@@ -141,7 +141,9 @@ for tool in memcheck racecheck initcheck synccheck; do
     fi
     extra=()
     [[ $tool == memcheck ]] && extra=(--leak-check full)
-    run_phase "sanitizer-$tool" "$SANITIZER_CAP_S" "$BENCH_RESERVE_S" "$SAN_LOG" sanitize "$tool" "${extra[@]}"
+    cap=$SANITIZER_CAP_S
+    [[ $tool == racecheck ]] && cap=$((SANITIZER_CAP_S * 2)) # the slowest tool: 75 s was short
+    run_phase "sanitizer-$tool" "$cap" "$BENCH_RESERVE_S" "$SAN_LOG" sanitize "$tool" "${extra[@]}"
 done
 
 # ---- 5. benchmarks -----------------------------------------------------------------------

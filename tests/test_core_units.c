@@ -6,6 +6,7 @@
 
 #include "core/plan.h"
 #include "core/staging_pool.h"
+#include "core/stream_copy.h"
 #include "core/timeline.h"
 #include "harness.h"
 
@@ -171,6 +172,32 @@ TEST(staging_pool_copies_every_byte)
     return TEST_OK;
 }
 
+/* Every head alignment and tail length around the streaming threshold, bytes past the end
+ * untouched. */
+TEST(stream_copy_every_alignment)
+{
+    enum { MAX = 256 * 1024 + 200 };
+    unsigned char *src = malloc(MAX), *dst = malloc(MAX + 64);
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 7);
+    rng_fill(&rng, src, MAX);
+    size_t sizes[] = {0, 1, 63, 65536 - 1, 65536, 65536 + 1, 65536 + 63, 200000, 256 * 1024};
+    for (size_t k = 0; k < ARRAY_LEN(sizes); k++)
+        for (size_t shift = 0; shift < 16; shift++) {
+            size_t n = sizes[k];
+            memset(dst, 0x5A, MAX + 64);
+            sp_stream_copy(dst + shift, src + (15 - shift), n);
+            CHECK_MSG(memcmp(dst + shift, src + (15 - shift), n) == 0, "n=%zu shift=%zu", n,
+                      shift);
+            CHECK_MSG(dst[shift + n] == 0x5A, "n=%zu shift=%zu: wrote past the end", n, shift);
+            if (shift > 0)
+                CHECK_MSG(dst[shift - 1] == 0x5A, "n=%zu shift=%zu: wrote before", n, shift);
+        }
+    free(src);
+    free(dst);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -181,6 +208,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(host_staging_counts_the_union),
         TEST_ENTRY(span_coverage),
         TEST_ENTRY(staging_pool_copies_every_byte),
+        TEST_ENTRY(stream_copy_every_alignment),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

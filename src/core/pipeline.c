@@ -145,11 +145,6 @@ static sp_status make_events(sp_pipeline *p)
         sp_slot_events *ev = &p->events[e];
         for (unsigned b = 0; st == SP_OK && b < p->depth; b++)
             st = ops->event_create(impl, SP_EVENT_SYNC, &ev->done[b]);
-        for (unsigned t = 0; st == SP_OK && t < p->depth; t++) {
-            st = ops->event_create(impl, SP_EVENT_TIMING, &ev->start[t]);
-            if (st == SP_OK)
-                st = ops->event_create(impl, SP_EVENT_TIMING, &ev->end[t]);
-        }
     }
     return st == SP_OK ? SP_OK : sp_pipeline_backend_fail(p, st, "creating the events");
 }
@@ -209,18 +204,13 @@ static sp_status make_pool(sp_pipeline *p, unsigned threads)
 static void release_events(sp_pipeline *p)
 {
     const sp_backend_ops *ops = p->ctx->ops;
-    for (size_t e = 0; e < SP_MAX_STAGES + 2; e++) {
-        sp_slot_events *ev = &p->events[e];
+    for (size_t e = 0; e < SP_MAX_STAGES + 2; e++)
         for (unsigned b = 0; b < SP_MAX_DEPTH; b++)
-            if (ev->done[b])
-                ops->event_destroy(p->ctx->impl, ev->done[b]);
-        for (unsigned t = 0; t < SP_MAX_DEPTH; t++) {
-            if (ev->start[t])
-                ops->event_destroy(p->ctx->impl, ev->start[t]);
-            if (ev->end[t])
-                ops->event_destroy(p->ctx->impl, ev->end[t]);
-        }
-    }
+            if (p->events[e].done[b])
+                ops->event_destroy(p->ctx->impl, p->events[e].done[b]);
+    for (size_t t = 0; t < p->timing_events_n; t++)
+        ops->event_destroy(p->ctx->impl, p->timing_events[t]);
+    free(p->timing_events);
     if (p->timing_base)
         ops->event_destroy(p->ctx->impl, p->timing_base);
 }

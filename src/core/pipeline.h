@@ -29,12 +29,9 @@ typedef struct sp_stage_call {
     size_t index;
 } sp_stage_call;
 
-/* Events of one GPU engine, one of each per slot. A slot's timing pair is read in the host's
- * turn that frees the slot, before the next chunk records it again. */
+/* Events of one GPU engine. */
 typedef struct sp_slot_events {
-    sp_bevent *done[SP_MAX_DEPTH];  /* recorded after the engine's operation for slot b */
-    sp_bevent *start[SP_MAX_DEPTH]; /* timing pair */
-    sp_bevent *end[SP_MAX_DEPTH];
+    sp_bevent *done[SP_MAX_DEPTH]; /* recorded after the engine's operation for slot b */
 } sp_slot_events;
 
 struct sp_pipeline {
@@ -59,7 +56,11 @@ struct sp_pipeline {
 
     /* events for each GPU engine: index 0 = h2d, 1..M = stages, M+1 = d2h */
     sp_slot_events events[SP_MAX_STAGES + 2];
+    /* Timing: a start/end pair per GPU engine per chunk, all read after the run, so timing
+     * never makes the host wait during a run. The pool grows to the longest timed run. */
     sp_bevent *timing_base;
+    sp_bevent **timing_events;
+    size_t timing_events_n;
 
     /* the ring */
     char *device_buffer[SP_MAX_STAGES + 1]; /* K slots each, slot_stride[s] apart */

@@ -18,9 +18,8 @@ static sp_status record_timing(sp_run *r, size_t g, size_t i, sp_bqueue *q, int 
 {
     if (!r->timing)
         return SP_OK;
-    sp_slot_events *ev = &r->p->events[g];
-    size_t t = i % r->p->depth;
-    return r->p->ctx->ops->event_record(r->p->ctx->impl, end ? ev->end[t] : ev->start[t], q);
+    sp_pipeline *p = r->p;
+    return p->ctx->ops->event_record(p->ctx->impl, *sp_run_timing_event(r, g, i, end), q);
 }
 
 /* Wait for `wait_a` and `wait_b` (either may be NULL), then the start timing event. */
@@ -107,34 +106,15 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its d2h copy", i);
 }
 
-/* Reads chunk i's GPU timings against the base event (all complete once its d2h is). */
-static sp_status read_timings(sp_run *r, size_t i)
-{
-    sp_pipeline *p = r->p;
-    size_t t = i % p->depth;
-    for (size_t g = 0; g < sp_gpu_engines(p); g++) {
-        double a, z;
-        sp_status st = p->ctx->ops->event_elapsed(p->ctx->impl, p->timing_base,
-                                                  p->events[g].start[t], &a);
-        if (st == SP_OK)
-            st = p->ctx->ops->event_elapsed(p->ctx->impl, p->timing_base, p->events[g].end[t], &z);
-        if (st != SP_OK)
-            return sp_run_fail(r, st, "chunk %zu: reading its timing events", i);
-        sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
-    }
-    return SP_OK;
-}
-
 /* The event the host must see complete before chunk i may take slot b from chunk i-K: the
- * d2h when there is output to copy out or timings to read, else the h2d that read
- * pinned_in[b], else nothing. */
+ * d2h when there is output to copy out, else the h2d that read pinned_in[b], else nothing. */
 static sp_bevent *slot_release_event(const sp_run *r, size_t i)
 {
     const sp_pipeline *p = r->p;
     size_t b = i % p->depth;
     if (i < p->depth)
         return NULL;
-    if (r->stage_out || r->timing)
+    if (r->stage_out)
         return p->events[p->n_stages + 1].done[b];
     return r->stage_in ? p->events[0].done[b] : NULL;
 }
@@ -189,7 +169,7 @@ static sp_status host_turn(sp_run *r, size_t i)
     size_t out_chunk = i >= p->depth ? i - p->depth : SIZE_MAX;
     size_t in_chunk = i < r->plan.chunks ? i : SIZE_MAX;
     stage_copies(r, out_chunk, in_chunk);
-    return r->timing && out_chunk != SIZE_MAX ? read_timings(r, out_chunk) : SP_OK;
+    return SP_OK;
 }
 
 static sp_status submit_chunk(sp_run *r, size_t i)
@@ -219,9 +199,9 @@ static sp_status run_chunks(sp_run *r)
     sp_pipeline *p = r->p;
     size_t n = r->plan.chunks;
     if (r->timing) {
-        sp_status st = p->ctx->ops->event_record(p->ctx->impl, p->timing_base, p->h2d);
+        sp_status st = sp_run_timing_start(r);
         if (st != SP_OK)
-            return sp_run_fail(r, st, "recording the timing base event");
+            return st;
     }
     for (size_t i = 0; i < n; i++) {
         if (sp_pipeline_has_failed(p))
@@ -250,6 +230,8 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
         st = p->failure_status; /* a stage that failed on a worker, or the first backend error */
     else if (st == SP_OK)
         st = drained;
+    if (st == SP_OK && r->event_timing)
+        st = sp_run_timing_collect(r); /* after t_end: reading the events is not the run's */
     if (st == SP_OK && report)
         sp_run_report(r, t_end, report);
     return st;

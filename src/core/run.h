@@ -18,6 +18,7 @@ typedef struct sp_run {
     sp_run_plan plan;
     int stage_in, stage_out; /* user memory is pageable: go through pinned staging */
     int timing;              /* a report was asked for: record per-chunk times */
+    int event_timing;        /* GPU operations were bracketed by timing events */
     double t0;               /* host clock at the first enqueue */
     sp_status status;        /* the first failure */
 } sp_run;
@@ -39,6 +40,12 @@ sp_status sp_run_finish(sp_run *run, sp_status st, sp_report *report);
 sp_status sp_run_drain(sp_run *run);
 /* Starts the timeline for a run with timing. */
 sp_status sp_run_timeline_start(sp_run *run);
+/* Per-chunk timing events (run_timing.c): makes sure the pool holds a start/end pair for
+ * every GPU engine of every chunk and records the base event; the pair of engine g, chunk i;
+ * and, after the drain, every pair read into the timeline. */
+sp_status sp_run_timing_start(sp_run *run);
+sp_bevent **sp_run_timing_event(sp_run *run, size_t g, size_t i, int end);
+sp_status sp_run_timing_collect(sp_run *run);
 /* Fills the report after the run ended at host time t_end. */
 void sp_run_report(const sp_run *run, double t_end, sp_report *report);
 

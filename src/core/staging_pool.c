@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/staging_pool.h"
+#include "core/stream_copy.h"
 
 /* Below this a single memcpy beats waking workers. */
 #define SP_PARALLEL_COPY_MIN (512u * 1024u)
@@ -46,7 +47,7 @@ static size_t copy_pieces(sp_staging_pool *pool)
         const sp_copy *copy = &pool->copies[c];
         size_t off = (k - pool->first_piece[c]) * pool->piece;
         size_t len = copy->bytes - off < pool->piece ? copy->bytes - off : pool->piece;
-        memcpy((char *)copy->dst + off, (const char *)copy->src + off, len);
+        sp_stream_copy((char *)copy->dst + off, (const char *)copy->src + off, len);
         done++;
     }
     return done;
@@ -167,7 +168,7 @@ void sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, siz
     if (pool->threads == 1 || total < SP_PARALLEL_COPY_MIN || n > SP_MAX_COPIES) {
         for (size_t c = 0; c < n; c++)
             if (copies[c].bytes)
-                memcpy(copies[c].dst, copies[c].src, copies[c].bytes);
+                sp_stream_copy(copies[c].dst, copies[c].src, copies[c].bytes);
         return;
     }
     pthread_mutex_lock(&pool->lock);

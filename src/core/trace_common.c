@@ -163,6 +163,21 @@ sp_trace_number sp_trace_fixed(double value, int decimals)
     return out;
 }
 
+sp_trace_number sp_trace_size(size_t bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = (double)bytes;
+    size_t u = 0;
+    while (value >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        value /= 1024.0;
+        u++;
+    }
+    sp_trace_number n = sp_trace_fixed(value, u == 0 ? 0 : value < 10.0 ? 2 : value < 100.0 ? 1 : 0);
+    size_t len = strlen(n.text);
+    snprintf(n.text + len, sizeof n.text - len, " %s", units[u]);
+    return n;
+}
+
 /* One channel of HSL -> RGB (the CSS formula), 0..255. */
 static unsigned hsl_channel(double h, double s, double l, double n)
 {
@@ -172,11 +187,51 @@ static unsigned hsl_channel(double h, double s, double l, double n)
     return (unsigned)lround(v * 255.0);
 }
 
+#define CHUNK_SATURATION 0.62
+#define CHUNK_LIGHTNESS 0.55
+
+static double chunk_hue(size_t chunk) { return fmod((double)chunk * 137.50776, 360.0); }
+
 void sp_trace_chunk_colour(size_t chunk, char out[8])
 {
-    double hue = fmod((double)chunk * 137.50776, 360.0);
-    snprintf(out, 8, "#%02x%02x%02x", hsl_channel(hue, 0.62, 0.55, 0.0),
-             hsl_channel(hue, 0.62, 0.55, 8.0), hsl_channel(hue, 0.62, 0.55, 4.0));
+    double h = chunk_hue(chunk), s = CHUNK_SATURATION, l = CHUNK_LIGHTNESS;
+    snprintf(out, 8, "#%02x%02x%02x", hsl_channel(h, s, l, 0.0), hsl_channel(h, s, l, 8.0),
+             hsl_channel(h, s, l, 4.0));
+}
+
+int sp_trace_chunk_colour_is_dark(size_t chunk)
+{
+    double h = chunk_hue(chunk), s = CHUNK_SATURATION, l = CHUNK_LIGHTNESS;
+    /* Rec. 709 luma of the gamma-encoded channels: rough, but enough to pick a text colour */
+    double luma = 0.2126 * hsl_channel(h, s, l, 0.0) + 0.7152 * hsl_channel(h, s, l, 8.0) +
+                  0.0722 * hsl_channel(h, s, l, 4.0);
+    return luma < 110.0;
+}
+
+void sp_trace_put_xml_clipped(sp_trace_writer *w, const char *text, size_t max_bytes)
+{
+    char cut[64];
+    size_t n = strlen(text);
+    if (n <= max_bytes || max_bytes + 2 > sizeof cut) {
+        sp_trace_put_xml_text(w, text);
+        return;
+    }
+    n = max_bytes;
+    while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+        n--; /* never split a UTF-8 sequence */
+    memcpy(cut, text, n);
+    strcpy(cut + n, "~");
+    sp_trace_put_xml_text(w, cut);
+}
+
+void sp_trace_figures(const sp_timeline *t, sp_report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->records = t->n_records;
+    report->chunks = t->chunks;
+    report->chunk_records = t->chunk_records;
+    report->makespan_s = t->makespan_s;
+    sp_timeline_figures(t, report);
 }
 
 const char *sp_trace_backend_name(const sp_pipeline *p) { return sp_backend_name(p->ctx->kind); }

@@ -47,9 +47,21 @@ typedef struct sp_trace_number {
 } sp_trace_number;
 sp_trace_number sp_trace_fixed(double value, int decimals);
 
+/* "512 B", "64.0 KiB", "6.40 MiB", "1.00 GiB": three significant figures or so. */
+sp_trace_number sp_trace_size(size_t bytes);
+
 /* "#rrggbb" for chunk c: hues a golden angle apart, so neighbouring chunks differ strongly
  * and a chunk has the same colour in every lane. */
 void sp_trace_chunk_colour(size_t chunk, char out[8]);
+/* 1 when text on chunk c's colour reads better in white than in black (blues, purples). */
+int sp_trace_chunk_colour_is_dark(size_t chunk);
+
+/* As sp_trace_put_xml_text, cut to at most max_bytes (at a character boundary) with a '~'
+ * marking the cut, for names in narrow columns. */
+void sp_trace_put_xml_clipped(sp_trace_writer *w, const char *text, size_t max_bytes);
+
+/* The figures of the timeline's run, as sp_pipeline_run reported them. */
+void sp_trace_figures(const sp_timeline *t, sp_report *report);
 
 /* The backend's name ("host", "cuda"). */
 const char *sp_trace_backend_name(const sp_pipeline *p);

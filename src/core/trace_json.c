@@ -2,8 +2,6 @@
  * and chrome://tracing read): a metadata event naming the process and each engine's track,
  * one complete ("X") event per chunk per engine, and the run's figures in "otherData".
  * Times are microseconds with nanosecond decimals. */
-#include <string.h>
-
 #include "core/trace_common.h"
 #include "streampipe_trace.h"
 
@@ -56,9 +54,7 @@ static void put_chunk_event(sp_trace_writer *w, const sp_timeline *t, size_t e, 
 static void put_figures(sp_trace_writer *w, const sp_pipeline *p, const sp_timeline *t)
 {
     sp_report r;
-    memset(&r, 0, sizeof r);
-    r.makespan_s = t->makespan_s;
-    sp_timeline_figures(t, &r);
+    sp_trace_figures(t, &r);
     sp_trace_printf(w, "\"otherData\":{\"backend\":\"%s\",\"records\":%zu,\"chunks\":%zu,"
                        "\"chunk_records\":%zu,\"depth\":%u,",
                     sp_trace_backend_name(p), t->n_records, t->chunks, t->chunk_records,

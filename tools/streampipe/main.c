@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "infer.h"
 
 typedef struct cli_command {
     const char *name;
@@ -12,6 +13,7 @@ typedef struct cli_command {
 
 static const cli_command commands[] = {
     {"bench", bench_main, "time pipelined vs serial streaming, verify every output, report"},
+    {"infer", infer_main, "classify digits with an MLP streamed through the pipeline"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

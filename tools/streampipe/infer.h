@@ -1,0 +1,112 @@
+/* `streampipe infer`: the digits MLP streamed through the pipeline. The flow, in infer.c:
+ * options (infer_args.c) -> model, images, labels and the float64 reference (infer_data.c)
+ * -> stages, pipeline and pinned stream (infer_run.c) -> timed runs, each output checked
+ * (infer_run.c, infer_verify.c) -> text or JSON (infer_report.c, infer_json.c). */
+#ifndef SP_CLI_INFER_H
+#define SP_CLI_INFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "streampipe.h"
+#include "streampipe_mlp.h"
+
+#define INFER_MAX_REPEAT 100
+#define INFER_SHOW_BAD 5 /* wrong labels printed before giving up */
+
+/* Rounding bounds for a label that differs from the float64 reference: relative gap between
+ * its logit and the top one (see infer_label_acceptable). */
+#define INFER_FP32_TOLERANCE 1e-4
+#define INFER_TF32_TOLERANCE 1e-2
+
+typedef struct infer_options {
+    const char *model_path;
+    const char *input_path;
+    const char *labels_path;      /* NULL: no accuracy */
+    const char *predictions_path; /* NULL: not saved */
+    unsigned long long replicate; /* copies of the input in the stream */
+    sp_backend_kind backend;
+    int device;
+    sp_mlp_precision precision;
+    unsigned long long repeat;    /* 0: 5 on CUDA, 3 on HOST */
+    unsigned long long chunk;     /* records per chunk; 0: by backend */
+    unsigned long long depth;     /* 0: the library's choice */
+    int json;
+} infer_options;
+
+/* The images and what they should come out as. */
+typedef struct infer_data {
+    sp_mlp *model;
+    unsigned char *images;   /* n x SP_MLP_INPUTS */
+    unsigned char *labels;   /* n, or NULL */
+    size_t n;
+    int32_t *reference;      /* n: argmax of the float64 logits */
+    double *top_gap;         /* n x SP_MLP_CLASSES: (top - logit[c]) / max(1, max |logit|) */
+} infer_data;
+
+/* The job, every value decided. */
+typedef struct infer_plan {
+    const infer_options *options;
+    sp_backend_kind backend; /* what the context resolved to */
+    size_t records;          /* n x replicate */
+    size_t chunk;
+    unsigned repeat;
+    double tolerance;
+    unsigned host_workers;
+} infer_plan;
+
+/* How one run's labels compare. */
+typedef struct infer_check {
+    size_t checked;
+    size_t agree;      /* equal to the reference's argmax */
+    size_t near_ties;  /* differ, within the tolerance */
+    size_t wrong;      /* differ beyond it: a failure */
+    size_t correct;    /* equal to the true label (when labels were given) */
+    size_t first_wrong;
+} infer_check;
+
+typedef struct infer_results {
+    unsigned runs;
+    double seconds[INFER_MAX_REPEAT]; /* wall time of each sp_pipeline_run */
+    sp_report reports[INFER_MAX_REPEAT];
+    infer_check check;                /* the last run's (every run is checked) */
+    size_t near_ties_max;             /* over all runs */
+    double setup_s, fill_s; /* building stages, pipeline and pinned stream; replicating */
+} infer_results;
+
+/* `streampipe infer [options]`; argv[0] is "infer". Returns a cli_exit code. */
+int infer_main(int argc, char **argv);
+
+int infer_parse_args(int argc, char **argv, infer_options *options, int *help_shown);
+
+int infer_data_load(const infer_options *options, infer_data *data);
+void infer_data_free(infer_data *data);
+/* Copies the n images `replicate` times into dst (records x SP_MLP_INPUTS), in parallel. */
+void infer_replicate(const infer_data *data, unsigned char *dst, size_t records,
+                     unsigned workers);
+
+/* 1 when `label` may stand for image i: the reference's argmax, or within tolerance of it. */
+int infer_label_acceptable(const infer_data *data, size_t image, int32_t label,
+                           double tolerance);
+/* Checks every label of a run (image = record mod n), in parallel. */
+void infer_verify(const infer_data *data, const int32_t *labels, size_t records,
+                  double tolerance, unsigned workers, infer_check *check);
+
+/* Context, stages, pipeline, pinned stream, warm-up, the timed runs. */
+int infer_run_all(sp_context *ctx, const infer_plan *plan, const infer_data *data,
+                  infer_results *results);
+
+double infer_median(const double *values, size_t n);
+/* The run with the lower-median time: a real run's report. */
+const sp_report *infer_median_report(const infer_results *results);
+
+/* "h2d", "compute"... for an engine kind. */
+const char *infer_engine_kind_name(sp_engine_kind kind);
+
+void infer_print_text(const infer_plan *plan, const infer_data *data,
+                      const infer_results *results, FILE *out);
+void infer_print_json(const infer_plan *plan, const infer_data *data,
+                      const infer_results *results, FILE *out);
+
+#endif /* SP_CLI_INFER_H */

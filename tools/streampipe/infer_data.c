@@ -1,0 +1,173 @@
+/* The inputs of `streampipe infer`: the model, the images and labels, and what every image
+ * should come out as according to the float64 reference. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "infer.h"
+#include "par_for.h"
+
+/* The whole file into a malloc'd buffer; prints why not and returns CLI_EXIT_FAILURE. */
+static int read_whole_file(const char *what, const char *path, unsigned char **bytes,
+                           size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "streampipe: cannot open the %s '%s': %s\n", what, path, strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
+    size_t capacity = 1 << 16, used = 0;
+    unsigned char *buf = malloc(capacity);
+    while (buf != NULL) {
+        used += fread(buf + used, 1, capacity - used, f);
+        if (used < capacity)
+            break;
+        unsigned char *bigger = capacity <= SIZE_MAX / 2 ? realloc(buf, capacity * 2) : NULL;
+        if (bigger == NULL) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        capacity *= 2;
+    }
+    int failed = buf == NULL || ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        fprintf(stderr, "streampipe: reading the %s '%s' failed\n", what, path);
+        return CLI_EXIT_FAILURE;
+    }
+    *bytes = buf;
+    *size = used;
+    return CLI_EXIT_OK;
+}
+
+static int load_images(const infer_options *options, infer_data *data)
+{
+    size_t size = 0;
+    int rc = read_whole_file("input", options->input_path, &data->images, &size);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (size == 0 || size % SP_MLP_INPUTS != 0) {
+        fprintf(stderr, "streampipe: the input '%s' has %zu bytes, not a positive multiple of "
+                "%d (one 8x8 image of bytes each)\n", options->input_path, size, SP_MLP_INPUTS);
+        return CLI_EXIT_FAILURE;
+    }
+    data->n = size / SP_MLP_INPUTS;
+    for (size_t i = 0; i < size; i++)
+        if (data->images[i] > SP_MLP_MAX_PIXEL) {
+            fprintf(stderr, "streampipe: the input '%s' has grey level %u at byte %zu; the "
+                    "model reads 0..%d\n", options->input_path, data->images[i], i,
+                    SP_MLP_MAX_PIXEL);
+            return CLI_EXIT_FAILURE;
+        }
+    return CLI_EXIT_OK;
+}
+
+static int load_labels(const infer_options *options, infer_data *data)
+{
+    size_t size = 0;
+    if (options->labels_path == NULL)
+        return CLI_EXIT_OK;
+    int rc = read_whole_file("labels", options->labels_path, &data->labels, &size);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (size != data->n) {
+        fprintf(stderr, "streampipe: the labels '%s' have %zu bytes for %zu images (one byte "
+                "each)\n", options->labels_path, size, data->n);
+        return CLI_EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < size; i++)
+        if (data->labels[i] >= SP_MLP_CLASSES) {
+            fprintf(stderr, "streampipe: label %zu in '%s' is %u, not 0..9\n", i,
+                    options->labels_path, data->labels[i]);
+            return CLI_EXIT_FAILURE;
+        }
+    return CLI_EXIT_OK;
+}
+
+/* The reference's argmax of each image, and each class's gap below the top logit. */
+static int compute_reference(infer_data *data)
+{
+    double *logits = malloc(data->n * SP_MLP_CLASSES * sizeof *logits);
+    data->reference = malloc(data->n * sizeof *data->reference);
+    data->top_gap = malloc(data->n * SP_MLP_CLASSES * sizeof *data->top_gap);
+    if (logits == NULL || data->reference == NULL || data->top_gap == NULL) {
+        free(logits);
+        return cli_report_failure("allocating the reference", SP_ERR_OUT_OF_MEMORY, "");
+    }
+    sp_mlp_reference_logits(data->model, data->images, data->n, logits);
+    for (size_t i = 0; i < data->n; i++) {
+        const double *l = logits + i * SP_MLP_CLASSES;
+        size_t top = 0;
+        double scale = 1.0;
+        for (size_t c = 0; c < SP_MLP_CLASSES; c++) {
+            top = l[c] > l[top] ? c : top;
+            scale = fmax(scale, fabs(l[c]));
+        }
+        data->reference[i] = (int32_t)top;
+        for (size_t c = 0; c < SP_MLP_CLASSES; c++)
+            data->top_gap[i * SP_MLP_CLASSES + c] = (l[top] - l[c]) / scale;
+    }
+    free(logits);
+    return CLI_EXIT_OK;
+}
+
+int infer_data_load(const infer_options *options, infer_data *data)
+{
+    memset(data, 0, sizeof *data);
+    char err[SP_MLP_ERROR_SIZE] = "";
+    sp_status status = sp_mlp_load_file(options->model_path, &data->model, err, sizeof err);
+    if (status != SP_OK)
+        return cli_report_failure("loading the model", status, err);
+    int rc = load_images(options, data);
+    if (rc == CLI_EXIT_OK)
+        rc = load_labels(options, data);
+    if (rc == CLI_EXIT_OK)
+        rc = compute_reference(data);
+    return rc;
+}
+
+void infer_data_free(infer_data *data)
+{
+    sp_mlp_free(data->model);
+    free(data->images);
+    free(data->labels);
+    free(data->reference);
+    free(data->top_gap);
+    memset(data, 0, sizeof *data);
+}
+
+/* ---- the stream ------------------------------------------------------------------------------ */
+
+typedef struct replicate_job {
+    const infer_data *data;
+    unsigned char *dst;
+} replicate_job;
+
+/* Records [begin, end): whole copies of the image set where possible, one memcpy each. */
+static void replicate_range(size_t begin, size_t end, unsigned worker, void *arg)
+{
+    (void)worker;
+    const replicate_job *job = arg;
+    const size_t n = job->data->n;
+    size_t r = begin;
+    while (r < end) {
+        size_t image = r % n;
+        size_t run = n - image < end - r ? n - image : end - r;
+        memcpy(job->dst + r * SP_MLP_INPUTS, job->data->images + image * SP_MLP_INPUTS,
+               run * SP_MLP_INPUTS);
+        r += run;
+    }
+}
+
+void infer_replicate(const infer_data *data, unsigned char *dst, size_t records,
+                     unsigned workers)
+{
+    replicate_job job = {data, dst};
+    par_for(records, workers, replicate_range, &job);
+}
