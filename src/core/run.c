@@ -14,12 +14,20 @@
 #include "core/clock.h"
 #include "core/run.h"
 
-static sp_status record_timing(sp_run *r, size_t g, size_t i, sp_bqueue *q, int end)
+/* The event that says GPU engine g has finished chunk j: in a timed run, the chunk's own end
+ * timing event (so timing costs one extra event per operation, not two); otherwise the done
+ * event of its slot, which at the time of the callers' waits holds chunk j's record. */
+static sp_bevent *finished(const sp_run *r, size_t g, size_t j)
 {
-    if (!r->timing)
-        return SP_OK;
-    sp_pipeline *p = r->p;
-    return p->ctx->ops->event_record(p->ctx->impl, *sp_run_timing_event(r, g, i, end), q);
+    if (r->event_timing)
+        return *sp_run_timing_event((sp_run *)r, g, j, 1);
+    return r->p->events[g].done[j % r->p->depth];
+}
+
+/* Engine g finished chunk i-K, the previous user of chunk i's slot; NULL when i < K. */
+static sp_bevent *finished_previous(const sp_run *r, size_t g, size_t i)
+{
+    return i >= r->p->depth ? finished(r, g, i - r->p->depth) : NULL;
 }
 
 /* Wait for `wait_a` and `wait_b` (either may be NULL), then the start timing event. */
@@ -33,19 +41,15 @@ static sp_status op_begin(sp_run *r, size_t g, size_t i, sp_bqueue *q, sp_bevent
         st = ops->queue_wait(impl, q, wait_a);
     if (st == SP_OK && wait_b)
         st = ops->queue_wait(impl, q, wait_b);
-    if (st == SP_OK)
-        st = record_timing(r, g, i, q, 0);
+    if (st == SP_OK && r->event_timing)
+        st = ops->event_record(impl, *sp_run_timing_event(r, g, i, 0), q);
     return st;
 }
 
-/* The end timing event, then the slot's done event that later operations wait for. */
+/* Records what finished(g, i) will return. */
 static sp_status op_end(sp_run *r, size_t g, size_t i, sp_bqueue *q)
 {
-    sp_status st = record_timing(r, g, i, q, 1);
-    if (st == SP_OK)
-        st = r->p->ctx->ops->event_record(r->p->ctx->impl,
-                                          r->p->events[g].done[i % r->p->depth], q);
-    return st;
+    return r->p->ctx->ops->event_record(r->p->ctx->impl, finished(r, g, i), q);
 }
 
 static sp_status enqueue_h2d(sp_run *r, size_t i)
@@ -56,7 +60,7 @@ static sp_status enqueue_h2d(sp_run *r, size_t i)
     const void *src = r->stage_in ? p->pinned_in + b * p->pinned_in_stride
                                   : r->in + sp_chunk_first(r, i) * p->record_bytes[0];
     /* WAR: boundary 0 is read by stage 1, or by d2h when there is no stage */
-    sp_status st = op_begin(r, 0, i, p->h2d, p->events[1].done[b], NULL);
+    sp_status st = op_begin(r, 0, i, p->h2d, finished_previous(r, 1, i), NULL);
     if (st == SP_OK)
         st = p->ctx->ops->copy_h2d(p->ctx->impl, sp_device_slot(p, 0, b), src, bytes, p->h2d);
     if (st == SP_OK)
@@ -70,7 +74,7 @@ static sp_status enqueue_stage(sp_run *r, size_t s, size_t i)
     size_t b = i % p->depth;
     sp_bqueue *q = p->stage_queue[s - 1];
     /* RAW: boundary s-1 written by engine s-1; WAR: boundary s read by engine s+1 */
-    sp_status st = op_begin(r, s, i, q, p->events[s - 1].done[b], p->events[s + 1].done[b]);
+    sp_status st = op_begin(r, s, i, q, finished(r, s - 1, i), finished_previous(r, s + 1, i));
     if (st != SP_OK)
         return sp_run_fail(r, st, "chunk %zu: enqueueing the waits of stage '%s'", i,
                            p->stage_names[s - 1]);
@@ -98,7 +102,7 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
     void *dst = r->stage_out ? p->pinned_out + b * p->pinned_out_stride
                              : r->out + sp_chunk_first(r, i) * p->record_bytes[M];
     /* RAW on boundary M; the WAR on pinned_out[b] was settled by the host's turn */
-    sp_status st = op_begin(r, M + 1, i, p->d2h, p->events[M].done[b], NULL);
+    sp_status st = op_begin(r, M + 1, i, p->d2h, finished(r, M, i), NULL);
     if (st == SP_OK)
         st = p->ctx->ops->copy_d2h(p->ctx->impl, dst, sp_device_slot(p, M, b), bytes, p->d2h);
     if (st == SP_OK)
@@ -110,13 +114,9 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
  * d2h when there is output to copy out, else the h2d that read pinned_in[b], else nothing. */
 static sp_bevent *slot_release_event(const sp_run *r, size_t i)
 {
-    const sp_pipeline *p = r->p;
-    size_t b = i % p->depth;
-    if (i < p->depth)
-        return NULL;
     if (r->stage_out)
-        return p->events[p->n_stages + 1].done[b];
-    return r->stage_in ? p->events[0].done[b] : NULL;
+        return finished_previous(r, r->p->n_stages + 1, i);
+    return r->stage_in ? finished_previous(r, 0, i) : NULL;
 }
 
 /* The host's part of moving slot b on: chunk `out_chunk`'s output (if any; SIZE_MAX = none)
