@@ -52,7 +52,8 @@ phase() {
 
 # ---- cJSON: installed, given, or carried as .debs ------------------------------------------
 CJSON_ARGS=(-DSP_WITH_CJSON=ON)
-if [[ -z ${SP_CJSON_ROOT:-} && ! -f /usr/include/cjson/cJSON.h ]] && ls .debs/libcjson*.deb >/dev/null 2>&1; then
+if [[ -z ${SP_CJSON_ROOT:-} && ! -f /usr/include/cjson/cJSON.h ]] &&
+    ls .debs/libcjson*.deb >/dev/null 2>&1; then
     for deb in .debs/libcjson*.deb; do dpkg -x "$deb" "$SCRATCH/cjson"; done
     SP_CJSON_ROOT=$SCRATCH/cjson/usr
 fi
@@ -62,18 +63,20 @@ if [[ -n ${SP_CJSON_ROOT:-} ]]; then
 fi
 
 # ---- build and tests ---------------------------------------------------------------------------
-nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current,clocks.sm \
-    --format=csv >>"$LOG" 2>&1
+nvidia-smi --format=csv >>"$LOG" 2>&1 \
+    --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current,clocks.sm
 phase configure 120 cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
     -DCMAKE_BUILD_TYPE=Release "${CJSON_ARGS[@]}"
-phase build 300 cmake --build "$BUILD" -j"$(nproc)" --target streampipe_cli test_infer test_safetensors
+phase build 300 cmake --build "$BUILD" -j"$(nproc)" \
+    --target streampipe_cli test_infer test_safetensors
 phase ctest-infer 150 ctest --test-dir "$BUILD" -R "safetensors|infer" --output-on-failure
 if grep -qE '\*\*\*Skipped|Not Run' "$LOG"; then
     record ctest-no-skips FAIL 0 "an inference test skipped or did not run (GPU not seen?)"
 else
     record ctest-no-skips PASS 0 ""
 fi
-SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/compute-sanitizer/compute-sanitizer)
+SANITIZER=$(command -v compute-sanitizer ||
+    echo /usr/local/cuda/compute-sanitizer/compute-sanitizer)
 if [[ -x $SANITIZER ]]; then
     SP_TEST_QUICK=1 phase memcheck-infer 150 "$SANITIZER" --tool memcheck --error-exitcode=1 \
         --print-limit 20 "$BUILD/tests/infer/test_infer" cuda pipelines
@@ -116,9 +119,12 @@ rows = [
     ("tf32 >= 650 M samples/s", sps(tf32) >= 650, f"{sps(tf32):.1f} M/s"),
     ("fp32 >= 1.3x torch fp32", t32 > 0 and sps(fp32) >= 1.3 * t32,
      f"{sps(fp32):.1f} vs torch {t32:.1f} M/s ({sps(fp32) / t32 if t32 else 0:.2f}x)"),
-    ("tf32 vs torch tf32", True, f"{sps(tf32):.1f} vs {tt:.1f} M/s ({sps(tf32) / tt if tt else 0:.2f}x)"),
-    ("efficiency tf32 >= 0.9", eff(tf32) >= 0.9, f"{eff(tf32):.3f}, bottleneck {tf32.get('report', {}).get('bottleneck')}"),
-    ("efficiency fp32 >= 0.9", eff(fp32) >= 0.9, f"{eff(fp32):.3f}, bottleneck {fp32.get('report', {}).get('bottleneck')}"),
+    ("tf32 vs torch tf32", True,
+     f"{sps(tf32):.1f} vs {tt:.1f} M/s ({sps(tf32) / tt if tt else 0:.2f}x)"),
+    ("efficiency tf32 >= 0.9", eff(tf32) >= 0.9,
+     f"{eff(tf32):.3f}, bottleneck {tf32.get('report', {}).get('bottleneck')}"),
+    ("efficiency fp32 >= 0.9", eff(fp32) >= 0.9,
+     f"{eff(fp32):.3f}, bottleneck {fp32.get('report', {}).get('bottleneck')}"),
     ("accuracy >= 0.95", min(fp32.get("accuracy", 0), tf32.get("accuracy", 0)) >= 0.95,
      f"fp32 {fp32.get('accuracy')}, tf32 {tf32.get('accuracy')}"),
     ("agreement with torch", True, f"fp32 {torch.get('fp32', {}).get('agreement_with_streampipe')}, "
@@ -128,7 +134,8 @@ for name, ok, text in rows:
     print(f"{name:26s} {'MET ' if ok else 'MISS'}  {text}")
 for name, d in (("fp32", fp32), ("tf32", tf32)):
     r = d.get("report", {})
-    eng = ", ".join(f"{e['name']} {e['busy_s'] * 1e3:.2f}" for e in r.get("engines", []))
+    eng = ", ".join(f"{e['name']} {e['busy_s'] * 1e3:.2f}"
+                    for e in r.get("engines", []))
     print(f"{name} busy ms: {eng}; makespan {r.get('makespan_s', 0) * 1e3:.2f} ms, "
           f"hidden transfer {r.get('hidden_transfer', 0):.3f}")
 PY

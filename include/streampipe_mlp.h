@@ -81,10 +81,12 @@ const char *sp_mlp_precision_name(sp_mlp_precision precision);
 typedef struct sp_mlp_stages sp_mlp_stages;
 
 /* Builds the four stages for pipelines on `ctx`. On CUDA this uploads the weights, creates a
- * cuBLASLt handle per GEMM stage and a workspace, and must run on a thread where the context's
+ * cuBLASLt handle and a workspace per GEMM stage, and must run on a thread where the context's
  * device is current (as after sp_context_create); on HOST it only keeps a pointer to the
  * model. `model` must outlive the stages; the stages must outlive every pipeline built from
- * them and be destroyed before `ctx`. */
+ * them and be destroyed before `ctx`. Several pipelines may use one set of stages, but only
+ * one of them may run at a time (each stage keeps per-call state: its handle, workspace and
+ * chosen algorithms). */
 sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_precision precision,
                                sp_mlp_stages **out, char *err, size_t err_size);
 void sp_mlp_stages_destroy(sp_mlp_stages *stages);

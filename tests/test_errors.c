@@ -98,6 +98,7 @@ TEST(null_tolerant_destroy_and_null_handles)
 {
     sp_context_destroy(NULL);
     sp_pipeline_destroy(NULL);
+    sp_host_free(NULL, NULL);
     CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, NULL), SP_ERR_INVALID_ARGUMENT);
     CHECK_EQ(sp_context_create_fault(SP_BACKEND_HOST, 0, NULL, NULL), SP_ERR_INVALID_ARGUMENT);
     sp_context *bogus = NULL;

@@ -89,6 +89,8 @@ static void put_axis(sp_trace_writer *w, const svg_layout *l)
         return;
     int decimals = 0;
     double step = tick_step_ms(span_ms, &decimals);
+    if (!(step > 0.0) || span_ms / step > 100.0)
+        return; /* a span too small for doubles to step through: no ticks rather than a hang */
     for (double ms = 0.0; ms <= span_ms * (1.0 + 1e-9); ms += step) {
         sp_trace_number x = sp_trace_fixed(svg_x(l, ms * 1e-3), 1);
         sp_trace_printf(w, "<line class=\"grid\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"/>"
@@ -123,7 +125,7 @@ static void put_bar(sp_trace_writer *w, const svg_layout *l, const sp_timeline *
                     sp_trace_fixed((s.end - s.start) * 1e3, 3).text,
                     sp_timeline_chunk_bytes(t, e, c));
     double digits = c < 10 ? 1.0 : c < 100 ? 2.0 : c < 1000 ? 3.0 : 4.0;
-    if (width >= digits * 6.5 + 4.0) /* the chunk number, where it fits */
+    if (width >= digits * 6.0 + 3.0) /* the chunk number, where it fits (10 px digits) */
         sp_trace_printf(w, "<text class=\"id\" x=\"%s\" y=\"%s\"%s>%zu</text>\n",
                         sp_trace_fixed(x0 + width / 2.0, 1).text,
                         sp_trace_fixed(y + SVG_LANE_H / 2.0 + 3.5, 1).text,

@@ -65,29 +65,30 @@ static sp_status blas_check(cublasStatus_t s, const char *call, int line, char *
 
 // ---- setup --------------------------------------------------------------------------------
 
+// Y^T = relu(op(A) B + bias) in fp32 (or tf32 inputs), alpha and beta read from the host.
 static sp_status describe_op(sp_mlp_gemm *g, int tf32, char *err, size_t err_size)
 {
     const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     const int32_t transpose = CUBLAS_OP_T, keep = CUBLAS_OP_N;
     const int32_t epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
+    const int32_t pointer_mode = CUBLASLT_POINTER_MODE_HOST;
     const void *bias = g->bias;
+    const struct {
+        cublasLtMatmulDescAttributes_t attribute;
+        const void *value;
+        size_t size;
+    } settings[] = {
+        {CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose},
+        {CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep},
+        {CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue},
+        {CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias},
+        {CUBLASLT_MATMUL_DESC_POINTER_MODE, &pointer_mode, sizeof pointer_mode},
+    };
     sp_status st = BLAS_CHECK(cublasLtMatmulDescCreate(&g->op, compute, CUDA_R_32F), err,
                               err_size);
-    if (st == SP_OK)
-        st = BLAS_CHECK(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                       &transpose, sizeof transpose),
-                        err, err_size);
-    if (st == SP_OK)
-        st = BLAS_CHECK(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                       &keep, sizeof keep),
-                        err, err_size);
-    if (st == SP_OK)
-        st = BLAS_CHECK(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                                       &epilogue, sizeof epilogue),
-                        err, err_size);
-    if (st == SP_OK)
-        st = BLAS_CHECK(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                       &bias, sizeof bias),
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0] && st == SP_OK; i++)
+        st = BLAS_CHECK(cublasLtMatmulDescSetAttribute(g->op, settings[i].attribute,
+                                                       settings[i].value, settings[i].size),
                         err, err_size);
     return st;
 }

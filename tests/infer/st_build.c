@@ -30,7 +30,8 @@ int st_spec_digits(st_spec *spec, uint64_t seed)
     size_t offset = 0;
     for (size_t i = 0; i < N_DIGITS_TENSORS; i++) {
         st_entry *e = &spec->entries[i];
-        size_t count = digits_tensors[i].rows * (digits_tensors[i].cols ? digits_tensors[i].cols : 1);
+        size_t cols = digits_tensors[i].cols ? digits_tensors[i].cols : 1;
+        size_t count = digits_tensors[i].rows * cols;
         snprintf(e->name, sizeof e->name, "%s", digits_tensors[i].name);
         snprintf(e->dtype, sizeof e->dtype, "\"F32\"");
         if (digits_tensors[i].cols)
@@ -50,7 +51,7 @@ int st_spec_digits(st_spec *spec, uint64_t seed)
     test_rng rng;
     rng_init(&rng, seed);
     for (size_t i = 0; i < offset / 4; i++)
-        put_f32(spec->data + 4 * i, (float)((double)rng_below(&rng, 20001) / 10000.0 - 1.0) * 0.2f);
+        put_f32(spec->data + 4 * i, (float)((double)rng_below(&rng, 20001) / 50000.0 - 0.2));
     return 0;
 }
 

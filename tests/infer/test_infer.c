@@ -61,7 +61,8 @@ TEST(host_functions_match_reference)
 {
     const size_t n = g_data.n;
     float *x = malloc(n * SP_MLP_INPUTS * sizeof *x);
-    float *h1 = malloc(n * SP_MLP_HIDDEN * sizeof *h1), *h2 = malloc(n * SP_MLP_HIDDEN * sizeof *h2);
+    float *h1 = malloc(n * SP_MLP_HIDDEN * sizeof *h1);
+    float *h2 = malloc(n * SP_MLP_HIDDEN * sizeof *h2);
     int32_t *labels = malloc(n * sizeof *labels);
     if (CHECK(x && h1 && h2 && labels)) {
         sp_mlp_preprocess_host(g_data.images, x, n);

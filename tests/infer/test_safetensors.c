@@ -280,7 +280,7 @@ TEST(header_length_field)
     return TEST_OK;
 }
 
-/* ---- the header, byte by byte ----------------------------------------------------------------- */
+/* ---- the header, byte by byte ---------------------------------------------------------------- */
 
 TEST(every_header_byte_flipped)
 {
@@ -310,7 +310,7 @@ TEST(every_header_byte_flipped)
     return TEST_OK;
 }
 
-/* ---- one field at a time ---------------------------------------------------------------------- */
+/* ---- one field at a time --------------------------------------------------------------------- */
 
 typedef struct field_case {
     const char *tensor;
@@ -434,7 +434,7 @@ TEST(entry_structure)
     return TEST_OK;
 }
 
-/* ---- the set of tensors ------------------------------------------------------------------------ */
+/* ---- the set of tensors ---------------------------------------------------------------------- */
 
 TEST(missing_repeated_and_extra_tensors)
 {
@@ -581,7 +581,7 @@ TEST(non_finite_values)
     return TEST_OK;
 }
 
-/* ---- random mutations ---------------------------------------------------------------------------- */
+/* ---- random mutations ------------------------------------------------------------------------ */
 
 /* One random change to a copy of the file: overwrite, insert or delete a few header bytes
  * (updating the length field or not), rewrite the length, or cut the file. Changes stay out
@@ -649,7 +649,7 @@ TEST(random_mutations)
     return TEST_OK;
 }
 
-/* ---- files ------------------------------------------------------------------------------------ */
+/* ---- files ----------------------------------------------------------------------------------- */
 
 TEST(file_errors)
 {
