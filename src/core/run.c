@@ -2,12 +2,13 @@
  * slot b = i mod K it
  *   1. takes its turn on the host: waits until chunk i-K has left slot b, then copies chunk
  *      i-K's output out of pinned_out[b] and chunk i's input into pinned_in[b] together, on
- *      all staging threads (pageable memory only), and reads chunk i-K's timings;
+ *      all staging threads (pageable memory only);
  *   2. enqueues h2d(i), every stage and d2h(i), each behind its RAW and WAR events.
  * So the GPU holds up to K-1 chunks while the host copies, and no buffer is written before
- * its previous reader is done (the rules are listed in pipeline.h). Staging both directions
- * at once, rather than one after the other, is what lets pageable runs approach the rate of
- * the host's memory rather than half of it. */
+ * its previous reader is done (the rules are listed in pipeline.h). Both directions are
+ * staged in one parallel copy because the host's memory, not a thread, is what limits
+ * pageable runs (bench/PERF.md). Timings, when asked for, are read after the run
+ * (run_timing.c). */
 #include <stdint.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@
 static sp_bevent *finished(const sp_run *r, size_t g, size_t j)
 {
     if (r->event_timing)
-        return *sp_run_timing_event((sp_run *)r, g, j, 1);
+        return *sp_run_timing_event(r, g, j, 1);
     return r->p->events[g].done[j % r->p->depth];
 }
 

@@ -44,7 +44,7 @@ sp_status sp_run_timeline_start(sp_run *run);
  * every GPU engine of every chunk and records the base event; the pair of engine g, chunk i;
  * and, after the drain, every pair read into the timeline. */
 sp_status sp_run_timing_start(sp_run *run);
-sp_bevent **sp_run_timing_event(sp_run *run, size_t g, size_t i, int end);
+sp_bevent **sp_run_timing_event(const sp_run *run, size_t g, size_t i, int end);
 sp_status sp_run_timing_collect(sp_run *run);
 /* Fills the report after the run ended at host time t_end. */
 void sp_run_report(const sp_run *run, double t_end, sp_report *report);

@@ -50,7 +50,7 @@ sp_status sp_run_timing_start(sp_run *r)
     return SP_OK;
 }
 
-sp_bevent **sp_run_timing_event(sp_run *r, size_t g, size_t i, int end)
+sp_bevent **sp_run_timing_event(const sp_run *r, size_t g, size_t i, int end)
 {
     return &r->p->timing_events[(i * sp_gpu_engines(r->p) + g) * 2 + (end ? 1 : 0)];
 }
