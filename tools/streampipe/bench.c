@@ -35,29 +35,64 @@ static int prepare_expected(const bench_plan *plan, const bench_buffers *buffers
     return rc;
 }
 
-static int run_job(sp_context *ctx, const bench_plan *plan)
+/* Serial, pipelined, traced and ceiling runs side by side. */
+static int run_comparison(bench_session *s)
 {
     bench_results *results = calloc(1, sizeof *results); /* ~0.5 MiB of reports */
     if (results == NULL)
         return cli_report_failure("allocating the results", SP_ERR_OUT_OF_MEMORY, "");
+    s->checks = &results->checks;
+    int rc = prepare_expected(s->plan, s->buffers, s->expected);
+    if (rc == CLI_EXIT_OK)
+        rc = bench_run_all(s, results);
+    if (rc == CLI_EXIT_OK && s->plan->json)
+        bench_print_json(s->plan, s->expected, results, s->exports, stdout);
+    else if (rc == CLI_EXIT_OK)
+        bench_print_text(s->plan, s->expected, results, s->exports, stdout);
+    free(results);
+    return rc;
+}
+
+/* The pipelined run at each value of one setting; expected values are made as it goes. */
+static int run_sweep(bench_session *s)
+{
+    bench_sweep_result *sweep = calloc(1, sizeof *sweep); /* ~90 KiB of rows */
+    if (sweep == NULL)
+        return cli_report_failure("allocating the sweep results", SP_ERR_OUT_OF_MEMORY, "");
+    s->checks = &sweep->checks;
+    int rc = bench_sweep_all(s, sweep);
+    if (rc == CLI_EXIT_OK && s->plan->json)
+        bench_sweep_print_json(s->plan, sweep, s->exports, stdout);
+    else if (rc == CLI_EXIT_OK)
+        bench_sweep_print_text(s->plan, sweep, s->exports, stdout);
+    free(sweep);
+    return rc;
+}
+
+static int run_job(sp_context *ctx, const bench_plan *plan)
+{
     bench_buffers buffers;
     bench_expected expected;
+    bench_exports exports;
+    bench_progress progress;
     memset(&expected, 0, sizeof expected);
+    memset(&exports, 0, sizeof exports);
+    bench_progress_init(&progress, plan->json);
+    bench_session session = {ctx, plan, &buffers, &expected, NULL, &progress, &exports};
     announce(plan);
     int rc = bench_buffers_alloc(ctx, plan, &buffers);
+    /* Before the input and the reference, which take a while: a bad path fails at once. */
+    if (rc == CLI_EXIT_OK)
+        rc = bench_exports_open(plan, &exports);
     if (rc == CLI_EXIT_OK) {
         fill_input(plan, &buffers);
-        rc = prepare_expected(plan, &buffers, &expected);
+        rc = plan->sweep.parameter == BENCH_SWEEP_NONE ? run_comparison(&session)
+                                                       : run_sweep(&session);
     }
-    if (rc == CLI_EXIT_OK)
-        rc = bench_run_all(ctx, plan, &buffers, &expected, results);
-    if (rc == CLI_EXIT_OK && plan->json)
-        bench_print_json(plan, &expected, results, stdout);
-    else if (rc == CLI_EXIT_OK)
-        bench_print_text(plan, &expected, results, stdout);
+    if (rc != CLI_EXIT_OK)
+        bench_exports_abandon(&exports);
     bench_expected_free(&expected);
     bench_buffers_free(&buffers);
-    free(results);
     return rc;
 }
 

@@ -1,7 +1,10 @@
 /* `streampipe bench`: the types its files pass between them. The flow, in bench.c:
- * options (bench_args.c) -> plan (bench_plan.c) -> buffers and input (bench_data.c) ->
- * expected values and checks (bench_verify.c, bench_compare.c) -> timed runs (bench_run.c)
- * -> text or JSON (bench_report.c, bench_json.c). */
+ * options (bench_args.c, bench_sweep_args.c) -> plan (bench_plan.c) -> buffers and input
+ * (bench_data.c) -> expected values and checks (bench_verify.c, bench_compare.c) -> timed,
+ * verified runs (bench_timed.c), either the comparison (bench_run.c) or a sweep of one
+ * setting (bench_sweep.c, bench_sweep_run.c) -> text or JSON (bench_report.c, bench_json.c,
+ * bench_sweep_report.c, bench_sweep_json.c), trace and SVG files (bench_export.c). The
+ * progress line on stderr is bench_progress.c. */
 #ifndef SP_CLI_BENCH_H
 #define SP_CLI_BENCH_H
 
@@ -9,12 +12,32 @@
 #include <stdio.h>
 
 #include "streampipe.h"
+#include "streampipe_ops.h"
+
+struct json_writer;
 
 #define BENCH_UNSET (~0ULL) /* an option the user did not give */
 #define BENCH_MAX_REPEAT 100
 #define BENCH_SHOW_BAD 5    /* mismatches printed before giving up */
 
 typedef enum bench_memory { BENCH_MEMORY_PAGEABLE = 0, BENCH_MEMORY_PINNED = 1 } bench_memory;
+
+/* --sweep: the one setting that changes from row to row. */
+typedef enum bench_sweep_parameter {
+    BENCH_SWEEP_NONE = 0, /* no sweep: the serial / pipelined / ceiling comparison */
+    BENCH_SWEEP_CHUNK,    /* records per chunk */
+    BENCH_SWEEP_DEPTH,    /* slots in the ring */
+    BENCH_SWEEP_ITERS     /* sinmix iterations: the compute weight */
+} bench_sweep_parameter;
+
+#define BENCH_SWEEP_MAX_VALUES 32
+
+/* The values to sweep; n_values == 0 until bench_plan_resolve fills in the defaults. */
+typedef struct bench_sweep_request {
+    bench_sweep_parameter parameter;
+    size_t n_values;
+    unsigned long long values[BENCH_SWEEP_MAX_VALUES];
+} bench_sweep_request;
 
 /* What the user asked for. BENCH_UNSET values are filled in by bench_plan_resolve once the
  * backend is known, because the defaults differ between CUDA and HOST. */
@@ -32,6 +55,9 @@ typedef struct bench_options {
     unsigned long long seed;
     bench_memory memory;
     int json;
+    const char *trace_path;          /* --trace; NULL = none */
+    const char *svg_path;            /* --svg; NULL = none */
+    bench_sweep_request sweep;
 } bench_options;
 
 /* The job, every value decided. */
@@ -51,6 +77,9 @@ typedef struct bench_plan {
     bench_memory memory;
     unsigned host_workers;       /* threads for filling and verifying on the host */
     int json;
+    const char *trace_path;      /* NULL = none */
+    const char *svg_path;
+    bench_sweep_request sweep;   /* values filled in; parameter NONE without --sweep */
 } bench_plan;
 
 /* Input and output of the job, and pinned buffers of the same size for the ceiling check. */
@@ -60,7 +89,7 @@ typedef struct bench_buffers {
     bench_memory memory;
     float *in;
     float *out;
-    float *ceiling_in;  /* == in / out when memory is pinned */
+    float *ceiling_in;  /* == in / out when memory is pinned, and in a sweep (no ceiling) */
     float *ceiling_out;
 } bench_buffers;
 
@@ -103,16 +132,95 @@ typedef struct bench_series {
     sp_report reports[BENCH_MAX_REPEAT];
 } bench_series;
 
+/* What the checks of every run, taken together, found. */
+typedef struct bench_totals {
+    double max_abs_error;     /* the largest seen by any check against the host reference */
+    double max_rel_error;
+    size_t elements_checked;  /* over every run */
+    double verify_s;          /* host time spent checking outputs */
+} bench_totals;
+
 typedef struct bench_results {
     bench_series serial;
     bench_series pipelined;   /* timed without a report: no timing events at all */
     bench_series traced;      /* the same pipeline with a report: per-chunk timings */
     bench_series ceiling;     /* 0 stages, pinned: what the copy engines alone reach */
-    double max_abs_error;     /* the largest seen by any check against the host reference */
-    double max_rel_error;
-    size_t elements_checked;  /* over every run */
-    double verify_s;          /* host time spent checking outputs */
+    bench_totals checks;
 } bench_results;
+
+/* One row of a sweep: the pipelined run at one value of the swept setting. */
+typedef struct bench_sweep_row {
+    unsigned long long value;        /* the setting in effect (a chosen one resolved) */
+    unsigned long long config_value; /* what the pipeline was created with; 0 = chosen */
+    int is_default;                  /* the setting the bench uses without --sweep */
+    sp_sinmix_params params;         /* the stage's parameters: must outlive its pipeline */
+    bench_check_method method;       /* how this row's outputs were checked */
+    size_t runs;
+    double seconds[BENCH_MAX_REPEAT]; /* runs without a report */
+    double median_s;
+    double gbps;                     /* input + output bytes over median_s */
+    double speedup;                  /* the default row's median / this one's */
+    sp_report report;                /* the one run with a report */
+} bench_sweep_row;
+
+typedef struct bench_sweep_result {
+    bench_sweep_parameter parameter;
+    size_t n_rows;
+    bench_sweep_row rows[BENCH_SWEEP_MAX_VALUES + 1]; /* + the default when not listed */
+    size_t default_row;
+    size_t best_row;                 /* the lowest median */
+    bench_totals checks;
+} bench_sweep_result;
+
+/* The progress line on stderr (bench_progress.c). */
+typedef struct bench_progress {
+    int live;  /* rewrite one line in place: stderr is a terminal, no --json, no NO_PROGRESS */
+    int shown; /* columns of the line now on screen; 0 = none */
+} bench_progress;
+
+/* --trace and --svg files, opened before the runs and written after them (bench_export.c). */
+typedef enum bench_export_kind { BENCH_EXPORT_TRACE, BENCH_EXPORT_SVG, BENCH_EXPORT_KINDS }
+    bench_export_kind;
+
+typedef struct bench_exports {
+    const char *path[BENCH_EXPORT_KINDS]; /* NULL = not asked for */
+    FILE *file[BENCH_EXPORT_KINDS];       /* open until written or abandoned */
+    int opened[BENCH_EXPORT_KINDS];       /* a regular file we created or truncated: ours to
+                                             remove if it cannot be written completely */
+    int written[BENCH_EXPORT_KINDS];
+    char describes[96];                   /* which run the files show, for the output */
+} bench_exports;
+
+/* Everything a timed run needs, passed as one. */
+typedef struct bench_session {
+    sp_context *ctx;
+    const bench_plan *plan;
+    bench_buffers *buffers;
+    bench_expected *expected;
+    bench_totals *checks;     /* where each run's check is added */
+    bench_progress *progress;
+    bench_exports *exports;
+} bench_session;
+
+/* One pipeline's settings (bench_timed.c). */
+typedef struct bench_pipeline_shape {
+    size_t chunk_records;     /* 0 = library's choice */
+    unsigned depth;           /* 0 = library's choice */
+    unsigned staging_threads; /* 0 = library's choice */
+} bench_pipeline_shape;
+
+typedef sp_status (*bench_run_fn)(sp_pipeline *pipeline, const void *in, size_t n_records,
+                                  void *out, sp_report *report);
+
+/* One kind of run: which pipeline, how, and on which memory. */
+typedef struct bench_run_spec {
+    const char *name;
+    sp_pipeline *pipeline;
+    bench_run_fn run;
+    const float *in;
+    float *out;
+    int copy_only; /* the output must equal the input */
+} bench_run_spec;
 
 /* bench_args.c */
 /* Returns CLI_EXIT_OK to go on, or an exit code to stop with; *help_shown = 1 after --help. */
@@ -149,9 +257,62 @@ int bench_check_copy(const float *got, const float *in, size_t n, unsigned worke
                      bench_check *check);
 void bench_print_mismatches(const bench_check *check, const char *run, FILE *out);
 
+/* bench_sweep_args.c */
+/* Parses --sweep NAME and --sweep-values LIST (either may be NULL). Returns CLI_EXIT_OK or
+ * CLI_EXIT_USAGE after printing why. */
+int bench_sweep_parse(const char *name, const char *values, bench_sweep_request *request);
+/* The default values of a sweep when --sweep-values is not given. */
+void bench_sweep_default_values(sp_backend_kind backend, bench_sweep_request *request);
+const char *bench_sweep_parameter_name(bench_sweep_parameter parameter);
+
+/* bench_timed.c */
+/* `stage` NULL: a copy-only pipeline. Prints what failed and returns CLI_EXIT_FAILURE. */
+int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
+                          const bench_pipeline_shape *shape, const char *what,
+                          sp_pipeline **out);
+/* Fills the figures of a run made without a report that the library still tells. */
+void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *shape);
+/* Poisons the output, times one run (with a report when `report` is not NULL) and checks
+ * every element. `label` ("pipelined run 2") names the run in messages. */
+int bench_timed_run(const bench_session *session, const bench_run_spec *spec,
+                    const char *label, sp_report *report, double *seconds);
+
 /* bench_run.c */
-int bench_run_all(sp_context *ctx, const bench_plan *plan, bench_buffers *buffers,
-                  bench_expected *expected, bench_results *results);
+/* The comparison: serial, pipelined, traced and ceiling runs, --repeat times. */
+int bench_run_all(const bench_session *session, bench_results *results);
+
+/* bench_sweep.c, bench_sweep_run.c */
+/* Runs the sweep the plan asks for. The session's expected values are (re)computed here. */
+int bench_sweep_all(const bench_session *session, bench_sweep_result *sweep);
+/* Times the pipelined run with `setting` (the plan with the swept value put in) into `row`,
+ * checking every output against expected values for the setting's iters. Leaves the
+ * pipeline in *pipeline, even after a failure, for the caller to keep or destroy. `title`
+ * ("chunk 262144 (1/7)") names the row in progress and messages. */
+int bench_sweep_measure(const bench_session *session, const bench_plan *setting,
+                        const char *title, bench_sweep_row *row, sp_pipeline **pipeline);
+
+/* bench_progress.c */
+void bench_progress_init(bench_progress *progress, int json);
+/* On a terminal: shows `text` in place of the line shown before. Elsewhere: nothing. */
+void bench_progress_update(bench_progress *progress, const char *text);
+/* Not on a terminal: prints `text` as a line of its own. On a terminal: nothing. */
+void bench_progress_note(bench_progress *progress, const char *text);
+/* Erases the line on a terminal: call before printing anything else on stderr. */
+void bench_progress_clear(bench_progress *progress);
+
+/* bench_export.c */
+/* Opens the files the plan names; prints what failed and returns CLI_EXIT_FAILURE. */
+int bench_exports_open(const bench_plan *plan, bench_exports *exports);
+int bench_exports_wanted(const bench_exports *exports);
+/* Writes the pipeline's last run made with a report (`report` is that run's) into the open
+ * files and closes them; `describes` says which run that is. */
+int bench_exports_write(bench_exports *exports, const sp_pipeline *pipeline,
+                        const sp_report *report, const char *describes);
+/* After a failure: closes the files and removes those not written (regular files we opened
+ * only). */
+void bench_exports_abandon(bench_exports *exports);
+void bench_exports_print_text(const bench_exports *exports, FILE *out);
+void bench_exports_write_json(const bench_exports *exports, struct json_writer *w);
 
 /* bench_stats.c */
 double bench_median(const double *values, size_t n);
@@ -168,9 +329,20 @@ const char *bench_memory_name(bench_memory memory);
 const char *bench_engine_kind_name(sp_engine_kind kind);
 
 /* bench_report.c, bench_json.c */
+/* The first lines of the text: library, backend, workload, bytes. */
+void bench_print_job(const bench_plan *plan, FILE *out);
 void bench_print_text(const bench_plan *plan, const bench_expected *expected,
-                      const bench_results *results, FILE *out);
+                      const bench_results *results, const bench_exports *exports, FILE *out);
+/* The plan's fields of the JSON object. */
+void bench_json_write_plan(struct json_writer *w, const bench_plan *plan);
+void bench_json_write_totals(struct json_writer *w, const bench_totals *totals);
 void bench_print_json(const bench_plan *plan, const bench_expected *expected,
-                      const bench_results *results, FILE *out);
+                      const bench_results *results, const bench_exports *exports, FILE *out);
+
+/* bench_sweep_report.c, bench_sweep_json.c */
+void bench_sweep_print_text(const bench_plan *plan, const bench_sweep_result *sweep,
+                            const bench_exports *exports, FILE *out);
+void bench_sweep_print_json(const bench_plan *plan, const bench_sweep_result *sweep,
+                            const bench_exports *exports, FILE *out);
 
 #endif /* SP_CLI_BENCH_H */

@@ -10,7 +10,8 @@
 
 enum bench_option_code {
     OPT_BACKEND = 256, OPT_DEVICE, OPT_WORKLOAD, OPT_RECORDS, OPT_ITERS, OPT_CHUNK, OPT_DEPTH,
-    OPT_THREADS, OPT_MEMORY, OPT_REPEAT, OPT_SERIAL_CHUNK, OPT_SEED, OPT_JSON, OPT_HELP
+    OPT_THREADS, OPT_MEMORY, OPT_REPEAT, OPT_SERIAL_CHUNK, OPT_SEED, OPT_JSON, OPT_TRACE,
+    OPT_SVG, OPT_SWEEP, OPT_SWEEP_VALUES, OPT_HELP
 };
 
 static const struct option long_options[] = {
@@ -27,6 +28,10 @@ static const struct option long_options[] = {
     {"serial-chunk", required_argument, NULL, OPT_SERIAL_CHUNK},
     {"seed", required_argument, NULL, OPT_SEED},
     {"json", no_argument, NULL, OPT_JSON},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"svg", required_argument, NULL, OPT_SVG},
+    {"sweep", required_argument, NULL, OPT_SWEEP},
+    {"sweep-values", required_argument, NULL, OPT_SWEEP_VALUES},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -35,13 +40,44 @@ static const struct option long_options[] = {
  * byte count well inside size_t. */
 #define MAX_RECORDS (1ULL << 40)
 
+/* The text after a --sweep-values option: parsed once every option is known, because the
+ * values' range depends on --sweep, which may come after it. */
+typedef struct sweep_texts {
+    const char *name;
+    const char *values;
+} sweep_texts;
+
+static void print_sweep_usage(FILE *out)
+{
+    fputs("Sweep: for each value, a new pipeline with that setting (the others as given or\n"
+          "by default) runs --repeat times without a report (the median is quoted) and once\n"
+          "with one (efficiency, bottleneck). Every element of every run is verified; for\n"
+          "iters the expected values are recomputed for each value. Speedups are against the\n"
+          "default setting, which joins the list when it is missing and is marked 'default';\n"
+          "'*' marks the fastest row. With --sweep, --trace and --svg show the fastest row's\n"
+          "run with a report. Default values:\n"
+          "  chunk  262144,524288,1048576,2097152,4194304,8388608 records\n"
+          "  depth  2,3,4,5,6,8\n"
+          "  iters  0,10,100,1000 on cuda; 0,1,10,100 on host (a CPU takes minutes at 1000)\n\n",
+          out);
+}
+
+static void print_progress_usage(FILE *out)
+{
+    fputs("Progress goes to stderr. When stderr is a terminal, one line (\"[run 2/3] serial\n"
+          "0.123 s, ...\") is rewritten in place as runs finish and erased at the end; with\n"
+          "--json, with NO_PROGRESS set in the environment, or when stderr is not a terminal,\n"
+          "a plain line follows each repeat (each value of a sweep) instead.\n\n", out);
+}
+
 static void print_bench_usage(FILE *out)
 {
     fputs("usage: streampipe bench [options]\n\n"
           "Times a float32 sinmix job three ways in one process: the serial baseline (a\n"
           "synchronous copy, kernel, copy per chunk), the pipelined run, and a copy-only run\n"
-          "on pinned memory (the copy-engine ceiling). Every output element of every timed\n"
-          "run is verified.\n\n"
+          "on pinned memory (the copy-engine ceiling). With --sweep, times the pipelined run\n"
+          "at each value of one setting instead. Every output element of every timed run is\n"
+          "verified.\n\n"
           "  --backend auto|host|cuda   backend (default auto: CUDA when a GPU is present)\n"
           "  --device N                 GPU index (default 0)\n"
           "  --workload NAME            a preset job (see below)\n"
@@ -57,8 +93,16 @@ static void print_bench_usage(FILE *out)
           "                             (default 16M records on cuda, else the same as --chunk)\n"
           "  --seed S                   input data seed (default from the clock; printed)\n"
           "  --json                     one JSON object on stdout instead of text\n"
+          "  --trace FILE.json          after the runs, write the Chrome trace (Perfetto,\n"
+          "                             chrome://tracing) of the last pipelined run made\n"
+          "                             with a report\n"
+          "  --svg FILE.svg             write the SVG timeline of that run, with its figures\n"
+          "  --sweep chunk|depth|iters  time the pipelined run at each value of one setting\n"
+          "  --sweep-values A,B,...     the values to sweep (counts; at most 32)\n"
           "  --help                     this text\n\n"
           "Counts take k/M/G suffixes (powers of 1024) or 2^N.\n\n", out);
+    print_sweep_usage(out);
+    print_progress_usage(out);
     bench_print_workloads(out);
 }
 
@@ -110,7 +154,7 @@ static int parse_device(const char *value, bench_options *options)
     return rc;
 }
 
-static int apply_option(int code, const char *value, bench_options *o)
+static int apply_option(int code, const char *value, bench_options *o, sweep_texts *sweep)
 {
     switch (code) {
     case OPT_BACKEND: return parse_backend(value, o);
@@ -130,6 +174,10 @@ static int apply_option(int code, const char *value, bench_options *o)
                                   &o->serial_chunk_records);
     case OPT_SEED: return parse_count_option("seed", value, 0, BENCH_UNSET - 1, &o->seed);
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
+    case OPT_TRACE: o->trace_path = value; return CLI_EXIT_OK;
+    case OPT_SVG: o->svg_path = value; return CLI_EXIT_OK;
+    case OPT_SWEEP: sweep->name = value; return CLI_EXIT_OK;
+    case OPT_SWEEP_VALUES: sweep->values = value; return CLI_EXIT_OK;
     default: return cli_usage_error("internal: unhandled option %d", code);
     }
 }
@@ -148,8 +196,21 @@ static void set_defaults(bench_options *options)
     options->memory = BENCH_MEMORY_PAGEABLE;
 }
 
+/* What can only be judged once every option is known. */
+static int check_combinations(const bench_options *options, const sweep_texts *sweep)
+{
+    if (options->trace_path != NULL && options->svg_path != NULL &&
+        strcmp(options->trace_path, options->svg_path) == 0)
+        return cli_usage_error("bench: --trace and --svg name the same file '%s'",
+                               options->trace_path);
+    if (sweep->values != NULL && sweep->name == NULL)
+        return cli_usage_error("bench: --sweep-values needs --sweep chunk|depth|iters");
+    return CLI_EXIT_OK;
+}
+
 int bench_parse_args(int argc, char **argv, bench_options *options, int *help_shown)
 {
+    sweep_texts sweep = {NULL, NULL};
     set_defaults(options);
     *help_shown = 0;
     optind = 1;
@@ -165,11 +226,14 @@ int bench_parse_args(int argc, char **argv, bench_options *options, int *help_sh
             return cli_usage_error("bench: unknown option '%s' (see --help)", argv[optind - 1]);
         if (code == ':')
             return cli_usage_error("bench: option '%s' needs a value", argv[optind - 1]);
-        int rc = apply_option(code, optarg, options);
+        int rc = apply_option(code, optarg, options, &sweep);
         if (rc != CLI_EXIT_OK)
             return rc;
     }
     if (optind < argc)
         return cli_usage_error("bench: unexpected argument '%s'", argv[optind]);
-    return CLI_EXIT_OK;
+    int rc = check_combinations(options, &sweep);
+    if (rc == CLI_EXIT_OK && sweep.name != NULL)
+        rc = bench_sweep_parse(sweep.name, sweep.values, &options->sweep);
+    return rc;
 }

@@ -3,7 +3,7 @@
 #include "bench.h"
 #include "json.h"
 
-static void write_plan(json_writer *w, const bench_plan *plan)
+void bench_json_write_plan(json_writer *w, const bench_plan *plan)
 {
     json_string(w, "tool", "streampipe bench");
     json_string(w, "version", sp_version());
@@ -20,6 +20,14 @@ static void write_plan(json_writer *w, const bench_plan *plan)
     json_uint(w, "repeat", plan->repeat);
 }
 
+void bench_json_write_totals(json_writer *w, const bench_totals *totals)
+{
+    json_uint(w, "elements_checked", totals->elements_checked);
+    json_number(w, "verify_s", totals->verify_s);
+    json_number(w, "max_abs_error", totals->max_abs_error);
+    json_number(w, "max_rel_error", totals->max_rel_error);
+}
+
 static void write_verification(json_writer *w, const bench_expected *e,
                                const bench_results *r)
 {
@@ -29,10 +37,7 @@ static void write_verification(json_writer *w, const bench_expected *e,
     json_uint(w, "samples", e->n_samples);
     json_number(w, "reference_s", e->reference_s);
     json_uint(w, "reference_threads", e->workers);
-    json_uint(w, "elements_checked", r->elements_checked);
-    json_number(w, "verify_s", r->verify_s);
-    json_number(w, "max_abs_error", r->max_abs_error);
-    json_number(w, "max_rel_error", r->max_rel_error);
+    bench_json_write_totals(w, &r->checks);
     json_object_close(w);
 }
 
@@ -94,7 +99,7 @@ static void write_report(json_writer *w, const sp_report *report)
 }
 
 void bench_print_json(const bench_plan *plan, const bench_expected *expected,
-                      const bench_results *results, FILE *out)
+                      const bench_results *results, const bench_exports *exports, FILE *out)
 {
     double serial_s = bench_median(results->serial.seconds, results->serial.runs);
     double pipelined_s = bench_median(results->pipelined.seconds, results->pipelined.runs);
@@ -102,7 +107,7 @@ void bench_print_json(const bench_plan *plan, const bench_expected *expected,
     json_writer w;
     json_begin(&w, out);
     json_object_open(&w, NULL);
-    write_plan(&w, plan);
+    bench_json_write_plan(&w, plan);
     write_verification(&w, expected, results);
     write_series(&w, plan, &results->serial);
     write_series(&w, plan, &results->pipelined);
@@ -115,6 +120,7 @@ void bench_print_json(const bench_plan *plan, const bench_expected *expected,
     double traced_s = bench_median(results->traced.seconds, results->traced.runs);
     json_number(&w, "timeline_cost", pipelined_s > 0.0 ? traced_s / pipelined_s - 1.0 : 0.0);
     write_report(&w, bench_median_report(&results->traced));
+    bench_exports_write_json(exports, &w);
     json_object_close(&w);
     json_end(&w);
 }

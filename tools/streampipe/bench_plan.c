@@ -82,4 +82,9 @@ void bench_plan_resolve(const bench_options *o, sp_backend_kind backend, bench_p
     plan->memory = o->memory;
     plan->host_workers = par_default_workers();
     plan->json = o->json;
+    plan->trace_path = o->trace_path;
+    plan->svg_path = o->svg_path;
+    plan->sweep = o->sweep;
+    if (plan->sweep.n_values == 0)
+        bench_sweep_default_values(backend, &plan->sweep);
 }

@@ -24,11 +24,8 @@ static void print_chunking(const char *label, const sp_report *report, FILE *out
             report->chunks);
 }
 
-static void print_setup(const bench_plan *plan, const bench_expected *e,
-                        const bench_results *r, FILE *out)
+void bench_print_job(const bench_plan *plan, FILE *out)
 {
-    const sp_report *pipelined = bench_median_report(&r->traced);
-    const sp_report *serial = bench_median_report(&r->serial);
     char in[32], outb[32];
     fprintf(out, "streampipe bench (library %s)\n", sp_version());
     if (plan->backend == SP_BACKEND_CUDA)
@@ -41,6 +38,14 @@ static void print_setup(const bench_plan *plan, const bench_expected *e,
     fprintf(out, "bytes            in %s, out %s\n",
             format_bytes((double)bench_bytes_in(plan), in, sizeof in),
             format_bytes((double)bench_bytes_out(plan), outb, sizeof outb));
+}
+
+static void print_setup(const bench_plan *plan, const bench_expected *e,
+                        const bench_results *r, FILE *out)
+{
+    const sp_report *pipelined = bench_median_report(&r->traced);
+    const sp_report *serial = bench_median_report(&r->serial);
+    bench_print_job(plan, out);
     print_chunking("chunk            pipelined", pipelined, out);
     print_chunking("; serial", serial, out);
     fprintf(out, "\ndepth            %u (serial 1)\n", pipelined->depth);
@@ -54,8 +59,8 @@ static void print_setup(const bench_plan *plan, const bench_expected *e,
     fprintf(out, "verification     %s: ", bench_check_method_name(e->method));
     bench_describe_check(e, out);
     fprintf(out, "tolerance        %s; max error abs %.3g, rel %.3g; %zu elements checked in "
-                 "%.3f s\n", bench_tolerance_text(), r->max_abs_error, r->max_rel_error,
-            r->elements_checked, r->verify_s);
+                 "%.3f s\n", bench_tolerance_text(), r->checks.max_abs_error,
+            r->checks.max_rel_error, r->checks.elements_checked, r->checks.verify_s);
 }
 
 static double series_extreme(const bench_series *series, int want_max)
@@ -131,9 +136,10 @@ static void print_pipelined_report(const bench_results *r, FILE *out)
 }
 
 void bench_print_text(const bench_plan *plan, const bench_expected *expected,
-                      const bench_results *results, FILE *out)
+                      const bench_results *results, const bench_exports *exports, FILE *out)
 {
     print_setup(plan, expected, results, out);
     print_timings(plan, results, out);
     print_pipelined_report(results, out);
+    bench_exports_print_text(exports, out);
 }

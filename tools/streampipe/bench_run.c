@@ -1,148 +1,136 @@
-/* The timed runs: serial baseline, pipelined run and copy-only ceiling, interleaved so that
+/* The comparison: serial baseline, pipelined run and copy-only ceiling, interleaved so that
  * drift in clocks or temperature touches all three alike. Every output is poisoned before
- * its run and fully verified after it. */
+ * its run and fully verified after it (bench_timed.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
-#include "streampipe_ops.h"
-
-typedef sp_status (*run_fn)(sp_pipeline *pipeline, const void *in, size_t n_records, void *out,
-                            sp_report *report);
 
 /* One kind of timed run and where its results go. */
 typedef struct run_kind {
-    const char *name;
-    sp_pipeline *pipeline;
-    run_fn run;
-    const float *in;
-    float *out;
+    bench_run_spec spec;
     bench_series *series;
-    int copy_only;   /* the output must equal the input */
     int with_report; /* ask for a report (and so for per-chunk timing events) */
 } run_kind;
 
-typedef struct pipeline_shape {
-    size_t n_stages;
-    size_t chunk_records;
-    unsigned depth;
-    unsigned staging_threads;
-} pipeline_shape;
+enum { SERIAL, PIPELINED, CEILING, N_PIPELINES };
 
-static int create_pipeline(sp_context *ctx, const sp_stage *stages, const pipeline_shape *shape,
-                           const char *what, sp_pipeline **out)
+/* `params` must outlive the pipelines. */
+static int create_pipelines(const bench_session *s, const sp_sinmix_params *params,
+                            sp_pipeline *pipelines[N_PIPELINES])
 {
-    sp_pipeline_config config;
-    memset(&config, 0, sizeof config);
-    config.in_record_bytes = sizeof(float);
-    config.stages = stages;
-    config.n_stages = shape->n_stages;
-    config.chunk_records = shape->chunk_records;
-    config.depth = shape->depth;
-    config.staging_threads = shape->staging_threads;
-    sp_status status = sp_pipeline_create(ctx, &config, out);
-    if (status != SP_OK)
-        return cli_report_failure(what, status, sp_context_last_error(ctx));
-    return CLI_EXIT_OK;
-}
-
-/* pipelines[0] serial, [1] pipelined, [2] the copy-only ceiling. `params` must outlive them. */
-static int create_pipelines(sp_context *ctx, const bench_plan *plan,
-                            const sp_sinmix_params *params, sp_pipeline *pipelines[3])
-{
+    const bench_plan *plan = s->plan;
     sp_stage sinmix = sp_sinmix_stage(params);
-    pipeline_shape serial = {1, plan->serial_chunk_records, 1, 0};
-    pipeline_shape pipelined = {1, plan->chunk_records, plan->depth, plan->staging_threads};
+    bench_pipeline_shape serial = {plan->serial_chunk_records, 1, 0};
+    bench_pipeline_shape pipelined = {plan->chunk_records, plan->depth, plan->staging_threads};
     /* The ceiling is what the copy engines reach on pinned memory at the library's own
      * choice of chunk and depth, independent of the user's choices. */
-    pipeline_shape ceiling = {0, 0, 0, 0};
-    int rc = create_pipeline(ctx, &sinmix, &serial, "creating the serial pipeline",
-                             &pipelines[0]);
+    bench_pipeline_shape ceiling = {0, 0, 0};
+    int rc = bench_create_pipeline(s->ctx, &sinmix, &serial, "creating the serial pipeline",
+                                   &pipelines[SERIAL]);
     if (rc == CLI_EXIT_OK)
-        rc = create_pipeline(ctx, &sinmix, &pipelined, "creating the pipeline", &pipelines[1]);
+        rc = bench_create_pipeline(s->ctx, &sinmix, &pipelined, "creating the pipeline",
+                                   &pipelines[PIPELINED]);
     if (rc == CLI_EXIT_OK)
-        rc = create_pipeline(ctx, NULL, &ceiling, "creating the copy-only pipeline",
-                             &pipelines[2]);
+        rc = bench_create_pipeline(s->ctx, NULL, &ceiling, "creating the copy-only pipeline",
+                                   &pipelines[CEILING]);
     return rc;
 }
 
-static int time_run(const run_kind *kind, size_t records, unsigned repeat_index)
+static int time_kind(const bench_session *s, const run_kind *kind, unsigned repeat_index)
 {
     bench_series *series = kind->series;
-    /* 0xFF bytes are NaN: an element the run never writes cannot pass the check. */
-    memset(kind->out, 0xFF, records * sizeof *kind->out);
-    double start = cli_now_s();
-    sp_report *report = kind->with_report ? &series->reports[series->runs] : NULL;
-    sp_status status = kind->run(kind->pipeline, kind->in, records, kind->out, report);
-    if (!report) { /* the shape of the run, which the library still tells without a report */
-        sp_report *shape = &series->reports[series->runs];
-        memset(shape, 0, sizeof *shape);
-        shape->records = records;
-        shape->chunk_records = sp_pipeline_chunk_records(kind->pipeline, records);
-        shape->chunks = shape->chunk_records ? (records + shape->chunk_records - 1) /
-                                                   shape->chunk_records
-                                             : 0;
-        shape->depth = sp_pipeline_depth(kind->pipeline);
-    }
-    double seconds = cli_now_s() - start;
-    if (status != SP_OK) {
-        char what[64];
-        snprintf(what, sizeof what, "%s run %u", kind->name, repeat_index + 1);
-        return cli_report_failure(what, status, sp_pipeline_last_error(kind->pipeline));
-    }
-    series->seconds[series->runs++] = seconds;
+    sp_report *report = &series->reports[series->runs];
+    char label[64];
+    snprintf(label, sizeof label, "%s run %u", kind->spec.name, repeat_index + 1);
+    int rc = bench_timed_run(s, &kind->spec, label, kind->with_report ? report : NULL,
+                             &series->seconds[series->runs]);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!kind->with_report) /* the shape of the run, which the library tells without one */
+        bench_run_shape(kind->spec.pipeline, s->plan->records, report);
+    series->runs++;
     return CLI_EXIT_OK;
 }
 
-static void note_check(const bench_check *check, bench_results *results)
+/* "serial 0.2030 s, pipelined 0.2069 s" for the first n_done kinds of this repeat. */
+static void format_times(const run_kind *kinds, size_t n_done, int decimals, char *text,
+                         size_t size)
 {
-    results->elements_checked += check->checked;
-    if (check->max_abs_error > results->max_abs_error)
-        results->max_abs_error = check->max_abs_error;
-    if (check->max_rel_error > results->max_rel_error)
-        results->max_rel_error = check->max_rel_error;
-}
-
-static int verify_run(const run_kind *kind, const bench_plan *plan, bench_expected *expected,
-                      unsigned repeat_index, bench_results *results)
-{
-    bench_check check;
-    double start = cli_now_s();
-    int bad = kind->copy_only
-                  ? bench_check_copy(kind->out, kind->in, plan->records, plan->host_workers,
-                                     &check)
-                  : bench_check_sinmix(expected, kind->out, plan->records, &check);
-    results->verify_s += cli_now_s() - start;
-    note_check(&check, results);
-    if (bad) {
-        char what[64];
-        snprintf(what, sizeof what, "%s run %u", kind->name, repeat_index + 1);
-        bench_print_mismatches(&check, what, stderr);
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
-}
-
-static void print_progress(const run_kind *kinds, size_t n_kinds, unsigned repeat_index,
-                           unsigned repeat)
-{
-    fprintf(stderr, "run %u/%u:", repeat_index + 1, repeat);
-    for (size_t k = 0; k < n_kinds; k++) {
+    size_t used = 0;
+    text[0] = '\0';
+    for (size_t k = 0; k < n_done && used < size; k++) {
         const bench_series *series = kinds[k].series;
-        fprintf(stderr, " %s %.4f s%s", kinds[k].name, series->seconds[series->runs - 1],
-                k + 1 < n_kinds ? "," : "");
+        int n = snprintf(text + used, size - used, "%s%s %.*f s", k > 0 ? ", " : "",
+                         kinds[k].spec.name, decimals, series->seconds[series->runs - 1]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
     }
-    fputs(" (outputs verified)\n", stderr);
 }
 
-int bench_run_all(sp_context *ctx, const bench_plan *plan, bench_buffers *b,
-                  bench_expected *expected, bench_results *results)
+/* On a terminal, around every run: "[run 2/3] serial 0.203 s, pipelined ...", the times so
+ * far and the run going on now (none when n_done == n_kinds). */
+static void show_live(const bench_session *s, const run_kind *kinds, size_t n_done,
+                      size_t n_kinds, unsigned repeat_index)
 {
-    sp_sinmix_params params = {plan->iters};
-    sp_pipeline *pipelines[3] = {NULL, NULL, NULL};
-    int rc = create_pipelines(ctx, plan, &params, pipelines);
+    char times[160], text[256];
+    format_times(kinds, n_done, 3, times, sizeof times);
+    snprintf(text, sizeof text, "[run %u/%u] %s%s%s%s", repeat_index + 1, s->plan->repeat,
+             times, n_done > 0 && n_done < n_kinds ? ", " : "",
+             n_done < n_kinds ? kinds[n_done].spec.name : "", n_done < n_kinds ? " ..." : "");
+    bench_progress_update(s->progress, text);
+}
+
+/* Elsewhere, after every repeat: "run 2/3: serial 0.2030 s, ... (outputs verified)". */
+static void note_repeat(const bench_session *s, const run_kind *kinds, size_t n_kinds,
+                        unsigned repeat_index)
+{
+    char times[160], text[256];
+    format_times(kinds, n_kinds, 4, times, sizeof times);
+    snprintf(text, sizeof text, "run %u/%u: %s (outputs verified)", repeat_index + 1,
+             s->plan->repeat, times);
+    bench_progress_note(s->progress, text);
+}
+
+static int run_repeats(const bench_session *s, const run_kind *kinds, size_t n_kinds)
+{
+    int rc = CLI_EXIT_OK;
+    for (unsigned r = 0; r < s->plan->repeat && rc == CLI_EXIT_OK; r++) {
+        for (size_t k = 0; k < n_kinds && rc == CLI_EXIT_OK; k++) {
+            show_live(s, kinds, k, n_kinds, r);
+            rc = time_kind(s, &kinds[k], r);
+        }
+        if (rc == CLI_EXIT_OK)
+            show_live(s, kinds, n_kinds, n_kinds, r);
+        if (rc == CLI_EXIT_OK)
+            note_repeat(s, kinds, n_kinds, r);
+    }
+    bench_progress_clear(s->progress);
+    return rc;
+}
+
+/* The traced runs are the pipelined pipeline's only runs with a report, so its last one is
+ * what the trace export describes. */
+static int export_last_traced(const bench_session *s, const sp_pipeline *pipeline,
+                              const bench_series *traced)
+{
+    if (!bench_exports_wanted(s->exports) || traced->runs == 0)
+        return CLI_EXIT_OK;
+    char describes[96];
+    snprintf(describes, sizeof describes, "the last pipelined run with a report (traced run %zu)",
+             traced->runs);
+    return bench_exports_write(s->exports, pipeline, &traced->reports[traced->runs - 1],
+                               describes);
+}
+
+int bench_run_all(const bench_session *s, bench_results *results)
+{
+    const bench_buffers *b = s->buffers;
+    sp_sinmix_params params = {s->plan->iters};
+    sp_pipeline *pipelines[N_PIPELINES] = {NULL, NULL, NULL};
+    int rc = create_pipelines(s, &params, pipelines);
     results->serial.name = "serial";
     results->pipelined.name = "pipelined";
     results->traced.name = "traced";
@@ -151,23 +139,21 @@ int bench_run_all(sp_context *ctx, const bench_plan *plan, bench_buffers *b,
      * pipelined run is timed bare and again with a report, which costs timing events: the
      * two medians side by side show what the per-chunk timeline costs. */
     enum { KINDS = 4 };
-    run_kind kinds[KINDS] = {
-        {"serial", pipelines[0], sp_pipeline_run_serial, b->in, b->out, &results->serial, 0, 1},
-        {"pipelined", pipelines[1], sp_pipeline_run, b->in, b->out, &results->pipelined, 0, 0},
-        {"traced", pipelines[1], sp_pipeline_run, b->in, b->out, &results->traced, 0, 1},
-        {"ceiling", pipelines[2], sp_pipeline_run, b->ceiling_in, b->ceiling_out,
-         &results->ceiling, 1, 1},
+    const run_kind kinds[KINDS] = {
+        {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0},
+         &results->serial, 1},
+        {{"pipelined", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0},
+         &results->pipelined, 0},
+        {{"traced", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0}, &results->traced,
+         1},
+        {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1},
+         &results->ceiling, 1},
     };
-    for (unsigned r = 0; r < plan->repeat && rc == CLI_EXIT_OK; r++) {
-        for (size_t k = 0; k < KINDS && rc == CLI_EXIT_OK; k++) {
-            rc = time_run(&kinds[k], plan->records, r);
-            if (rc == CLI_EXIT_OK)
-                rc = verify_run(&kinds[k], plan, expected, r, results);
-        }
-        if (rc == CLI_EXIT_OK)
-            print_progress(kinds, KINDS, r, plan->repeat);
-    }
-    for (size_t k = 0; k < 3; k++)
+    if (rc == CLI_EXIT_OK)
+        rc = run_repeats(s, kinds, KINDS);
+    if (rc == CLI_EXIT_OK)
+        rc = export_last_traced(s, pipelines[PIPELINED], &results->traced);
+    for (size_t k = 0; k < N_PIPELINES; k++)
         sp_pipeline_destroy(pipelines[k]);
     return rc;
 }

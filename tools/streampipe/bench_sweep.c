@@ -1,0 +1,161 @@
+/* --sweep: the rows (the listed values, and the default setting where the list lacks it),
+ * each timed and verified on a pipeline of its own (bench_sweep_run.c), then the speedups
+ * against the default row and the fastest row. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+
+/* The plan with `value` in place of the swept setting; everything else as given. */
+static void setting_for(const bench_plan *plan, bench_sweep_parameter parameter,
+                        unsigned long long value, bench_plan *setting)
+{
+    *setting = *plan;
+    switch (parameter) {
+    case BENCH_SWEEP_NONE: break;
+    case BENCH_SWEEP_CHUNK: setting->chunk_records = (size_t)value; break;
+    case BENCH_SWEEP_DEPTH: setting->depth = (unsigned)value; break;
+    case BENCH_SWEEP_ITERS: setting->iters = (unsigned)value; break;
+    }
+}
+
+/* The setting the bench uses without --sweep, as *config (what the pipeline is created with,
+ * 0 = the library's choice) and *value (what that comes to): a chosen chunk or depth is asked
+ * of a pipeline made with the plan's settings. */
+static int resolve_default(const bench_session *s, unsigned long long *config,
+                           unsigned long long *value)
+{
+    const bench_plan *plan = s->plan;
+    bench_sweep_parameter parameter = plan->sweep.parameter;
+    *config = parameter == BENCH_SWEEP_CHUNK   ? plan->chunk_records
+              : parameter == BENCH_SWEEP_DEPTH ? plan->depth
+                                               : plan->iters;
+    *value = *config;
+    if (*config != 0 || parameter == BENCH_SWEEP_ITERS)
+        return CLI_EXIT_OK;
+    sp_sinmix_params params = {plan->iters};
+    sp_stage sinmix = sp_sinmix_stage(&params);
+    bench_pipeline_shape shape = {plan->chunk_records, plan->depth, plan->staging_threads};
+    sp_pipeline *pipeline = NULL;
+    int rc = bench_create_pipeline(s->ctx, &sinmix, &shape, "creating the pipeline", &pipeline);
+    if (rc == CLI_EXIT_OK)
+        *value = parameter == BENCH_SWEEP_CHUNK
+                     ? sp_pipeline_chunk_records(pipeline, plan->records)
+                     : sp_pipeline_depth(pipeline);
+    sp_pipeline_destroy(pipeline);
+    return rc;
+}
+
+static void add_row(bench_sweep_result *sweep, unsigned long long config,
+                    unsigned long long value, int is_default)
+{
+    bench_sweep_row *row = &sweep->rows[sweep->n_rows];
+    row->config_value = config;
+    row->value = value;
+    row->is_default = is_default;
+    if (is_default)
+        sweep->default_row = sweep->n_rows;
+    sweep->n_rows++;
+}
+
+/* The listed values in their order, the default inserted before the first larger value when
+ * it is not listed (so an ascending list stays ascending). */
+static void build_rows(const bench_sweep_request *request, unsigned long long config,
+                       unsigned long long value, bench_sweep_result *sweep)
+{
+    int placed = 0;
+    for (size_t i = 0; i < request->n_values; i++)
+        placed |= request->values[i] == value;
+    for (size_t i = 0; i < request->n_values; i++) {
+        unsigned long long listed = request->values[i];
+        if (!placed && value < listed) {
+            add_row(sweep, config, value, 1);
+            placed = 1;
+        }
+        add_row(sweep, listed, listed, listed == value);
+    }
+    if (!placed)
+        add_row(sweep, config, value, 1);
+}
+
+static void format_title(const bench_sweep_result *sweep, size_t index, char *title,
+                         size_t size)
+{
+    const bench_sweep_row *row = &sweep->rows[index];
+    snprintf(title, size, "%s %llu%s (%zu/%zu)", bench_sweep_parameter_name(sweep->parameter),
+             row->value, row->is_default ? " default" : "", index + 1, sweep->n_rows);
+}
+
+/* The fastest row (the first of equals) and every row's speedup over the default row. */
+static void compare_rows(bench_sweep_result *sweep)
+{
+    double default_s = sweep->rows[sweep->default_row].median_s;
+    sweep->best_row = 0;
+    for (size_t i = 0; i < sweep->n_rows; i++) {
+        bench_sweep_row *row = &sweep->rows[i];
+        row->speedup = row->median_s > 0.0 ? default_s / row->median_s : 0.0;
+        if (row->median_s < sweep->rows[sweep->best_row].median_s)
+            sweep->best_row = i;
+    }
+}
+
+static int export_best(const bench_session *s, const bench_sweep_result *sweep,
+                       const sp_pipeline *pipeline)
+{
+    const bench_sweep_row *best = &sweep->rows[sweep->best_row];
+    char describes[96];
+    snprintf(describes, sizeof describes, "the fastest row's run with a report (%s %llu)",
+             bench_sweep_parameter_name(sweep->parameter), best->value);
+    return bench_exports_write(s->exports, pipeline, &best->report, describes);
+}
+
+/* Measures every row. Where files are wanted, the fastest row's pipeline so far is kept
+ * alive, since the trace comes from the pipeline itself; the others go at once. */
+static int measure_rows(const bench_session *s, bench_sweep_result *sweep)
+{
+    sp_pipeline *kept = NULL;
+    size_t kept_row = 0;
+    int rc = CLI_EXIT_OK;
+    for (size_t i = 0; i < sweep->n_rows && rc == CLI_EXIT_OK; i++) {
+        bench_plan setting;
+        char title[96];
+        sp_pipeline *pipeline = NULL;
+        setting_for(s->plan, sweep->parameter, sweep->rows[i].config_value, &setting);
+        format_title(sweep, i, title, sizeof title);
+        /* Nothing before the row's first run draws the line, so anything printed while the
+         * row gets ready (a reference, a failure to create its pipeline) starts clean. */
+        bench_progress_clear(s->progress);
+        rc = bench_sweep_measure(s, &setting, title, &sweep->rows[i], &pipeline);
+        int faster = kept == NULL || sweep->rows[i].median_s < sweep->rows[kept_row].median_s;
+        if (rc == CLI_EXIT_OK && bench_exports_wanted(s->exports) && faster) {
+            sp_pipeline_destroy(kept);
+            kept = pipeline;
+            kept_row = i;
+            pipeline = NULL;
+        }
+        sp_pipeline_destroy(pipeline);
+    }
+    bench_progress_clear(s->progress);
+    if (rc == CLI_EXIT_OK)
+        compare_rows(sweep);
+    /* compare_rows picks the first of equal medians, as the loop above did. */
+    if (rc == CLI_EXIT_OK && kept != NULL)
+        rc = export_best(s, sweep, kept);
+    sp_pipeline_destroy(kept);
+    return rc;
+}
+
+int bench_sweep_all(const bench_session *s, bench_sweep_result *sweep)
+{
+    unsigned long long config = 0, value = 0;
+    memset(sweep, 0, sizeof *sweep);
+    sweep->parameter = s->plan->sweep.parameter;
+    int rc = resolve_default(s, &config, &value);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    build_rows(&s->plan->sweep, config, value, sweep);
+    fprintf(stderr, "bench: sweeping %s over %zu values, %u runs each + 1 with a report\n",
+            bench_sweep_parameter_name(sweep->parameter), sweep->n_rows, s->plan->repeat);
+    return measure_rows(s, sweep);
+}

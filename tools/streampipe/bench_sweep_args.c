@@ -1,0 +1,144 @@
+/* --sweep and --sweep-values: which setting to sweep, over which values, and the default
+ * values of each. Every value is range-checked here; the sweep trusts them. */
+#include <limits.h>
+#include <string.h>
+
+#include "args.h"
+#include "bench.h"
+#include "cli.h"
+
+/* The same limits the single-value options have (bench_args.c), except that a chunk or a
+ * depth of 0 ("library's choice") is no value to sweep: the default row covers it. */
+#define MAX_CHUNK_RECORDS (1ULL << 40)
+
+typedef struct sweep_parameter_info {
+    const char *name;
+    bench_sweep_parameter parameter;
+    unsigned long long min, max;
+} sweep_parameter_info;
+
+static const sweep_parameter_info parameters[] = {
+    {"chunk", BENCH_SWEEP_CHUNK, 1, MAX_CHUNK_RECORDS},
+    {"depth", BENCH_SWEEP_DEPTH, 1, SP_MAX_DEPTH},
+    {"iters", BENCH_SWEEP_ITERS, 0, UINT_MAX},
+};
+
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+#define N_PARAMETERS COUNT_OF(parameters)
+
+static const unsigned long long default_chunks[] = {262144, 524288, 1048576, 2097152,
+                                                    4194304, 8388608};
+static const unsigned long long default_depths[] = {2, 3, 4, 5, 6, 8};
+static const unsigned long long default_iters_cuda[] = {0, 10, 100, 1000};
+/* A tenth of the CUDA list: on two CPU cores iters 1000 takes half a minute per run of the
+ * small workload, so the CUDA list would take minutes where this one takes seconds. */
+static const unsigned long long default_iters_host[] = {0, 1, 10, 100};
+
+static const sweep_parameter_info *find_parameter(bench_sweep_parameter parameter)
+{
+    for (size_t i = 0; i < N_PARAMETERS; i++)
+        if (parameters[i].parameter == parameter)
+            return &parameters[i];
+    return NULL;
+}
+
+const char *bench_sweep_parameter_name(bench_sweep_parameter parameter)
+{
+    const sweep_parameter_info *info = find_parameter(parameter);
+    return info != NULL ? info->name : "none";
+}
+
+/* Copies the next comma-separated item of *cursor into item and moves past it. Returns -1
+ * when the item does not fit, which no valid count comes near. */
+static int next_item(const char **cursor, char *item, size_t size)
+{
+    const char *comma = strchr(*cursor, ',');
+    size_t length = comma != NULL ? (size_t)(comma - *cursor) : strlen(*cursor);
+    if (length >= size)
+        return -1;
+    memcpy(item, *cursor, length);
+    item[length] = '\0';
+    *cursor = comma != NULL ? comma + 1 : NULL;
+    return 0;
+}
+
+static int is_listed(const bench_sweep_request *request, unsigned long long value)
+{
+    for (size_t i = 0; i < request->n_values; i++)
+        if (request->values[i] == value)
+            return 1;
+    return 0;
+}
+
+static int parse_one_value(const sweep_parameter_info *info, const char *item,
+                           bench_sweep_request *request)
+{
+    unsigned long long value = 0;
+    if (args_parse_count(item, info->max, &value) != 0 || value < info->min)
+        return cli_usage_error("--sweep-values: '%s' is not a valid %s value (a count in "
+                               "[%llu, %llu])", item, info->name, info->min, info->max);
+    if (is_listed(request, value))
+        return cli_usage_error("--sweep-values: %s %llu is listed twice", info->name, value);
+    if (request->n_values == BENCH_SWEEP_MAX_VALUES)
+        return cli_usage_error("--sweep-values: more than %d values", BENCH_SWEEP_MAX_VALUES);
+    request->values[request->n_values++] = value;
+    return CLI_EXIT_OK;
+}
+
+static int parse_values(const sweep_parameter_info *info, const char *text,
+                        bench_sweep_request *request)
+{
+    const char *cursor = text;
+    while (cursor != NULL) {
+        char item[32];
+        if (next_item(&cursor, item, sizeof item) != 0)
+            return cli_usage_error("--sweep-values: '%s' has an item too long to be a count",
+                                   text);
+        if (item[0] == '\0')
+            return cli_usage_error("--sweep-values: '%s' has an empty item", text);
+        int rc = parse_one_value(info, item, request);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    return CLI_EXIT_OK;
+}
+
+int bench_sweep_parse(const char *name, const char *values, bench_sweep_request *request)
+{
+    const sweep_parameter_info *info = NULL;
+    memset(request, 0, sizeof *request);
+    for (size_t i = 0; i < N_PARAMETERS && name != NULL; i++)
+        if (strcmp(name, parameters[i].name) == 0)
+            info = &parameters[i];
+    if (info == NULL)
+        return cli_usage_error("--sweep: '%s' is not chunk, depth or iters",
+                               name != NULL ? name : "");
+    request->parameter = info->parameter;
+    return values != NULL ? parse_values(info, values, request) : CLI_EXIT_OK;
+}
+
+static void copy_values(const unsigned long long *values, size_t n,
+                        bench_sweep_request *request)
+{
+    memcpy(request->values, values, n * sizeof *values);
+    request->n_values = n;
+}
+
+void bench_sweep_default_values(sp_backend_kind backend, bench_sweep_request *request)
+{
+    switch (request->parameter) {
+    case BENCH_SWEEP_NONE: break;
+    case BENCH_SWEEP_CHUNK:
+        copy_values(default_chunks, COUNT_OF(default_chunks), request);
+        break;
+    case BENCH_SWEEP_DEPTH:
+        copy_values(default_depths, COUNT_OF(default_depths), request);
+        break;
+    case BENCH_SWEEP_ITERS:
+        if (backend == SP_BACKEND_CUDA)
+            copy_values(default_iters_cuda, COUNT_OF(default_iters_cuda), request);
+        else
+            copy_values(default_iters_host, COUNT_OF(default_iters_host), request);
+        break;
+    }
+}

@@ -1,0 +1,80 @@
+/* One timed run and the check of its whole output. The comparison (bench_run.c) and the
+ * sweep (bench_sweep_run.c) both time through here, so both keep the same rules: the output
+ * is poisoned before the run and every element is checked after it. */
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "clock.h"
+
+int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
+                          const bench_pipeline_shape *shape, const char *what,
+                          sp_pipeline **out)
+{
+    sp_pipeline_config config;
+    memset(&config, 0, sizeof config);
+    config.in_record_bytes = sizeof(float);
+    config.stages = stage;
+    config.n_stages = stage != NULL ? 1 : 0;
+    config.chunk_records = shape->chunk_records;
+    config.depth = shape->depth;
+    config.staging_threads = shape->staging_threads;
+    sp_status status = sp_pipeline_create(ctx, &config, out);
+    if (status != SP_OK)
+        return cli_report_failure(what, status, sp_context_last_error(ctx));
+    return CLI_EXIT_OK;
+}
+
+void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *shape)
+{
+    memset(shape, 0, sizeof *shape);
+    shape->records = records;
+    shape->chunk_records = sp_pipeline_chunk_records(pipeline, records);
+    shape->chunks = shape->chunk_records != 0
+                        ? (records + shape->chunk_records - 1) / shape->chunk_records
+                        : 0;
+    shape->depth = sp_pipeline_depth(pipeline);
+}
+
+static void add_check(const bench_check *check, double seconds, bench_totals *totals)
+{
+    totals->elements_checked += check->checked;
+    totals->verify_s += seconds;
+    if (check->max_abs_error > totals->max_abs_error)
+        totals->max_abs_error = check->max_abs_error;
+    if (check->max_rel_error > totals->max_rel_error)
+        totals->max_rel_error = check->max_rel_error;
+}
+
+static int check_output(const bench_session *s, const bench_run_spec *spec, const char *label)
+{
+    const bench_plan *plan = s->plan;
+    bench_check check;
+    double start = cli_now_s();
+    int bad = spec->copy_only ? bench_check_copy(spec->out, spec->in, plan->records,
+                                                 plan->host_workers, &check)
+                              : bench_check_sinmix(s->expected, spec->out, plan->records,
+                                                   &check);
+    add_check(&check, cli_now_s() - start, s->checks);
+    if (!bad)
+        return CLI_EXIT_OK;
+    bench_progress_clear(s->progress);
+    bench_print_mismatches(&check, label, stderr);
+    return CLI_EXIT_FAILURE;
+}
+
+int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const char *label,
+                    sp_report *report, double *seconds)
+{
+    size_t records = s->plan->records;
+    /* 0xFF bytes are NaN: an element the run never writes cannot pass the check. */
+    memset(spec->out, 0xFF, records * sizeof *spec->out);
+    double start = cli_now_s();
+    sp_status status = spec->run(spec->pipeline, spec->in, records, spec->out, report);
+    *seconds = cli_now_s() - start;
+    if (status != SP_OK) {
+        bench_progress_clear(s->progress);
+        return cli_report_failure(label, status, sp_pipeline_last_error(spec->pipeline));
+    }
+    return check_output(s, spec, label);
+}
