@@ -326,7 +326,6 @@ double bench_series_gbps(const bench_plan *plan, const bench_series *series);
 
 /* bench_names.c */
 const char *bench_memory_name(bench_memory memory);
-const char *bench_engine_kind_name(sp_engine_kind kind);
 
 /* bench_report.c, bench_json.c */
 /* The first lines of the text: library, backend, workload, bytes. */

@@ -1,6 +1,7 @@
 /* The --json result of `streampipe bench`: one object on stdout with the same figures as the
  * text, plus every run's time. Times in seconds, rates in GB/s (1e9 bytes per second). */
 #include "bench.h"
+#include "report_out.h"
 #include "json.h"
 
 void bench_json_write_plan(json_writer *w, const bench_plan *plan)
@@ -57,47 +58,6 @@ static void write_series(json_writer *w, const bench_plan *plan, const bench_ser
     json_object_close(w);
 }
 
-static void write_engines(json_writer *w, const sp_report *report)
-{
-    json_array_open(w, "engines");
-    for (size_t i = 0; i < report->n_engines && i < SP_MAX_ENGINES; i++) {
-        const sp_engine_report *engine = &report->engines[i];
-        json_object_open(w, NULL);
-        json_string(w, "name", engine->name);
-        json_string(w, "kind", bench_engine_kind_name(engine->kind));
-        json_number(w, "busy_s", engine->busy_s);
-        json_number(w, "max_chunk_s", engine->max_chunk_s);
-        json_uint(w, "bytes", engine->bytes);
-        json_number(w, "gbps", bench_gbps((double)engine->bytes, engine->busy_s));
-        json_object_close(w);
-    }
-    json_array_close(w);
-}
-
-static void write_report(json_writer *w, const sp_report *report)
-{
-    json_object_open(w, "report");
-    json_uint(w, "records", report->records);
-    json_uint(w, "chunks", report->chunks);
-    json_uint(w, "chunk_records", report->chunk_records);
-    json_uint(w, "depth", report->depth);
-    json_uint(w, "staging_threads", report->staging_threads);
-    json_bool(w, "staged_in", report->staged_in);
-    json_bool(w, "staged_out", report->staged_out);
-    json_number(w, "makespan_s", report->makespan_s);
-    write_engines(w, report);
-    json_number(w, "bound_s", report->bound_s);
-    json_number(w, "efficiency", report->efficiency);
-    json_number(w, "serial_s", report->serial_s);
-    json_number(w, "model_s", report->model_s);
-    json_number(w, "hidden_transfer", report->hidden_transfer);
-    json_number(w, "h2d_gbps", report->h2d_gbps);
-    json_number(w, "d2h_gbps", report->d2h_gbps);
-    json_string(w, "bottleneck", report->bottleneck);
-    json_string(w, "notes", report->notes);
-    json_object_close(w);
-}
-
 void bench_print_json(const bench_plan *plan, const bench_expected *expected,
                       const bench_results *results, const bench_exports *exports, FILE *out)
 {
@@ -119,7 +79,7 @@ void bench_print_json(const bench_plan *plan, const bench_expected *expected,
                                    : 0.0);
     double traced_s = bench_median(results->traced.seconds, results->traced.runs);
     json_number(&w, "timeline_cost", pipelined_s > 0.0 ? traced_s / pipelined_s - 1.0 : 0.0);
-    write_report(&w, bench_median_report(&results->traced));
+    cli_json_report(&w, bench_median_report(&results->traced));
     bench_exports_write_json(exports, &w);
     json_object_close(&w);
     json_end(&w);

@@ -3,24 +3,13 @@
 #include <stdio.h>
 
 #include "bench.h"
-
-static const char *format_bytes(double bytes, char *buf, size_t size)
-{
-    const double kib = 1024.0, mib = kib * 1024.0, gib = mib * 1024.0;
-    if (bytes >= gib)
-        snprintf(buf, size, "%.2f GiB", bytes / gib);
-    else if (bytes >= mib)
-        snprintf(buf, size, "%.1f MiB", bytes / mib);
-    else
-        snprintf(buf, size, "%.1f KiB", bytes / kib);
-    return buf;
-}
+#include "report_out.h"
 
 static void print_chunking(const char *label, const sp_report *report, FILE *out)
 {
     char bytes[32];
     fprintf(out, "%s %zu records (%s, %zu chunks)", label, report->chunk_records,
-            format_bytes((double)report->chunk_records * sizeof(float), bytes, sizeof bytes),
+            cli_format_bytes((double)report->chunk_records * sizeof(float), bytes, sizeof bytes),
             report->chunks);
 }
 
@@ -36,8 +25,8 @@ void bench_print_job(const bench_plan *plan, FILE *out)
             plan->workload, plan->workload_changed ? " (changed by options)" : "",
             plan->records, plan->iters);
     fprintf(out, "bytes            in %s, out %s\n",
-            format_bytes((double)bench_bytes_in(plan), in, sizeof in),
-            format_bytes((double)bench_bytes_out(plan), outb, sizeof outb));
+            cli_format_bytes((double)bench_bytes_in(plan), in, sizeof in),
+            cli_format_bytes((double)bench_bytes_out(plan), outb, sizeof outb));
 }
 
 static void print_setup(const bench_plan *plan, const bench_expected *e,
@@ -102,37 +91,11 @@ static void print_timings(const bench_plan *plan, const bench_results *r, FILE *
             pipelined_s > 0.0 ? 100.0 * (traced_s / pipelined_s - 1.0) : 0.0);
 }
 
-static void print_engines(const sp_report *report, FILE *out)
-{
-    char bytes[32];
-    fprintf(out, "  %-16s %-9s %10s %12s %12s %10s\n", "engine", "kind", "busy s", "max chunk s",
-            "bytes", "GB/s");
-    for (size_t i = 0; i < report->n_engines && i < SP_MAX_ENGINES; i++) {
-        const sp_engine_report *engine = &report->engines[i];
-        fprintf(out, "  %-16s %-9s %10.4f %12.6f %12s %10.2f\n", engine->name,
-                bench_engine_kind_name(engine->kind), engine->busy_s, engine->max_chunk_s,
-                format_bytes((double)engine->bytes, bytes, sizeof bytes),
-                bench_gbps((double)engine->bytes, engine->busy_s));
-    }
-}
-
 static void print_pipelined_report(const bench_results *r, FILE *out)
 {
     const sp_report *report = bench_median_report(&r->traced);
     fputs("\npipelined run with a report (the median run's):\n", out);
-    print_engines(report, out);
-    fprintf(out, "  makespan         %.4f s\n", report->makespan_s);
-    fprintf(out, "  bound            %.4f s (largest engine total; host staging counts the "
-                 "time either direction was copying)\n", report->bound_s);
-    fprintf(out, "  efficiency       %.1f%% (bound / makespan)\n", 100.0 * report->efficiency);
-    fprintf(out, "  hidden transfer  %.1f%% of copy time overlapped compute\n",
-            100.0 * report->hidden_transfer);
-    fprintf(out, "  model            %.4f s vs makespan %.4f s; no overlap at all: %.4f s\n",
-            report->model_s, report->makespan_s, report->serial_s);
-    fprintf(out, "  copy rates       h2d %.2f GB/s, d2h %.2f GB/s\n", report->h2d_gbps,
-            report->d2h_gbps);
-    fprintf(out, "  bottleneck       %s\n", report->bottleneck);
-    fprintf(out, "  notes            %s\n", report->notes[0] != '\0' ? report->notes : "(none)");
+    cli_print_report(report, out);
 }
 
 void bench_print_text(const bench_plan *plan, const bench_expected *expected,

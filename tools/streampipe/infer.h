@@ -101,8 +101,6 @@ double infer_median(const double *values, size_t n);
 /* The run with the lower-median time: a real run's report. */
 const sp_report *infer_median_report(const infer_results *results);
 
-/* "h2d", "compute"... for an engine kind. */
-const char *infer_engine_kind_name(sp_engine_kind kind);
 
 void infer_print_text(const infer_plan *plan, const infer_data *data,
                       const infer_results *results, FILE *out);

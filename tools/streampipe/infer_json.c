@@ -1,6 +1,7 @@
 /* The --json result of `streampipe infer`: one object on stdout with the same figures as the
  * text, plus every run's time. Times in seconds, rates in samples per second and GB/s. */
 #include "infer.h"
+#include "report_out.h"
 #include "json.h"
 
 static double rate(double amount, double seconds) { return seconds > 0.0 ? amount / seconds : 0.0; }
@@ -55,44 +56,6 @@ static void write_times(json_writer *w, const infer_plan *plan, const infer_resu
     json_number(w, "setup_s", r->setup_s);
 }
 
-static void write_engines(json_writer *w, const sp_report *report)
-{
-    json_array_open(w, "engines");
-    for (size_t i = 0; i < report->n_engines && i < SP_MAX_ENGINES; i++) {
-        const sp_engine_report *e = &report->engines[i];
-        json_object_open(w, NULL);
-        json_string(w, "name", e->name);
-        json_string(w, "kind", infer_engine_kind_name(e->kind));
-        json_number(w, "busy_s", e->busy_s);
-        json_number(w, "max_chunk_s", e->max_chunk_s);
-        json_uint(w, "bytes", e->bytes);
-        json_object_close(w);
-    }
-    json_array_close(w);
-}
-
-static void write_report(json_writer *w, const sp_report *report)
-{
-    json_object_open(w, "report");
-    json_uint(w, "chunks", report->chunks);
-    json_uint(w, "chunk_records", report->chunk_records);
-    json_uint(w, "depth", report->depth);
-    json_bool(w, "staged_in", report->staged_in);
-    json_bool(w, "staged_out", report->staged_out);
-    json_number(w, "makespan_s", report->makespan_s);
-    write_engines(w, report);
-    json_number(w, "bound_s", report->bound_s);
-    json_number(w, "efficiency", report->efficiency);
-    json_number(w, "serial_s", report->serial_s);
-    json_number(w, "model_s", report->model_s);
-    json_number(w, "hidden_transfer", report->hidden_transfer);
-    json_number(w, "h2d_gbps", report->h2d_gbps);
-    json_number(w, "d2h_gbps", report->d2h_gbps);
-    json_string(w, "bottleneck", report->bottleneck);
-    json_string(w, "notes", report->notes);
-    json_object_close(w);
-}
-
 void infer_print_json(const infer_plan *plan, const infer_data *data,
                       const infer_results *results, FILE *out)
 {
@@ -102,7 +65,7 @@ void infer_print_json(const infer_plan *plan, const infer_data *data,
     write_plan(&w, plan, data);
     write_checks(&w, plan, data, results);
     write_times(&w, plan, results);
-    write_report(&w, infer_median_report(results));
+    cli_json_report(&w, infer_median_report(results));
     json_object_close(&w);
     json_end(&w);
 }

@@ -1,18 +1,7 @@
 /* The text result of `streampipe infer`: the setup, accuracy and checks, the throughput, then
  * the median run's own report (per-engine busy time and the overlap figures). */
 #include "infer.h"
-
-const char *infer_engine_kind_name(sp_engine_kind kind)
-{
-    switch (kind) {
-    case SP_ENGINE_STAGE_IN: return "stage-in";
-    case SP_ENGINE_H2D: return "h2d";
-    case SP_ENGINE_COMPUTE: return "compute";
-    case SP_ENGINE_D2H: return "d2h";
-    case SP_ENGINE_STAGE_OUT: return "stage-out";
-    }
-    return "?";
-}
+#include "report_out.h"
 
 static double rate(double amount, double seconds) { return seconds > 0.0 ? amount / seconds : 0.0; }
 
@@ -67,35 +56,11 @@ static void print_throughput(const infer_plan *plan, const infer_results *r, FIL
             rate((double)plan->records, median_s) / 1e6, rate((double)plan->records, best_s) / 1e6);
 }
 
-static void print_engines(const sp_report *report, FILE *out)
-{
-    fprintf(out, "  %-12s %-9s %10s %12s %12s %10s\n", "engine", "kind", "busy s", "max chunk s",
-            "MB", "GB/s");
-    for (size_t i = 0; i < report->n_engines && i < SP_MAX_ENGINES; i++) {
-        const sp_engine_report *e = &report->engines[i];
-        fprintf(out, "  %-12s %-9s %10.4f %12.6f %12.1f %10.2f\n", e->name,
-                infer_engine_kind_name(e->kind), e->busy_s, e->max_chunk_s,
-                (double)e->bytes / 1e6, rate((double)e->bytes, e->busy_s) / 1e9);
-    }
-}
-
 static void print_report(const infer_results *r, FILE *out)
 {
     const sp_report *report = infer_median_report(r);
     fputs("\nthe median run's report:\n", out);
-    print_engines(report, out);
-    fprintf(out, "  makespan         %.4f s\n", report->makespan_s);
-    fprintf(out, "  bound            %.4f s (largest engine total; h2d+d2h together when they "
-                 "share the link)\n", report->bound_s);
-    fprintf(out, "  efficiency       %.1f%% (bound / makespan)\n", 100.0 * report->efficiency);
-    fprintf(out, "  hidden transfer  %.1f%% of copy time overlapped compute\n",
-            100.0 * report->hidden_transfer);
-    fprintf(out, "  model            %.4f s vs makespan %.4f s; no overlap at all: %.4f s\n",
-            report->model_s, report->makespan_s, report->serial_s);
-    fprintf(out, "  copy rates       h2d %.2f GB/s, d2h %.2f GB/s\n", report->h2d_gbps,
-            report->d2h_gbps);
-    fprintf(out, "  bottleneck       %s\n", report->bottleneck);
-    fprintf(out, "  notes            %s\n", report->notes[0] != '\0' ? report->notes : "(none)");
+    cli_print_report(report, out);
 }
 
 void infer_print_text(const infer_plan *plan, const infer_data *data,
