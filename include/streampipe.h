@@ -66,7 +66,8 @@ void sp_context_destroy(sp_context *ctx);
 /* HOST or CUDA: what AUTO resolved to. */
 sp_backend_kind sp_context_backend(const sp_context *ctx);
 /* What the last failed call on this context did wrong; "" when nothing has failed. The text
- * stays valid until the next call on the context. */
+ * stays valid until the next call on the context. With several threads on one context, read
+ * sp_pipeline_last_error instead: a failure on another thread may rewrite this text. */
 const char *sp_context_last_error(const sp_context *ctx);
 /* Why the last sp_context_create on this thread failed; "" when it did not. */
 const char *sp_last_open_error(void);
@@ -125,7 +126,10 @@ typedef struct sp_pipeline_config {
     int priority;             /* stream priority: 0 = default, negative = higher (CUDA) */
 } sp_pipeline_config;
 
-/* Allocates every buffer the pipeline needs (device buffers for each stage boundary, pinned
+/* Threads: different pipelines of one context may run on different threads at once; one
+ * pipeline runs on one thread at a time (its slots, staging threads and report are its own).
+ *
+ * Allocates every buffer the pipeline needs (device buffers for each stage boundary, pinned
  * staging) once; runs reuse them. The config and stages are copied. */
 sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *config,
                              sp_pipeline **out);

@@ -34,7 +34,8 @@ typedef struct sp_fault_stats {
 sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fault_config *cfg,
                                   sp_context **out);
 /* Replaces the configuration and restarts the call count. SP_ERR_INVALID_ARGUMENT if ctx was
- * not made by sp_context_create_fault. */
+ * not made by sp_context_create_fault. Call it while no run is in progress on the context: the
+ * count is shared by every pipeline of the context. */
 sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *cfg);
 sp_status sp_fault_get_stats(const sp_context *ctx, sp_fault_stats *out);
 

@@ -464,6 +464,65 @@ static int staged_in(sp_pipeline *p, const unsigned char *in, size_t n)
     return staged;
 }
 
+/* ---- a lost device outranks a stage failure ------------------------------------------------ */
+
+/* Stage 'slow' fails at chunk 0 after 20 ms on its worker; meanwhile the main thread enqueues
+ * later chunks, and one of those calls is made to report a lost device. Whichever call that
+ * is, the context must end up lost and the run must say so. */
+static sp_status slow_failing_copy(const sp_chunk *c, void *user)
+{
+    (void)user;
+    if (c->index == 0) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    memcpy(c->out, c->in, c->records * 8);
+    return SP_OK;
+}
+
+static sp_status plain_copy(const sp_chunk *c, void *user)
+{
+    (void)user;
+    memcpy(c->out, c->in, c->records * 8);
+    return SP_OK;
+}
+
+TEST(device_lost_outranks_a_stage_failure)
+{
+    static unsigned char in[8 * 400], out[8 * 400];
+    unsigned long calls = harness_quick() ? 30 : 60;
+    for (unsigned long k = 1; k <= calls; k++) {
+        sp_context *ctx = NULL;
+        if (!CHECK_EQ(sp_context_create_fault(SP_BACKEND_HOST, 0, NULL, &ctx), SP_OK))
+            return TEST_FAIL;
+        sp_stage stages[2] = {{"slow", 8, NULL, slow_failing_copy, NULL},
+                              {"copy", 8, NULL, plain_copy, NULL}};
+        sp_pipeline_config cfg = {.in_record_bytes = 8, .stages = stages, .n_stages = 2,
+                                  .chunk_records = 100, .depth = 1, .staging_threads = 1};
+        sp_pipeline *p = NULL;
+        CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK);
+        sp_fault_config fault = {.fail_call = k, .fail_status = SP_ERR_DEVICE_LOST};
+        sp_fault_set(ctx, &fault);
+        sp_status st = p ? sp_pipeline_run(p, in, 400, out, NULL) : SP_ERR_INVALID_ARGUMENT;
+        sp_fault_stats stats;
+        sp_fault_get_stats(ctx, &stats);
+        void *mem = NULL;
+        if (stats.injected) {
+            harness_context("fault at call %lu", k);
+            CHECK_EQ(st, SP_ERR_DEVICE_LOST);
+            CHECK_EQ(sp_host_alloc(ctx, 64, &mem), SP_ERR_DEVICE_LOST);
+        } else {
+            CHECK_EQ(st, SP_ERR_STAGE_FAILED);
+        }
+        sp_host_free(ctx, mem);
+        sp_pipeline_destroy(p);
+        sp_context_destroy(ctx);
+    }
+    harness_context("%s", "");
+    return TEST_OK;
+}
+
 TEST(host_memory_registration)
 {
     sp_context *ctx = NULL;
@@ -514,6 +573,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(largest_config_works),
         TEST_ENTRY(stage_failure_is_attributed_and_recoverable),
         TEST_ENTRY(stage_failure_under_delays),
+        TEST_ENTRY(device_lost_outranks_a_stage_failure),
         TEST_ENTRY(host_memory_registration),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);

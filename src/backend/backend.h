@@ -8,6 +8,8 @@
  * - event_record(e, q) enqueues "mark e complete" on q. A later queue_wait(q2, e) makes q2's
  *   following operations wait for the most recent record of e made before the wait call (not
  *   for later re-records). Waiting on an event never recorded is satisfied at once.
+ * - The core records each event on one queue only (the HOST backend's counters rely on it:
+ *   records on two queues could complete out of order).
  * - event_sync(e) blocks the calling thread until the latest record of e has completed.
  * - Enqueue calls return at once; a status they return concerns the enqueue itself.
  * - launch() calls fn(chunk', arg) where chunk' is *chunk with .stream set to the queue's

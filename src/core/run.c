@@ -84,6 +84,7 @@ static sp_status enqueue_stage(sp_run *r, size_t s, size_t i)
     st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1], &chunk);
     if (st != SP_OK) {
         if (sp_pipeline_has_failed(p)) { /* the trampoline recorded the stage's own failure */
+            sp_context_note_status(p->ctx, st); /* but a lost device must still be noted */
             r->status = r->status ? r->status : SP_ERR_STAGE_FAILED;
             return r->status;
         }
@@ -231,6 +232,8 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
         st = p->failure_status; /* a stage that failed on a worker, or the first backend error */
     else if (st == SP_OK)
         st = drained;
+    if (st != SP_OK && atomic_load(&p->ctx->lost))
+        st = SP_ERR_DEVICE_LOST; /* whatever failed first, nothing will work on this context */
     if (st == SP_OK && r->event_timing)
         st = sp_run_timing_collect(r); /* after t_end: reading the events is not the run's */
     if (st == SP_OK && report)

@@ -61,13 +61,13 @@ sp_status sp_run_prepare(sp_run *run, sp_pipeline *p, const void *in, size_t n, 
     run->in = in;
     run->out = out;
     run->timing = timing;
-    sp_status st = sp_context_check_alive(p->ctx);
-    if (st != SP_OK)
-        return sp_pipeline_fail(p, st, "%s", sp_context_last_error(p->ctx));
+    if (atomic_load(&p->ctx->lost)) /* not via the context's text: another thread may write it */
+        return sp_pipeline_fail(p, SP_ERR_DEVICE_LOST,
+                                "the device context was lost earlier; destroy and recreate it");
     sp_plan_run(n, p->chunk_capacity, p->chunk_chosen, p->depth, p->widest_record, &run->plan);
     if (n == 0)
         return SP_OK;
-    st = check_sizes(p, n, &run->plan.in_bytes, &run->plan.out_bytes);
+    sp_status st = check_sizes(p, n, &run->plan.in_bytes, &run->plan.out_bytes);
     if (st == SP_OK)
         st = check_pointers(p, in, n, out, run->plan.in_bytes, run->plan.out_bytes);
     if (st == SP_OK)

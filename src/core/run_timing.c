@@ -21,14 +21,16 @@ static sp_status grow_pool(sp_run *r, size_t n)
     if (n <= p->timing_events_n)
         return SP_OK;
     sp_bevent **grown = realloc(p->timing_events, n * sizeof *grown);
-    if (!grown)
-        return sp_pipeline_fail(p, SP_ERR_OUT_OF_MEMORY, "no memory for %zu timing events", n);
+    if (!grown) {
+        sp_backend_error_clear();
+        return sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "no memory for %zu timing events", n);
+    }
     p->timing_events = grown;
     while (p->timing_events_n < n) {
         sp_status st = p->ctx->ops->event_create(p->ctx->impl, SP_EVENT_TIMING,
                                                  &p->timing_events[p->timing_events_n]);
         if (st != SP_OK)
-            return sp_pipeline_backend_fail(p, st, "creating timing events");
+            return sp_run_fail(r, st, "creating timing events");
         p->timing_events_n++;
     }
     return SP_OK;
@@ -38,8 +40,10 @@ sp_status sp_run_timing_start(sp_run *r)
 {
     sp_pipeline *p = r->p;
     size_t n;
-    if (!events_needed(r, &n))
-        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "too many chunks to time");
+    if (!events_needed(r, &n)) {
+        sp_backend_error_clear();
+        return sp_run_fail(r, SP_ERR_INVALID_ARGUMENT, "too many chunks to time");
+    }
     sp_status st = grow_pool(r, n);
     if (st != SP_OK)
         return st;
