@@ -360,10 +360,5 @@ static const test_case tests[] = {
 
 int main(int argc, char **argv)
 {
-    if (!parse_backend_arg(argc, argv, &g_kind))
-        return 2;
-    int rc = backend_check(g_kind, ARRAY_LEN(tests));
-    if (rc != 0)
-        return rc;
-    return harness_run(tests, ARRAY_LEN(tests), argc > 2 ? argv[2] : NULL);
+    return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
 }

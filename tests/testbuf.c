@@ -142,3 +142,14 @@ int backend_check(sp_backend_kind kind, size_t n_tests)
     printf("0 passed, 1 failed, 0 skipped\n");
     return 1;
 }
+
+int run_tests_on_backend(int argc, char **argv, const test_case *tests, size_t n_tests,
+                         sp_backend_kind *kind)
+{
+    if (!parse_backend_arg(argc, argv, kind))
+        return 2;
+    int rc = backend_check(*kind, n_tests);
+    if (rc != 0)
+        return rc;
+    return harness_run(tests, n_tests, argc > 2 ? argv[2] : NULL);
+}

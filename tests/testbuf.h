@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "harness.h"
 #include "streampipe.h"
 
 typedef enum mem_kind { MEM_PAGEABLE = 0, MEM_PINNED, MEM_REGISTERED, MEM_KINDS } mem_kind;
@@ -49,5 +50,9 @@ int parse_backend_arg(int argc, char **argv, sp_backend_kind *kind);
 /* Whether a context of `kind` opens here: returns 0 (go on), or the exit status for main after
  * printing why and the closing line: 77 when CUDA is absent (SP_ERR_UNSUPPORTED), else 1. */
 int backend_check(sp_backend_kind kind, size_t n_tests);
+/* main() of a test binary run per backend: `prog host|cuda [filter]`. Sets *kind, skips (77)
+ * when the backend is absent, else runs the tests. */
+int run_tests_on_backend(int argc, char **argv, const test_case *tests, size_t n_tests,
+                         sp_backend_kind *kind);
 
 #endif /* SP_TEST_TESTBUF_H */
