@@ -110,7 +110,13 @@ typedef struct sp_stage {
     sp_stage_fn cuda;         /* may be NULL if the pipeline never runs on CUDA */
     sp_stage_fn host;         /* may be NULL if the pipeline never runs on HOST */
     void *user;               /* passed to cuda/host unchanged */
+    unsigned streams;         /* queues the chunks of this stage take turns on (chunk i on
+                                 queue i mod streams), so that kernels too small to fill the GPU
+                                 run side by side; dependencies stay exact. 0 or 1: one queue;
+                                 at most SP_MAX_STAGE_STREAMS */
 } sp_stage;
+
+#define SP_MAX_STAGE_STREAMS 8
 
 #define SP_MAX_STAGES 16
 #define SP_MAX_DEPTH 64
@@ -124,6 +130,9 @@ typedef struct sp_pipeline_config {
     unsigned depth;           /* K, slots in the buffer ring (1..SP_MAX_DEPTH); 0 = choose */
     unsigned staging_threads; /* host threads copying pageable data; 0 = choose from the CPU */
     int priority;             /* stream priority: 0 = default, negative = higher (CUDA) */
+    size_t copy_piece_bytes;  /* enqueue each chunk's copies in pieces of at most this many
+                                 bytes, so that copies of another (higher-priority) pipeline
+                                 wait behind one piece rather than a whole chunk; 0 = whole */
 } sp_pipeline_config;
 
 /* Threads: different pipelines of one context may run on different threads at once; one

@@ -33,11 +33,12 @@ void scenario_describe(const scenario *sc, const char *prefix)
     for (size_t s = 0; s < sc->n_stages && len > 0 && (size_t)len < sizeof recs; s++)
         len += snprintf(recs + len, sizeof recs - (size_t)len, "->%zu", sc->out_recs[s]);
     harness_context("%s n=%zu chunk=%zu depth=%u stages=%zu records=%s in=%s out=%s%s%s "
-                    "staging_threads=%u%s",
+                    "staging_threads=%u streams=%u piece=%zu%s",
                     prefix, sc->n, sc->chunk, sc->depth, sc->n_stages, recs,
                     mem_kind_name(sc->in_kind), mem_kind_name(sc->out_kind),
                     sc->in_place ? " in-place" : "", sc->serial ? " serial" : "",
-                    sc->staging_threads, sc->no_report ? " no-report" : "");
+                    sc->staging_threads, sc->streams, sc->copy_piece_bytes,
+                    sc->no_report ? " no-report" : "");
 }
 
 /* ---- buffers ----------------------------------------------------------------------------- */
@@ -239,8 +240,11 @@ void scenario_run(sp_context *ctx, const scenario *sc, test_rng *rng)
 {
     mix_chain chain;
     mix_chain_init(&chain, sc->in_rec, sc->n_stages, sc->out_recs, (uint32_t)rng_next(rng));
+    for (size_t s = 0; s < sc->n_stages; s++)
+        chain.descs[s].streams = sc->streams;
     sp_pipeline_config cfg = mix_chain_config(&chain, sc->chunk, sc->depth);
     cfg.staging_threads = sc->staging_threads;
+    cfg.copy_piece_bytes = sc->copy_piece_bytes;
     sp_pipeline *p = NULL;
     sp_status st = sp_pipeline_create(ctx, &cfg, &p);
     if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx)))

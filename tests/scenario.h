@@ -27,6 +27,8 @@ typedef struct scenario {
     int serial;                /* the last run goes through sp_pipeline_run_serial */
     int no_report;             /* never ask for a report (else every other run does) */
     unsigned staging_threads;
+    unsigned streams;          /* queues per stage (sp_stage.streams); 0 means 1 */
+    size_t copy_piece_bytes;   /* sp_pipeline_config.copy_piece_bytes; 0: whole copies */
     const size_t *run_sizes;   /* when set: run r moves run_sizes[r] records (each <= n) */
 } scenario;
 

@@ -68,6 +68,25 @@ static void gen_depth_stages(scenario *sc, size_t i)
 }
 #define N_DEPTH_STAGES 40
 
+/* Stages on 2 or 3 queues each (chunks of one stage run side by side and may finish out of
+ * order) and copies cut into pieces of 1, 13 or 64 bytes, over depths, stage counts, record
+ * shapes and memory kinds. */
+static void gen_streams_pieces(scenario *sc, size_t i)
+{
+    static const size_t pieces[] = {0, 1, 13, 64};
+    memset(sc, 0, sizeof *sc);
+    sc->depth = 1 + (unsigned)(i % 5);
+    sc->n_stages = 1 + i % 4;
+    sc->streams = 2 + (unsigned)(i % 2);
+    sc->copy_piece_bytes = pieces[i / 2 % 4];
+    sc->chunk = 7;
+    sc->n = i % 3 == 0 ? 6 : 7 * 9 + 4;
+    scenario_shape(sc, (unsigned)(i % SHAPES));
+    sc->in_kind = (mem_kind)(i % MEM_KINDS);
+    sc->out_kind = (mem_kind)((i + i / MEM_KINDS) % MEM_KINDS);
+}
+#define N_STREAMS_PIECES 40
+
 /* Every pair of input and output memory kinds, with 1 and with 3 stages. */
 static void gen_memory(scenario *sc, size_t i)
 {
@@ -176,6 +195,10 @@ TEST(memory_kinds) { return plain_list("memory", gen_memory, N_MEMORY, 3); }
 TEST(in_place) { return plain_list("in_place", gen_in_place, N_IN_PLACE, 4); }
 TEST(serial) { return plain_list("serial", gen_serial, N_SERIAL, 5); }
 TEST(defaults) { return plain_list("defaults", gen_defaults, N_DEFAULTS, 6); }
+TEST(streams_pieces)
+{
+    return plain_list("streams_pieces", gen_streams_pieces, N_STREAMS_PIECES, 8);
+}
 
 /* One pipeline, runs of different lengths one after another (state must not leak between
  * runs: a short last chunk, then a longer run; an empty run in the middle). */
@@ -232,6 +255,10 @@ TEST(delayed_depth_stages)
 }
 TEST(delayed_memory_kinds) { return fault_list("delayed memory", gen_memory, N_MEMORY, 13); }
 TEST(delayed_in_place) { return fault_list("delayed in_place", gen_in_place, N_IN_PLACE, 14); }
+TEST(delayed_streams_pieces)
+{
+    return fault_list("delayed streams_pieces", gen_streams_pieces, N_STREAMS_PIECES, 15);
+}
 
 /* ---- one queue delayed heavily ----------------------------------------------------------- */
 
@@ -347,9 +374,11 @@ static const test_case tests[] = {
     TEST_ENTRY(serial),
     TEST_ENTRY(defaults),
     TEST_ENTRY(varying_lengths),
+    TEST_ENTRY(streams_pieces),
     TEST_ENTRY(delayed_sizes),
     TEST_ENTRY(delayed_depth_stages),
     TEST_ENTRY(delayed_memory_kinds),
+    TEST_ENTRY(delayed_streams_pieces),
     TEST_ENTRY(delayed_in_place),
     TEST_ENTRY(one_queue_delayed_0_stages),
     TEST_ENTRY(one_queue_delayed_1_stage),

@@ -135,6 +135,31 @@ TEST(host_staging_counts_the_union)
     return TEST_OK;
 }
 
+/* A stage on two streams ran chunks 0 and 1 side by side in [0,2) and [1,3): it was busy
+ * for 3 s of wall time, though its chunks took 4 s of work. */
+TEST(multi_stream_stage_counts_wall_time)
+{
+    sp_timeline t;
+    memset(&t, 0, sizeof t);
+    sp_timeline_reset(&t, 1, 2);
+    t.name[0] = "stage";
+    t.kind[0] = SP_ENGINE_COMPUTE;
+    t.active[0] = 1;
+    t.streams[0] = 2;
+    sp_timeline_set(&t, 0, 0, 0, 2);
+    sp_timeline_set(&t, 0, 1, 1, 3);
+    sp_report r;
+    memset(&r, 0, sizeof r);
+    r.makespan_s = 3.0;
+    sp_timeline_figures(&t, &r);
+    CHECK(NEAR(r.engines[0].busy_s, 3.0));
+    CHECK(NEAR(r.bound_s, 3.0));
+    CHECK(NEAR(r.serial_s, 4.0)); /* no overlap at all: the work, one chunk after the other */
+    CHECK(NEAR(r.efficiency, 1.0));
+    sp_timeline_free(&t);
+    return TEST_OK;
+}
+
 TEST(span_coverage)
 {
     sp_span merged[2] = {{1, 2}, {3, 5}};
@@ -206,6 +231,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(size_arithmetic),
         TEST_ENTRY(timeline_figures_known_answer),
         TEST_ENTRY(host_staging_counts_the_union),
+        TEST_ENTRY(multi_stream_stage_counts_wall_time),
         TEST_ENTRY(span_coverage),
         TEST_ENTRY(staging_pool_copies_every_byte),
         TEST_ENTRY(stream_copy_every_alignment),

@@ -102,7 +102,8 @@ TEST(illegal_address_loses_the_device)
     sp_context *ctx = open_cuda();
     if (!ctx)
         return TEST_SKIP;
-    sp_stage stage = {"wild", sizeof(float), wild_stage, never_host, NULL};
+    sp_stage stage = {.name = "wild", .out_record_bytes = sizeof(float), .cuda = wild_stage,
+                      .host = never_host};
     sp_pipeline_config cfg = {.in_record_bytes = sizeof(float), .stages = &stage, .n_stages = 1,
                               .chunk_records = 256, .depth = 2};
     sp_pipeline *p = NULL;

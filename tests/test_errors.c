@@ -298,6 +298,9 @@ TEST(bad_configs)
     chain.descs[2].host = NULL; /* a stage lacking this backend's function */
     expect_bad_config(ctx, &cfg, SP_ERR_UNSUPPORTED, "charlie", "host");
     chain.descs[2] = mix_stage_desc(&chain.stages[2]);
+    chain.descs[0].streams = SP_MAX_STAGE_STREAMS + 1;
+    expect_bad_config(ctx, &cfg, SP_ERR_INVALID_ARGUMENT, "alpha", "streams");
+    chain.descs[0].streams = 0;
 
     sp_stage many[SP_MAX_STAGES + 1];
     for (size_t s = 0; s < ARRAY_LEN(many); s++)
@@ -496,8 +499,8 @@ TEST(device_lost_outranks_a_stage_failure)
         sp_context *ctx = NULL;
         if (!CHECK_EQ(sp_context_create_fault(SP_BACKEND_HOST, 0, NULL, &ctx), SP_OK))
             return TEST_FAIL;
-        sp_stage stages[2] = {{"slow", 8, NULL, slow_failing_copy, NULL},
-                              {"copy", 8, NULL, plain_copy, NULL}};
+        sp_stage stages[2] = {{.name = "slow", .out_record_bytes = 8, .host = slow_failing_copy},
+                              {.name = "copy", .out_record_bytes = 8, .host = plain_copy}};
         sp_pipeline_config cfg = {.in_record_bytes = 8, .stages = stages, .n_stages = 2,
                                   .chunk_records = 100, .depth = 1, .staging_threads = 1};
         sp_pipeline *p = NULL;

@@ -55,6 +55,10 @@ static sp_status check_stage(sp_context *ctx, const sp_stage *st, size_t i)
     if (st->out_record_bytes == 0)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "stage %zu '%s': out_record_bytes is 0", i, name);
+    if (st->streams > SP_MAX_STAGE_STREAMS)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
+                               "stage %zu '%s': %u streams, more than SP_MAX_STAGE_STREAMS (%d)",
+                               i, name, st->streams, SP_MAX_STAGE_STREAMS);
     sp_stage_fn fn = ctx->kind == SP_BACKEND_CUDA ? st->cuda : st->host;
     if (!fn)
         return sp_context_fail(ctx, SP_ERR_UNSUPPORTED,
@@ -102,6 +106,7 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
         p->stages[i].name = p->stage_names[i];
         p->calls[i] = (sp_stage_call){p, i};
         p->record_bytes[i + 1] = cfg->stages[i].out_record_bytes;
+        p->stage_streams[i] = cfg->stages[i].streams ? cfg->stages[i].streams : 1;
         if (p->record_bytes[i + 1] > p->widest_record)
             p->widest_record = p->record_bytes[i + 1];
     }
@@ -110,6 +115,7 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
                                         : cfg->chunk_records;
     p->depth = cfg->depth ? cfg->depth : sp_plan_default_depth(cfg->n_stages);
     p->priority = cfg->priority;
+    p->copy_piece_bytes = cfg->copy_piece_bytes;
 }
 
 /* Bytes of one slot at `record_bytes` per record, rounded up for alignment; 0 on overflow. */
@@ -129,8 +135,10 @@ static sp_status make_queues(sp_pipeline *p)
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
     sp_status st = ops->queue_create(impl, "h2d", p->priority, &p->h2d);
+    /* every queue of a stage has the stage's name: fault delays target stages by name */
     for (size_t s = 0; st == SP_OK && s < p->n_stages; s++)
-        st = ops->queue_create(impl, p->stage_names[s], p->priority, &p->stage_queue[s]);
+        for (unsigned k = 0; st == SP_OK && k < p->stage_streams[s]; k++)
+            st = ops->queue_create(impl, p->stage_names[s], p->priority, &p->stage_queue[s][k]);
     if (st == SP_OK)
         st = ops->queue_create(impl, "d2h", p->priority, &p->d2h);
     return st == SP_OK ? SP_OK : sp_pipeline_backend_fail(p, st, "creating the queues");
@@ -223,8 +231,9 @@ static void release_all(sp_pipeline *p)
     if (p->h2d)
         ops->queue_destroy(impl, p->h2d);
     for (size_t s = 0; s < SP_MAX_STAGES; s++)
-        if (p->stage_queue[s])
-            ops->queue_destroy(impl, p->stage_queue[s]);
+        for (unsigned k = 0; k < SP_MAX_STAGE_STREAMS; k++)
+            if (p->stage_queue[s][k])
+                ops->queue_destroy(impl, p->stage_queue[s][k]);
     if (p->d2h)
         ops->queue_destroy(impl, p->d2h);
     release_events(p);

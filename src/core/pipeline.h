@@ -48,10 +48,12 @@ struct sp_pipeline {
     int chunk_chosen;                       /* config left chunk_records at 0 */
     unsigned depth;
     int priority;
+    size_t copy_piece_bytes;                /* 0: each copy whole */
 
     /* queues: h2d, one per stage, d2h */
     sp_bqueue *h2d;
-    sp_bqueue *stage_queue[SP_MAX_STAGES];
+    sp_bqueue *stage_queue[SP_MAX_STAGES][SP_MAX_STAGE_STREAMS]; /* chunk i: [s][i % streams] */
+    unsigned stage_streams[SP_MAX_STAGES];
     sp_bqueue *d2h;
 
     /* events for each GPU engine: index 0 = h2d, 1..M = stages, M+1 = d2h */
@@ -96,6 +98,12 @@ int sp_pipeline_has_failed(struct sp_pipeline *p);
 /* The function every stage launch runs: calls the user's function for this backend unless
  * the run has already failed, and records a failure with the stage name and chunk. */
 sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg);
+
+/* The queue stage s (1-based) of chunk i runs on. */
+static inline sp_bqueue *sp_stage_queue(const struct sp_pipeline *p, size_t s, size_t i)
+{
+    return p->stage_queue[s - 1][i % p->stage_streams[s - 1]];
+}
 
 /* The slot-b buffers at boundary s and in pinned staging. */
 static inline void *sp_device_slot(const struct sp_pipeline *p, size_t s, size_t b)

@@ -53,6 +53,23 @@ static sp_status op_end(sp_run *r, size_t g, size_t i, sp_bqueue *q)
     return r->p->ctx->ops->event_record(r->p->ctx->impl, finished(r, g, i), q);
 }
 
+/* One copy, enqueued whole or in pieces of copy_piece_bytes. */
+static sp_status enqueue_copy(sp_run *r, int to_device, void *dst, const void *src,
+                              size_t bytes, sp_bqueue *q)
+{
+    const sp_backend_ops *ops = r->p->ctx->ops;
+    size_t piece = r->p->copy_piece_bytes ? r->p->copy_piece_bytes : bytes;
+    sp_status st = SP_OK;
+    for (size_t off = 0; st == SP_OK && off < bytes; off += piece) {
+        size_t len = bytes - off < piece ? bytes - off : piece;
+        st = to_device ? ops->copy_h2d(r->p->ctx->impl, (char *)dst + off,
+                                       (const char *)src + off, len, q)
+                       : ops->copy_d2h(r->p->ctx->impl, (char *)dst + off,
+                                       (const char *)src + off, len, q);
+    }
+    return st;
+}
+
 static sp_status enqueue_h2d(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
@@ -63,7 +80,7 @@ static sp_status enqueue_h2d(sp_run *r, size_t i)
     /* WAR: boundary 0 is read by stage 1, or by d2h when there is no stage */
     sp_status st = op_begin(r, 0, i, p->h2d, finished_previous(r, 1, i), NULL);
     if (st == SP_OK)
-        st = p->ctx->ops->copy_h2d(p->ctx->impl, sp_device_slot(p, 0, b), src, bytes, p->h2d);
+        st = enqueue_copy(r, 1, sp_device_slot(p, 0, b), src, bytes, p->h2d);
     if (st == SP_OK)
         st = op_end(r, 0, i, p->h2d);
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its h2d copy", i);
@@ -73,7 +90,7 @@ static sp_status enqueue_stage(sp_run *r, size_t s, size_t i)
 {
     sp_pipeline *p = r->p;
     size_t b = i % p->depth;
-    sp_bqueue *q = p->stage_queue[s - 1];
+    sp_bqueue *q = sp_stage_queue(p, s, i);
     /* RAW: boundary s-1 written by engine s-1; WAR: boundary s read by engine s+1 */
     sp_status st = op_begin(r, s, i, q, finished(r, s - 1, i), finished_previous(r, s + 1, i));
     if (st != SP_OK)
@@ -106,7 +123,7 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
     /* RAW on boundary M; the WAR on pinned_out[b] was settled by the host's turn */
     sp_status st = op_begin(r, M + 1, i, p->d2h, finished(r, M, i), NULL);
     if (st == SP_OK)
-        st = p->ctx->ops->copy_d2h(p->ctx->impl, dst, sp_device_slot(p, M, b), bytes, p->d2h);
+        st = enqueue_copy(r, 0, dst, sp_device_slot(p, M, b), bytes, p->d2h);
     if (st == SP_OK)
         st = op_end(r, M + 1, i, p->d2h);
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its d2h copy", i);

@@ -102,11 +102,12 @@ sp_status sp_run_drain(sp_run *run)
     sp_pipeline *p = run->p;
     const sp_backend_ops *ops = p->ctx->ops;
     sp_status first = SP_OK;
-    sp_bqueue *queues[SP_MAX_STAGES + 2];
+    sp_bqueue *queues[SP_MAX_STAGES * SP_MAX_STAGE_STREAMS + 2];
     size_t n = 0;
     queues[n++] = p->h2d;
     for (size_t s = 0; s < p->n_stages; s++)
-        queues[n++] = p->stage_queue[s];
+        for (unsigned k = 0; k < p->stage_streams[s]; k++)
+            queues[n++] = p->stage_queue[s][k];
     queues[n++] = p->d2h;
     for (size_t i = 0; i < n; i++) { /* every queue, even after a failure: nothing may be left */
         sp_status st = ops->queue_sync(p->ctx->impl, queues[i]);
@@ -137,6 +138,7 @@ static void name_engines(sp_run *run)
     for (size_t s = 1; s <= M; s++) {
         t->name[SP_TL_GPU(s)] = p->stage_names[s - 1];
         t->kind[SP_TL_GPU(s)] = SP_ENGINE_COMPUTE;
+        t->streams[SP_TL_GPU(s)] = p->stage_streams[s - 1];
         t->bytes[SP_TL_GPU(s)] = plan->n_records * p->record_bytes[s - 1];
     }
     t->name[SP_TL_GPU(M + 1)] = "d2h";

@@ -21,7 +21,7 @@ static sp_status serial_stage(sp_run *r, size_t s, size_t i)
     sp_chunk chunk = {i, sp_chunk_first(r, i), sp_chunk_records(r, i),
                       sp_device_slot(p, s - 1, 0), sp_device_slot(p, s, 0), NULL};
     double t = sp_now();
-    sp_bqueue *q = p->stage_queue[s - 1];
+    sp_bqueue *q = p->stage_queue[s - 1][0];
     sp_status st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1],
                                        &chunk);
     if (st == SP_OK)

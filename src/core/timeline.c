@@ -21,6 +21,7 @@ sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
         t->spans[i] = (sp_span){0.0, -1.0};
     memset(t->bytes, 0, sizeof t->bytes);
     memset(t->active, 0, sizeof t->active);
+    memset(t->streams, 0, sizeof t->streams);
     t->complete = 0;
     return SP_OK;
 }
@@ -59,31 +60,50 @@ static int is_host_staging(sp_engine_kind k)
     return k == SP_ENGINE_STAGE_IN || k == SP_ENGINE_STAGE_OUT;
 }
 
+/* Sorts spans[0..n) and merges overlapping ones in place; returns how many remain. */
+static size_t merge_in_place(sp_span *spans, size_t n)
+{
+    qsort(spans, n, sizeof *spans, span_by_start);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && spans[i].start <= spans[m - 1].end) {
+            if (spans[i].end > spans[m - 1].end)
+                spans[m - 1].end = spans[i].end;
+        } else {
+            spans[m++] = spans[i];
+        }
+    }
+    return m;
+}
+
+/* Appends engine e's recorded spans to out; returns the new count. */
+static size_t collect_spans(const sp_timeline *t, size_t e, sp_span *out, size_t n)
+{
+    for (size_t c = 0; c < t->chunks; c++) {
+        sp_span s = t->spans[e * t->chunks + c];
+        if (s.end >= s.start)
+            out[n++] = s;
+    }
+    return n;
+}
+
 /* Union of the spans of every active engine whose kind `want` accepts, as sorted disjoint
  * spans in `out` (room for engines x chunks); returns how many. */
 static size_t merge_spans(const sp_timeline *t, int (*want)(sp_engine_kind), sp_span *out)
 {
     size_t n = 0;
-    for (size_t e = 0; e < t->engines; e++) {
-        if (!t->active[e] || !want(t->kind[e]))
-            continue;
-        for (size_t c = 0; c < t->chunks; c++) {
-            sp_span s = t->spans[e * t->chunks + c];
-            if (s.end >= s.start)
-                out[n++] = s;
-        }
-    }
-    qsort(out, n, sizeof *out, span_by_start);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m > 0 && out[i].start <= out[m - 1].end) {
-            if (out[i].end > out[m - 1].end)
-                out[m - 1].end = out[i].end;
-        } else {
-            out[m++] = out[i];
-        }
-    }
-    return m;
+    for (size_t e = 0; e < t->engines; e++)
+        if (t->active[e] && want(t->kind[e]))
+            n = collect_spans(t, e, out, n);
+    return merge_in_place(out, n);
+}
+
+static double total_length(const sp_span *spans, size_t n)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += spans[i].end - spans[i].start;
+    return sum;
 }
 
 /* Seconds during which the host was staging in either direction: both directions are
@@ -93,10 +113,7 @@ static double host_staging_time(const sp_timeline *t)
     sp_span *merged = malloc((t->engines * t->chunks + 1) * sizeof *merged);
     if (!merged)
         return 0.0;
-    size_t m = merge_spans(t, is_host_staging, merged);
-    double busy = 0.0;
-    for (size_t i = 0; i < m; i++)
-        busy += merged[i].end - merged[i].start;
+    double busy = total_length(merged, merge_spans(t, is_host_staging, merged));
     free(merged);
     return busy;
 }
@@ -136,6 +153,18 @@ static double hidden_transfer(const sp_timeline *t)
     return copy > 0.0 ? hidden / copy : 0.0;
 }
 
+/* A stage on several streams runs chunks side by side: its busy time is the time it had
+ * any chunk running (the union of its spans), not the sum. */
+static double engine_union(const sp_timeline *t, size_t e)
+{
+    sp_span *spans = malloc((t->chunks + 1) * sizeof *spans);
+    if (!spans)
+        return 0.0;
+    double busy = total_length(spans, merge_in_place(spans, collect_spans(t, e, spans, 0)));
+    free(spans);
+    return busy;
+}
+
 static void engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
 {
     r->busy_s = 0.0;
@@ -173,8 +202,11 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
         r->kind = t->kind[e];
         r->bytes = t->bytes[e];
         engine_totals(t, e, r);
-        report->serial_s += r->busy_s;
-        double mean = t->chunks ? r->busy_s / (double)t->chunks : 0.0;
+        double work = r->busy_s; /* the no-overlap figures add up work, not wall time */
+        if (t->streams[e] > 1)
+            r->busy_s = engine_union(t, e);
+        report->serial_s += work;
+        double mean = t->chunks ? work / (double)t->chunks : 0.0;
         per_chunk_sum += mean;
         if (mean > per_chunk_max)
             per_chunk_max = mean;

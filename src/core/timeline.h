@@ -19,6 +19,7 @@ typedef struct sp_timeline {
     sp_engine_kind kind[SP_MAX_ENGINES];
     const char *name[SP_MAX_ENGINES];
     int active[SP_MAX_ENGINES];
+    unsigned streams[SP_MAX_ENGINES]; /* queues of a stage; its busy time is their union */
     size_t n_records, chunk_records; /* the run's records, and records per chunk */
     int complete;      /* 1 when a run that succeeded recorded every span: only then may the
                           trace writers use it (a failed run leaves a partial timeline) */
