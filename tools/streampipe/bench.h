@@ -51,6 +51,8 @@ typedef struct bench_options {
     unsigned long long serial_chunk_records;
     unsigned long long depth;                /* 0 = let the library choose */
     unsigned long long staging_threads;      /* 0 = let the library choose */
+    unsigned long long stage_streams;        /* queues of the sinmix stage; 0 = one */
+    unsigned long long copy_piece_bytes;     /* 0 = whole copies */
     unsigned long long repeat;
     unsigned long long seed;
     bench_memory memory;
@@ -72,6 +74,8 @@ typedef struct bench_plan {
     size_t serial_chunk_records; /* serial baseline; 0 = library's choice */
     unsigned depth;
     unsigned staging_threads;
+    unsigned stage_streams;      /* sp_stage.streams of the sinmix stage; 0 = one queue */
+    size_t copy_piece_bytes;     /* sp_pipeline_config.copy_piece_bytes; 0 = whole copies */
     unsigned repeat;
     unsigned long long seed;
     bench_memory memory;
@@ -207,7 +211,12 @@ typedef struct bench_pipeline_shape {
     size_t chunk_records;     /* 0 = library's choice */
     unsigned depth;           /* 0 = library's choice */
     unsigned staging_threads; /* 0 = library's choice */
+    unsigned stage_streams;   /* queues of the stage; 0 = one */
+    size_t copy_piece_bytes;  /* 0 = whole copies */
 } bench_pipeline_shape;
+
+/* The pipelined run's settings from the plan. */
+bench_pipeline_shape bench_shape_of(const bench_plan *plan);
 
 typedef sp_status (*bench_run_fn)(sp_pipeline *pipeline, const void *in, size_t n_records,
                                   void *out, sp_report *report);

@@ -11,7 +11,7 @@
 enum bench_option_code {
     OPT_BACKEND = 256, OPT_DEVICE, OPT_WORKLOAD, OPT_RECORDS, OPT_ITERS, OPT_CHUNK, OPT_DEPTH,
     OPT_THREADS, OPT_MEMORY, OPT_REPEAT, OPT_SERIAL_CHUNK, OPT_SEED, OPT_JSON, OPT_TRACE,
-    OPT_SVG, OPT_SWEEP, OPT_SWEEP_VALUES, OPT_HELP
+    OPT_SVG, OPT_SWEEP, OPT_SWEEP_VALUES, OPT_STREAMS, OPT_PIECE, OPT_HELP
 };
 
 static const struct option long_options[] = {
@@ -23,6 +23,8 @@ static const struct option long_options[] = {
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"depth", required_argument, NULL, OPT_DEPTH},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"streams", required_argument, NULL, OPT_STREAMS},
+    {"piece", required_argument, NULL, OPT_PIECE},
     {"memory", required_argument, NULL, OPT_MEMORY},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"serial-chunk", required_argument, NULL, OPT_SERIAL_CHUNK},
@@ -86,6 +88,10 @@ static void print_bench_usage(FILE *out)
           "  --chunk N                  records per chunk, 0 = library's choice\n"
           "  --depth K                  slots in the buffer ring, 0 = library's choice\n"
           "  --threads T                host staging threads, 0 = library's choice\n"
+          "  --streams S                queues the sinmix stage's chunks take turns on\n"
+          "                             (concurrent kernels; default 1)\n"
+          "  --piece BYTES              enqueue copies in pieces of at most BYTES (default:\n"
+          "                             whole chunks)\n"
           "  --memory pageable|pinned   user memory: malloc, or sp_host_alloc (default pageable)\n"
           "  --repeat N                 timed runs of each kind; medians are quoted\n"
           "                             (default 5 on cuda, 3 on host)\n"
@@ -166,6 +172,10 @@ static int apply_option(int code, const char *value, bench_options *o, sweep_tex
     case OPT_DEPTH: return parse_count_option("depth", value, 0, SP_MAX_DEPTH, &o->depth);
     case OPT_THREADS:
         return parse_count_option("threads", value, 0, 1024, &o->staging_threads);
+    case OPT_STREAMS:
+        return parse_count_option("streams", value, 0, SP_MAX_STAGE_STREAMS, &o->stage_streams);
+    case OPT_PIECE:
+        return parse_count_option("piece", value, 0, ULLONG_MAX, &o->copy_piece_bytes);
     case OPT_MEMORY: return parse_memory(value, o);
     case OPT_REPEAT:
         return parse_count_option("repeat", value, 1, BENCH_MAX_REPEAT, &o->repeat);

@@ -19,6 +19,8 @@ void bench_json_write_plan(json_writer *w, const bench_plan *plan)
     json_string(w, "memory", bench_memory_name(plan->memory));
     json_uint(w, "seed", plan->seed);
     json_uint(w, "repeat", plan->repeat);
+    json_uint(w, "stage_streams", plan->stage_streams ? plan->stage_streams : 1);
+    json_uint(w, "copy_piece_bytes", plan->copy_piece_bytes);
 }
 
 void bench_json_write_totals(json_writer *w, const bench_totals *totals)

@@ -39,6 +39,10 @@ static void print_setup(const bench_plan *plan, const bench_expected *e,
     print_chunking("; serial", serial, out);
     fprintf(out, "\ndepth            %u (serial 1)\n", pipelined->depth);
     fprintf(out, "staging threads  %u\n", pipelined->staging_threads);
+    fprintf(out, "stage streams    %u; copies %s\n", plan->stage_streams ? plan->stage_streams : 1,
+            plan->copy_piece_bytes ? "in pieces" : "whole");
+    if (plan->copy_piece_bytes)
+        fprintf(out, "copy piece       %zu bytes\n", plan->copy_piece_bytes);
     fprintf(out, "memory           %s (%s); staged in %s, out %s\n",
             bench_memory_name(plan->memory),
             plan->memory == BENCH_MEMORY_PINNED ? "sp_host_alloc" : "malloc",

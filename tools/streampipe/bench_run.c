@@ -22,11 +22,11 @@ static int create_pipelines(const bench_session *s, const sp_sinmix_params *para
 {
     const bench_plan *plan = s->plan;
     sp_stage sinmix = sp_sinmix_stage(params);
-    bench_pipeline_shape serial = {plan->serial_chunk_records, 1, 0};
-    bench_pipeline_shape pipelined = {plan->chunk_records, plan->depth, plan->staging_threads};
+    bench_pipeline_shape serial = {.chunk_records = plan->serial_chunk_records, .depth = 1};
+    bench_pipeline_shape pipelined = bench_shape_of(plan);
     /* The ceiling is what the copy engines reach on pinned memory at the library's own
      * choice of chunk and depth, independent of the user's choices. */
-    bench_pipeline_shape ceiling = {0, 0, 0};
+    bench_pipeline_shape ceiling = {0};
     int rc = bench_create_pipeline(s->ctx, &sinmix, &serial, "creating the serial pipeline",
                                    &pipelines[SERIAL]);
     if (rc == CLI_EXIT_OK)

@@ -36,7 +36,7 @@ static int resolve_default(const bench_session *s, unsigned long long *config,
         return CLI_EXIT_OK;
     sp_sinmix_params params = {plan->iters};
     sp_stage sinmix = sp_sinmix_stage(&params);
-    bench_pipeline_shape shape = {plan->chunk_records, plan->depth, plan->staging_threads};
+    bench_pipeline_shape shape = bench_shape_of(plan);
     sp_pipeline *pipeline = NULL;
     int rc = bench_create_pipeline(s->ctx, &sinmix, &shape, "creating the pipeline", &pipeline);
     if (rc == CLI_EXIT_OK)
