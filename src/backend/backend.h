@@ -8,8 +8,10 @@
  * - event_record(e, q) enqueues "mark e complete" on q. A later queue_wait(q2, e) makes q2's
  *   following operations wait for the most recent record of e made before the wait call (not
  *   for later re-records). Waiting on an event never recorded is satisfied at once.
- * - The core records each event on one queue only (the HOST backend's counters rely on it:
- *   records on two queues could complete out of order).
+ * - Successive records of one event complete in the order they were made. The core
+ *   guarantees it, also when a stage's chunks alternate between queues: chunk i+K's record of
+ *   a slot event waits, through the WAR chain, for chunk i's. The HOST backend's counters
+ *   rely on it.
  * - event_sync(e) blocks the calling thread until the latest record of e has completed.
  * - Enqueue calls return at once; a status they return concerns the enqueue itself.
  * - launch() calls fn(chunk', arg) where chunk' is *chunk with .stream set to the queue's
