@@ -206,7 +206,9 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
         if (t->streams[e] > 1)
             r->busy_s = engine_union(t, e);
         report->serial_s += work;
-        double mean = t->chunks ? work / (double)t->chunks : 0.0;
+        /* the model's per-chunk time is the engine's rate: wall time per chunk, so a stage
+         * running chunks side by side counts what it achieves, not its work */
+        double mean = t->chunks ? r->busy_s / (double)t->chunks : 0.0;
         per_chunk_sum += mean;
         if (mean > per_chunk_max)
             per_chunk_max = mean;
