@@ -22,9 +22,17 @@
 
 static sp_backend_kind g_kind;
 
-typedef enum sweep_path { PATH_PAGEABLE, PATH_REPORT, PATH_PINNED, PATH_REGISTERED } sweep_path;
+/* PATH_STREAMS: pageable memory, each stage on two queues and copies in 20-byte pieces. */
+typedef enum sweep_path {
+    PATH_PAGEABLE,
+    PATH_REPORT,
+    PATH_PINNED,
+    PATH_REGISTERED,
+    PATH_STREAMS
+} sweep_path;
 
-static const char *const path_names[] = {"pageable", "pageable+report", "pinned", "registered"};
+static const char *const path_names[] = {"pageable", "pageable+report", "pinned", "registered",
+                                          "streams+pieces"};
 
 #define SWEEP_CHUNK 16
 #define SWEEP_RECORDS (SWEEP_CHUNK * 4 + 5) /* 5 chunks, the last one short */
@@ -159,6 +167,8 @@ static void attempt_once(rig *r, attempt *a, run_memory *m, int verify)
     sp_pipeline *p = NULL;
     if (a->status == SP_OK) {
         sp_pipeline_config cfg = mix_chain_config(&r->chain, SWEEP_CHUNK, SWEEP_DEPTH);
+        if (r->path == PATH_STREAMS)
+            cfg.copy_piece_bytes = 20;
         note(a, sp_pipeline_create(r->ctx, &cfg, &p), sp_context_last_error(r->ctx));
     }
     if (a->status == SP_OK) {
@@ -193,6 +203,8 @@ static rig *rig_new(sweep_path path, uint64_t salt)
     rng_init(&r->rng, harness_seed() ^ salt);
     rng_fill(&r->rng, r->in, sizeof r->in);
     mix_chain_init(&r->chain, 4, 2, outs, (uint32_t)rng_next(&r->rng));
+    for (size_t s = 0; path == PATH_STREAMS && s < 2; s++)
+        r->chain.descs[s].streams = 2;
     mix_reference(r->chain.stages, 2, 4, r->in, SWEEP_RECORDS, 0, r->want);
     return r;
 }
@@ -259,6 +271,7 @@ TEST(sweep_pageable) { return sweep(PATH_PAGEABLE, SP_ERR_BACKEND, 1); }
 TEST(sweep_with_report) { return sweep(PATH_REPORT, SP_ERR_BACKEND, 2); }
 TEST(sweep_pinned) { return sweep(PATH_PINNED, SP_ERR_BACKEND, 3); }
 TEST(sweep_registered) { return sweep(PATH_REGISTERED, SP_ERR_BACKEND, 4); }
+TEST(sweep_streams_and_pieces) { return sweep(PATH_STREAMS, SP_ERR_BACKEND, 6); }
 
 /* ---- device lost ------------------------------------------------------------------------- */
 
@@ -327,6 +340,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(sweep_with_report),
         TEST_ENTRY(sweep_pinned),
         TEST_ENTRY(sweep_registered),
+        TEST_ENTRY(sweep_streams_and_pieces),
         TEST_ENTRY(sweep_device_lost),
     };
     return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
