@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "infer.h"
+#include "latency.h"
 #include "probe_cmd.h"
 
 typedef struct cli_command {
@@ -15,6 +16,7 @@ typedef struct cli_command {
 static const cli_command commands[] = {
     {"bench", bench_main, "time pipelined vs serial streaming, verify every output, report"},
     {"probe", probe_main, "measure copy rates, pinning costs and per-operation overheads"},
+    {"latency", latency_main, "small-request latency beside a streaming bulk pipeline"},
     {"infer", infer_main, "classify digits with an MLP streamed through the pipeline"},
 };
 
