@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+
 #include "args.h"
+#include "cli.h"
 
 /* Decimal digits only: strtoull alone would accept signs, spaces and hex. */
 static int parse_digits(const char *text, unsigned long long *out, const char **end)
@@ -74,4 +77,35 @@ int args_parse_choice(const char *text, const char *const *names, size_t n)
         if (strcmp(text, names[i]) == 0)
             return (int)i;
     return -1;
+}
+
+int args_count_option(const char *name, const char *value, unsigned long long min,
+                      unsigned long long max, unsigned long long *field)
+{
+    unsigned long long parsed = 0;
+    if (args_parse_count(value, max, &parsed) != 0 || parsed < min)
+        return cli_usage_error("--%s: '%s' is not a count in [%llu, %llu]", name, value, min,
+                               max);
+    *field = parsed;
+    return CLI_EXIT_OK;
+}
+
+int args_backend_option(const char *value, sp_backend_kind *kind)
+{
+    static const char *const names[] = {"auto", "host", "cuda"};
+    static const sp_backend_kind kinds[] = {SP_BACKEND_AUTO, SP_BACKEND_HOST, SP_BACKEND_CUDA};
+    int index = args_parse_choice(value, names, sizeof names / sizeof names[0]);
+    if (index < 0)
+        return cli_usage_error("--backend: '%s' is not auto, host or cuda", value);
+    *kind = kinds[index];
+    return CLI_EXIT_OK;
+}
+
+int args_device_option(const char *value, int *device)
+{
+    unsigned long long parsed = 0;
+    int rc = args_count_option("device", value, 0, INT_MAX, &parsed);
+    if (rc == CLI_EXIT_OK)
+        *device = (int)parsed;
+    return rc;
 }

@@ -112,28 +112,6 @@ static void print_bench_usage(FILE *out)
     bench_print_workloads(out);
 }
 
-static int parse_count_option(const char *name, const char *value, unsigned long long min,
-                              unsigned long long max, unsigned long long *field)
-{
-    unsigned long long parsed = 0;
-    if (args_parse_count(value, max, &parsed) != 0 || parsed < min)
-        return cli_usage_error("--%s: '%s' is not a count in [%llu, %llu]", name, value, min,
-                               max);
-    *field = parsed;
-    return CLI_EXIT_OK;
-}
-
-static int parse_backend(const char *value, bench_options *options)
-{
-    static const char *const names[] = {"auto", "host", "cuda"};
-    static const sp_backend_kind kinds[] = {SP_BACKEND_AUTO, SP_BACKEND_HOST, SP_BACKEND_CUDA};
-    int index = args_parse_choice(value, names, sizeof names / sizeof names[0]);
-    if (index < 0)
-        return cli_usage_error("--backend: '%s' is not auto, host or cuda", value);
-    options->backend = kinds[index];
-    return CLI_EXIT_OK;
-}
-
 static int parse_memory(const char *value, bench_options *options)
 {
     static const char *const names[] = {"pageable", "pinned"};
@@ -152,37 +130,29 @@ static int parse_workload(const char *value, bench_options *options)
     return CLI_EXIT_OK;
 }
 
-static int parse_device(const char *value, bench_options *options)
-{
-    unsigned long long device = 0;
-    int rc = parse_count_option("device", value, 0, INT_MAX, &device);
-    options->device = (int)device;
-    return rc;
-}
-
 static int apply_option(int code, const char *value, bench_options *o, sweep_texts *sweep)
 {
     switch (code) {
-    case OPT_BACKEND: return parse_backend(value, o);
-    case OPT_DEVICE: return parse_device(value, o);
+    case OPT_BACKEND: return args_backend_option(value, &o->backend);
+    case OPT_DEVICE: return args_device_option(value, &o->device);
     case OPT_WORKLOAD: return parse_workload(value, o);
-    case OPT_RECORDS: return parse_count_option("records", value, 1, MAX_RECORDS, &o->records);
-    case OPT_ITERS: return parse_count_option("iters", value, 0, UINT_MAX, &o->iters);
-    case OPT_CHUNK: return parse_count_option("chunk", value, 0, MAX_RECORDS, &o->chunk_records);
-    case OPT_DEPTH: return parse_count_option("depth", value, 0, SP_MAX_DEPTH, &o->depth);
+    case OPT_RECORDS: return args_count_option("records", value, 1, MAX_RECORDS, &o->records);
+    case OPT_ITERS: return args_count_option("iters", value, 0, UINT_MAX, &o->iters);
+    case OPT_CHUNK: return args_count_option("chunk", value, 0, MAX_RECORDS, &o->chunk_records);
+    case OPT_DEPTH: return args_count_option("depth", value, 0, SP_MAX_DEPTH, &o->depth);
     case OPT_THREADS:
-        return parse_count_option("threads", value, 0, 1024, &o->staging_threads);
+        return args_count_option("threads", value, 0, 1024, &o->staging_threads);
     case OPT_STREAMS:
-        return parse_count_option("streams", value, 0, SP_MAX_STAGE_STREAMS, &o->stage_streams);
+        return args_count_option("streams", value, 0, SP_MAX_STAGE_STREAMS, &o->stage_streams);
     case OPT_PIECE:
-        return parse_count_option("piece", value, 0, ULLONG_MAX, &o->copy_piece_bytes);
+        return args_count_option("piece", value, 0, ULLONG_MAX, &o->copy_piece_bytes);
     case OPT_MEMORY: return parse_memory(value, o);
     case OPT_REPEAT:
-        return parse_count_option("repeat", value, 1, BENCH_MAX_REPEAT, &o->repeat);
+        return args_count_option("repeat", value, 1, BENCH_MAX_REPEAT, &o->repeat);
     case OPT_SERIAL_CHUNK:
-        return parse_count_option("serial-chunk", value, 0, MAX_RECORDS,
+        return args_count_option("serial-chunk", value, 0, MAX_RECORDS,
                                   &o->serial_chunk_records);
-    case OPT_SEED: return parse_count_option("seed", value, 0, BENCH_UNSET - 1, &o->seed);
+    case OPT_SEED: return args_count_option("seed", value, 0, BENCH_UNSET - 1, &o->seed);
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
     case OPT_TRACE: o->trace_path = value; return CLI_EXIT_OK;
     case OPT_SVG: o->svg_path = value; return CLI_EXIT_OK;

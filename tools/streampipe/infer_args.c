@@ -59,28 +59,6 @@ static void print_infer_usage(FILE *out)
           "suffixes (powers of 1024) or 2^N.\n", out);
 }
 
-static int parse_count_option(const char *name, const char *value, unsigned long long min,
-                              unsigned long long max, unsigned long long *field)
-{
-    unsigned long long parsed = 0;
-    if (args_parse_count(value, max, &parsed) != 0 || parsed < min)
-        return cli_usage_error("--%s: '%s' is not a count in [%llu, %llu]", name, value, min,
-                               max);
-    *field = parsed;
-    return CLI_EXIT_OK;
-}
-
-static int parse_backend(const char *value, infer_options *options)
-{
-    static const char *const names[] = {"auto", "host", "cuda"};
-    static const sp_backend_kind kinds[] = {SP_BACKEND_AUTO, SP_BACKEND_HOST, SP_BACKEND_CUDA};
-    int index = args_parse_choice(value, names, 3);
-    if (index < 0)
-        return cli_usage_error("--backend: '%s' is not auto, host or cuda", value);
-    options->backend = kinds[index];
-    return CLI_EXIT_OK;
-}
-
 static int parse_precision(const char *value, infer_options *options)
 {
     static const char *const names[] = {"fp32", "tf32"};
@@ -91,14 +69,6 @@ static int parse_precision(const char *value, infer_options *options)
     return CLI_EXIT_OK;
 }
 
-static int parse_device(const char *value, infer_options *options)
-{
-    unsigned long long device = 0;
-    int rc = parse_count_option("device", value, 0, INT_MAX, &device);
-    options->device = (int)device;
-    return rc;
-}
-
 static int apply_option(int code, const char *value, infer_options *o)
 {
     switch (code) {
@@ -107,13 +77,13 @@ static int apply_option(int code, const char *value, infer_options *o)
     case OPT_LABELS: o->labels_path = value; return CLI_EXIT_OK;
     case OPT_SAVE: o->predictions_path = value; return CLI_EXIT_OK;
     case OPT_REPLICATE:
-        return parse_count_option("replicate", value, 1, MAX_RECORDS, &o->replicate);
-    case OPT_BACKEND: return parse_backend(value, o);
-    case OPT_DEVICE: return parse_device(value, o);
+        return args_count_option("replicate", value, 1, MAX_RECORDS, &o->replicate);
+    case OPT_BACKEND: return args_backend_option(value, &o->backend);
+    case OPT_DEVICE: return args_device_option(value, &o->device);
     case OPT_PRECISION: return parse_precision(value, o);
-    case OPT_REPEAT: return parse_count_option("repeat", value, 1, INFER_MAX_REPEAT, &o->repeat);
-    case OPT_CHUNK: return parse_count_option("chunk", value, 1, MAX_RECORDS, &o->chunk);
-    case OPT_DEPTH: return parse_count_option("depth", value, 0, SP_MAX_DEPTH, &o->depth);
+    case OPT_REPEAT: return args_count_option("repeat", value, 1, INFER_MAX_REPEAT, &o->repeat);
+    case OPT_CHUNK: return args_count_option("chunk", value, 1, MAX_RECORDS, &o->chunk);
+    case OPT_DEPTH: return args_count_option("depth", value, 0, SP_MAX_DEPTH, &o->depth);
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
     default: return cli_usage_error("internal: unhandled option %d", code);
     }

@@ -65,50 +65,20 @@ static void print_latency_usage(FILE *out)
           "Counts take k/M/G suffixes (powers of 1024) or 2^N.\n", out);
 }
 
-static int parse_count(const char *name, const char *value, unsigned long long min,
-                       unsigned long long max, unsigned long long *field)
-{
-    unsigned long long parsed = 0;
-    if (args_parse_count(value, max, &parsed) != 0 || parsed < min)
-        return cli_usage_error("--%s: '%s' is not a count in [%llu, %llu]", name, value, min,
-                               max);
-    *field = parsed;
-    return CLI_EXIT_OK;
-}
-
-static int parse_backend(const char *value, latency_options *o)
-{
-    static const char *const names[] = {"auto", "host", "cuda"};
-    static const sp_backend_kind kinds[] = {SP_BACKEND_AUTO, SP_BACKEND_HOST, SP_BACKEND_CUDA};
-    int index = args_parse_choice(value, names, sizeof names / sizeof names[0]);
-    if (index < 0)
-        return cli_usage_error("--backend: '%s' is not auto, host or cuda", value);
-    o->backend = kinds[index];
-    return CLI_EXIT_OK;
-}
-
-static int parse_device(const char *value, latency_options *o)
-{
-    unsigned long long device = 0;
-    int rc = parse_count("device", value, 0, INT_MAX, &device);
-    o->device = (int)device;
-    return rc;
-}
-
 static int apply_option(int code, const char *value, latency_options *o)
 {
     switch (code) {
-    case OPT_BACKEND: return parse_backend(value, o);
-    case OPT_DEVICE: return parse_device(value, o);
+    case OPT_BACKEND: return args_backend_option(value, &o->backend);
+    case OPT_DEVICE: return args_device_option(value, &o->device);
     case OPT_BULK_RECORDS:
-        return parse_count("bulk-records", value, 1, MAX_RECORDS, &o->bulk_records);
-    case OPT_BULK_STAGES: return parse_count("bulk-stages", value, 0, 1, &o->bulk_stages);
+        return args_count_option("bulk-records", value, 1, MAX_RECORDS, &o->bulk_records);
+    case OPT_BULK_STAGES: return args_count_option("bulk-stages", value, 0, 1, &o->bulk_stages);
     case OPT_REQUEST_BYTES:
-        return parse_count("request-bytes", value, sizeof(float), MAX_REQUEST_BYTES,
+        return args_count_option("request-bytes", value, sizeof(float), MAX_REQUEST_BYTES,
                            &o->request_bytes);
-    case OPT_REQUESTS: return parse_count("requests", value, 1, MAX_REQUESTS, &o->requests);
-    case OPT_PIECE: return parse_count("piece", value, 1, ULLONG_MAX, &o->piece_bytes);
-    case OPT_SEED: return parse_count("seed", value, 0, LATENCY_UNSET - 1, &o->seed);
+    case OPT_REQUESTS: return args_count_option("requests", value, 1, MAX_REQUESTS, &o->requests);
+    case OPT_PIECE: return args_count_option("piece", value, 1, ULLONG_MAX, &o->piece_bytes);
+    case OPT_SEED: return args_count_option("seed", value, 0, LATENCY_UNSET - 1, &o->seed);
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
     default: return cli_usage_error("internal: unhandled option %d", code);
     }

@@ -47,22 +47,9 @@ static void print_probe_usage(FILE *out)
 
 static int apply_option(int code, const char *value, probe_options *o)
 {
-    static const char *const names[] = {"auto", "host", "cuda"};
-    static const sp_backend_kind kinds[] = {SP_BACKEND_AUTO, SP_BACKEND_HOST, SP_BACKEND_CUDA};
-    unsigned long long device = 0;
-    int index;
     switch (code) {
-    case OPT_BACKEND:
-        index = args_parse_choice(value, names, sizeof names / sizeof names[0]);
-        if (index < 0)
-            return cli_usage_error("--backend: '%s' is not auto, host or cuda", value);
-        o->backend = kinds[index];
-        return CLI_EXIT_OK;
-    case OPT_DEVICE:
-        if (args_parse_count(value, INT_MAX, &device) != 0)
-            return cli_usage_error("--device: '%s' is not a count in [0, %d]", value, INT_MAX);
-        o->device = (int)device;
-        return CLI_EXIT_OK;
+    case OPT_BACKEND: return args_backend_option(value, &o->backend);
+    case OPT_DEVICE: return args_device_option(value, &o->device);
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
     case OPT_QUICK: o->quick = 1; return CLI_EXIT_OK;
     default: return cli_usage_error("internal: unhandled option %d", code);
