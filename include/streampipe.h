@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 2
+#define SP_VERSION_MINOR 3
 #define SP_VERSION_PATCH 0
 
 /* "MAJOR.MINOR.PATCH" of the library that is linked (may differ from the header's). */
@@ -124,6 +124,24 @@ typedef struct sp_stage {
 #define SP_MAX_STAGES 16
 #define SP_MAX_DEPTH 64
 
+/* Graph mode: instead of enqueueing a chunk's copies and stages one call at a time (about 15
+ * us of host time per chunk on the H200), capture them once per slot as a CUDA graph and
+ * replay it, pointing its copies at each chunk's memory. The capture calls each stage's
+ * function once, for the first chunk of its slot, and the replays repeat that device work
+ * for every full chunk of the slot: so a stage may depend on chunk->in, ->out, ->records and
+ * ->stream, but not on ->index or ->first_record (its kernels would see the captured chunk's
+ * values). Each new graph is checked once against stream mode on another chunk; a capture
+ * that fails, a graph CUDA cannot update, or a check that differs makes the pipeline fall
+ * back to stream mode for good, and the report's notes say why. The last chunk of a run,
+ * when short, always runs in stream mode. A stage's `streams` are not used in graph mode:
+ * each slot's chunk runs on a queue of its own, so chunks in different slots overlap. */
+typedef enum sp_graph_mode {
+    SP_GRAPH_OFF = 0,  /* stream mode: every operation enqueued (the default) */
+    SP_GRAPH_ON = 1,   /* graphs whenever a run has full chunks */
+    SP_GRAPH_AUTO = 2  /* graphs when chunks are small enough (at most 2 MiB in and out
+                          together) for the per-operation cost to matter */
+} sp_graph_mode;
+
 typedef struct sp_pipeline_config {
     size_t in_record_bytes;   /* > 0 */
     const sp_stage *stages;   /* n_stages entries, copied at creation */
@@ -138,6 +156,7 @@ typedef struct sp_pipeline_config {
                                  wait behind one piece rather than a whole chunk; 0 = whole.
                                  Each piece costs an enqueue (about 2.6 us on the H200): keep
                                  pieces at a MiB or more */
+    sp_graph_mode graph;      /* see sp_graph_mode; HOST replays recorded operations */
 } sp_pipeline_config;
 
 /* Threads: different pipelines of one context may run on different threads at once; one
@@ -156,6 +175,9 @@ size_t sp_pipeline_out_record_bytes(const sp_pipeline *pipeline);
 size_t sp_pipeline_chunk_records(const sp_pipeline *pipeline, size_t n_records);
 /* Slots in the ring (the config's depth, or the one chosen). */
 unsigned sp_pipeline_depth(const sp_pipeline *pipeline);
+/* Host seconds the last run spent submitting work (sp_report.submit_s), also when it was run
+ * without a report; 0 before the first run. */
+double sp_pipeline_last_submit_s(const sp_pipeline *pipeline);
 
 /* ---- the report of one run ---------------------------------------------------------------- */
 
@@ -205,6 +227,10 @@ typedef struct sp_report {
                               time the host spent copying either way (stage-in and stage-out
                               run together, so their union) is larger */
     char notes[256];       /* fallbacks and choices the library made, "" when none */
+    int graph;             /* 1 when full chunks were replayed from graphs (graph mode); the
+                              engine figures above are then not measured (n_engines is 0) */
+    double submit_s;       /* host time from the first enqueue to the last chunk's: the host's
+                              cost of submitting, submit_s / chunks per chunk */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
@@ -212,8 +238,14 @@ typedef struct sp_report {
  * rejected. Memory from sp_host_alloc/sp_host_register is read and written by the copy engines
  * directly; other memory is staged through pinned buffers by the pipeline's host threads.
  * n_records == 0 succeeds without calling any stage. `report` may be NULL; when given, the
- * run also records per-chunk timings (one pair of events per operation). On failure the run
- * stops submitting, drains everything in flight and returns; the pipeline can be run again. */
+ * run also records per-chunk timings: an end event per operation, and a start event only
+ * where the operation's queue is idle when it is enqueued; otherwise the operation starts as
+ * the last of what it waits for ends (the previous operation on its queue, the operations
+ * whose buffers it reads or overwrites), and that time is read from their end events. On
+ * failure the run stops submitting, drains everything in flight and returns; the pipeline
+ * can be run again.
+ * The host thread keeps at most `depth` chunks queued ahead of the device, also with pinned
+ * memory, so that another pipeline's copies never queue behind a whole run. */
 sp_status sp_pipeline_run(sp_pipeline *pipeline, const void *in, size_t n_records, void *out,
                           sp_report *report);
 

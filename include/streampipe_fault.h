@@ -20,7 +20,10 @@ typedef struct sp_fault_config {
     unsigned random_delay_us; /* plus a uniform random delay in [0, random_delay_us] */
     unsigned long seed;       /* for the random delays */
     const char *delay_queue;  /* delay only queues whose name starts with this ("h2d", "d2h",
-                                 "stage-in", or a stage's name); NULL delays every queue */
+                                 "stage-in", "graph" (graph mode's slot queues), or a stage's
+                                 name); NULL delays every queue */
+    const char *fail_op;      /* also fail every call of the backend operation of this name
+                                 ("capture_end", "graph_rebase", "copy_h2d", ...); NULL: none */
 } sp_fault_config;
 
 typedef struct sp_fault_stats {

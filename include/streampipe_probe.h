@@ -11,6 +11,10 @@
  *   in milliseconds per GiB (host clock);
  * - host copy rates: pageable -> pinned memcpy split over 1, 2, 4, .. 16 threads, as the
  *   pipeline's staging threads do it;
+ * - host copy under the copy engines: the pipeline's staging copy (pageable -> pinned and
+ *   pinned -> pageable at once, its thread count and copy routine) while pinned H2D and D2H
+ *   copies keep both copy engines busy, and each of the two alone: what host memory
+ *   delivers to both together, which limits pageable pipelines;
  * - per-operation costs: an event record, a queue wait, an empty launch and a 4 KiB copy,
  *   each the wall time of many back to back divided by their number.
  * On HOST the "device" is host memory and copies are memcpy on a worker thread: the rates
@@ -36,7 +40,8 @@ enum sp_probe_part {
     SP_PROBE_PINNING = 1u << 2,
     SP_PROBE_HOST_COPY = 1u << 3,
     SP_PROBE_OVERHEADS = 1u << 4,
-    SP_PROBE_ALL = (1u << 5) - 1u
+    SP_PROBE_HOST_UNDER_DMA = 1u << 5,
+    SP_PROBE_ALL = (1u << 6) - 1u
 };
 
 #define SP_PROBE_MAX_REPEATS 64
@@ -53,7 +58,9 @@ typedef struct sp_probe_config {
     size_t pin_bytes;        /* bytes per pinning measurement; 0 = copy_bytes */
     size_t min_chunk_bytes;  /* chunk sweep from here, x4 each step; 0 = 64 KiB */
     size_t max_chunk_bytes;  /* up to here and at most copy_bytes; 0 = 64 MiB */
-    unsigned max_threads;    /* host copies with 1, 2, 4, .. up to here (<= 1024); 0 = 16 */
+    unsigned max_threads;    /* host copies with 1, 2, 4, .. up to here (<= 1024); 0 = 16.
+                                The copy under the engines uses the pipeline's default
+                                staging thread count, at most this many */
     unsigned overhead_ops;   /* operations per overhead measurement; 0 = 2000 (quick 500) */
 } sp_probe_config;
 
@@ -92,6 +99,16 @@ typedef struct sp_probe_result {
     /* SP_PROBE_HOST_COPY */
     size_t n_thread_counts;
     sp_probe_thread_rate host_copy[SP_PROBE_MAX_THREAD_COUNTS];
+
+    /* SP_PROBE_HOST_UNDER_DMA. staging: bytes per second the staging threads copy, half of
+     * them pageable -> pinned and half pinned -> pageable, as a pipeline stages a chunk's
+     * input and another's output together. dma: pinned h2d + d2h bytes per second, both
+     * directions at once. Each alone, then both at the same time (measured over the same
+     * stretch of time). Host memory serves about 2 x staging + dma bytes per second: a read
+     * and a write per staged byte, one access per byte the engines copy. */
+    unsigned under_dma_threads;  /* staging threads */
+    double staging_alone_gbps, staging_under_dma_gbps;
+    double dma_alone_gbps, dma_under_staging_gbps;
 
     /* SP_PROBE_OVERHEADS: microseconds per operation */
     double event_record_us;  /* an ordering event */

@@ -41,6 +41,11 @@ void scenario_shape_in_place(scenario *sc);
 /* Sets the harness context line to a description of sc. */
 void scenario_describe(const scenario *sc, const char *prefix);
 
+/* Graph mode for every scenario from now on (SP_GRAPH_ON, position-free stages, and the
+ * checks graph mode allows: no per-operation figures, fewer stage calls). */
+void scenario_set_graph(int on);
+int scenario_graph(void);
+
 /* Creates the pipeline on ctx, runs it sc->runs times, checks everything (failures go to the
  * harness), destroys it. */
 void scenario_run(sp_context *ctx, const scenario *sc, test_rng *rng);

@@ -45,6 +45,7 @@ void mix_stage_init(mix_stage *m, const char *name, size_t in_rec, size_t out_re
     m->out_rec = out_rec;
     m->salt = salt;
     m->expect_chunk_records = 0;
+    m->position_free = 0;
     atomic_init(&m->fail_chunk, -1);
     atomic_init(&m->calls, 0);
     atomic_init(&m->violations, 0);
@@ -96,7 +97,7 @@ static sp_status mix_host(const sp_chunk *c, void *user)
     uint8_t *out = c->out;
     for (size_t r = 0; r < c->records; r++)
         mix_record(in + r * m->in_rec, m->in_rec, out + r * m->out_rec, m->out_rec, m->salt,
-                   c->first_record + r);
+                   (m->position_free ? 0 : c->first_record) + r);
     return SP_OK;
 }
 
@@ -108,7 +109,7 @@ static sp_status mix_cuda(const sp_chunk *c, void *user)
     if (!check_chunk(m, c, 1) || should_fail(m, c))
         return SP_ERR_INVALID_ARGUMENT;
     int err = sp_test_mix_cuda(c->in, c->out, c->records, m->in_rec, m->out_rec, m->salt,
-                               c->first_record, c->stream);
+                               m->position_free ? 0 : c->first_record, c->stream);
     return err == 0 ? SP_OK : SP_ERR_BACKEND;
 }
 #endif
@@ -146,6 +147,21 @@ void mix_reference(const mix_stage *stages, size_t n_stages, size_t in_rec, cons
     }
 }
 
+void mix_reference_run(const mix_stage *stages, size_t n_stages, size_t in_rec, const void *in,
+                       size_t n_records, size_t chunk_records, void *out)
+{
+    if (n_stages == 0 || !stages[0].position_free || chunk_records == 0) {
+        mix_reference(stages, n_stages, in_rec, in, n_records, 0, out);
+        return;
+    }
+    size_t out_rec = stages[n_stages - 1].out_rec;
+    for (size_t first = 0; first < n_records; first += chunk_records) {
+        size_t n = n_records - first < chunk_records ? n_records - first : chunk_records;
+        mix_reference(stages, n_stages, in_rec, (const uint8_t *)in + first * in_rec, n, 0,
+                      (uint8_t *)out + first * out_rec);
+    }
+}
+
 /* ---- chains ------------------------------------------------------------------------------ */
 
 static const char *const chain_names[CHAIN_MAX] = {"alpha", "bravo", "charlie", "delta"};
@@ -170,6 +186,12 @@ const char *mix_chain_name(size_t s) { return s < CHAIN_MAX ? chain_names[s] : "
 size_t mix_chain_out_rec(const mix_chain *c)
 {
     return c->n_stages > 0 ? c->stages[c->n_stages - 1].out_rec : c->in_rec;
+}
+
+void mix_chain_position_free(mix_chain *c)
+{
+    for (size_t s = 0; s < c->n_stages; s++)
+        c->stages[s].position_free = 1;
 }
 
 sp_pipeline_config mix_chain_config(const mix_chain *c, size_t chunk_records, unsigned depth)

@@ -25,6 +25,8 @@ typedef struct mix_stage {
     size_t out_rec;             /* bytes of each output record */
     uint32_t salt;
     size_t expect_chunk_records;/* when > 0, first_record must be index * this */
+    int position_free;          /* hash each record's index within its chunk rather than
+                                   within the run: what graph mode can replay */
     atomic_long fail_chunk;     /* return an error for this chunk index; -1: never */
     atomic_ulong calls;         /* calls of either function */
     atomic_ulong violations;    /* sp_chunk contents that break the contract */
@@ -45,6 +47,10 @@ void mix_record(const uint8_t *in, size_t in_rec, uint8_t *out, size_t out_rec, 
  * Records are numbered from first_record. out has room for n_records * the last out_rec. */
 void mix_reference(const mix_stage *stages, size_t n_stages, size_t in_rec, const void *in,
                    size_t n_records, size_t first_record, void *out);
+/* The same for a run cut into chunks of chunk_records: position-free stages number records
+ * from 0 in every chunk, the others through the whole run. */
+void mix_reference_run(const mix_stage *stages, size_t n_stages, size_t in_rec, const void *in,
+                       size_t n_records, size_t chunk_records, void *out);
 
 /* A chain of up to 4 mix stages named alpha, bravo, charlie, delta (no name is a prefix of
  * another or of "h2d"/"d2h", so fault delays can target each queue alone). */
@@ -63,6 +69,8 @@ size_t mix_chain_out_rec(const mix_chain *c);
 /* The name stage s of any chain gets. */
 const char *mix_chain_name(size_t s);
 sp_pipeline_config mix_chain_config(const mix_chain *c, size_t chunk_records, unsigned depth);
+/* Makes every stage of the chain position-free (see mix_stage). */
+void mix_chain_position_free(mix_chain *c);
 /* Sets expect_chunk_records on every stage and zeroes the counters. */
 void mix_chain_arm(mix_chain *c, size_t chunk_records);
 unsigned long mix_chain_violations(const mix_chain *c);

@@ -91,6 +91,23 @@ TEST(two_pipelines_under_delays)
     return TEST_OK;
 }
 
+/* The same in graph mode: each thread's pipeline replays its own graphs on its own slot
+ * queues while the other's do too. */
+TEST(two_graph_pipelines_under_delays)
+{
+    sp_fault_config cfg = {.delay_us = 10, .random_delay_us = 100};
+    cfg.seed = (unsigned long)harness_seed() + 5;
+    sp_context *ctx = NULL;
+    if (!CHECK_EQ(sp_context_create_fault(SP_BACKEND_HOST, 0, &cfg, &ctx), SP_OK))
+        return TEST_FAIL;
+    scenario_set_graph(1);
+    for (unsigned round = 0; round < 2; round++)
+        run_threads(ctx, verified_runs, round, 5);
+    scenario_set_graph(0);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
 /* ---- a failing neighbour ----------------------------------------------------------------- */
 
 #define ISOLATION_RECORDS 333
@@ -177,6 +194,7 @@ int main(int argc, char **argv)
     static const test_case tests[] = {
         TEST_ENTRY(two_pipelines_one_context),
         TEST_ENTRY(two_pipelines_under_delays),
+        TEST_ENTRY(two_graph_pipelines_under_delays),
         TEST_ENTRY(failing_pipeline_beside_a_clean_one),
         TEST_ENTRY(create_run_destroy_concurrently),
     };

@@ -10,6 +10,7 @@
  * Exits 77 when the backend is absent.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -298,6 +299,10 @@ static size_t delay_targets(size_t n_stages, const char **names, int *is_queue)
     is_queue[k++] = 0;
     names[k] = "stage-out";
     is_queue[k++] = 0;
+    if (scenario_graph()) { /* the slot queues that replay graphs */
+        names[k] = "graph";
+        is_queue[k++] = 1;
+    }
     return k;
 }
 
@@ -318,8 +323,8 @@ static void targeted_scenario(scenario *sc, size_t n_stages, unsigned depth, siz
 
 static void run_targeted(sp_context *ctx, const scenario *sc, test_rng *rng)
 {
-    const char *names[CHAIN_MAX + 4];
-    int is_queue[CHAIN_MAX + 4];
+    const char *names[CHAIN_MAX + 5];
+    int is_queue[CHAIN_MAX + 5];
     size_t count = delay_targets(sc->n_stages, names, is_queue);
     for (size_t t = 0; t < count; t++) {
         sp_fault_config cfg;
@@ -387,7 +392,10 @@ static const test_case tests[] = {
     TEST_ENTRY(one_queue_delayed_4_stages),
 };
 
+/* SP_TEST_GRAPH=1 runs every scenario in graph mode. */
 int main(int argc, char **argv)
 {
+    const char *graph = getenv("SP_TEST_GRAPH");
+    scenario_set_graph(graph != NULL && strcmp(graph, "1") == 0);
     return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
 }

@@ -44,7 +44,14 @@ typedef struct rig {
     mix_chain chain; /* 2 stages, 4 -> 12 -> 3 bytes */
     unsigned char in[SWEEP_RECORDS * 4], out[SWEEP_RECORDS * 3], want[SWEEP_RECORDS * 3];
     test_rng rng;
+    unsigned long unreached; /* calls of the clean run that an attempt never made */
 } rig;
+
+/* A run with a report records a start event only for operations whose queue was idle when
+ * they were enqueued (src/core/run.c, op_start), and asks the backend which ones were; so
+ * how many calls it makes depends on timing, and an attempt may end before the clean run's
+ * last calls. Every other path makes the same calls every time. */
+static int calls_vary(sweep_path path) { return path == PATH_REPORT; }
 
 /* What one attempt saw: the first failure and its text. */
 typedef struct attempt {
@@ -218,8 +225,12 @@ static int fail_one_call(rig *r, unsigned long k, unsigned long visible, sp_stat
     arm(r->ctx, k, fail_status);
     unsigned long injected = fault_stats(r->ctx).injected;
     attempt_once(r, &a, &m, 0);
-    CHECK_MSG(fault_stats(r->ctx).injected == injected + 1, "call %lu was never made", k);
-    if (k <= visible) {
+    int made = fault_stats(r->ctx).injected == injected + 1;
+    if (!made && calls_vary(r->path))
+        r->unreached++; /* then the attempt must have succeeded, checked below */
+    else
+        CHECK_MSG(made, "call %lu was never made", k);
+    if (made && k <= visible) {
         CHECK_STATUS(a.status, fail_status, a.error);
         CHECK_HAS(a.error, "injected"); /* the backend's reason reaches the error text */
     } else {
@@ -261,6 +272,9 @@ static int sweep(sweep_path path, sp_status fail_status, uint64_t salt)
             getenv("SP_TEST_VERBOSE") == NULL)
             break; /* the first broken call says enough */
     }
+    if (r->unreached)
+        printf("  %s path: %lu of those calls were past the end of the attempt that was to "
+               "fail them\n", path_names[path], r->unreached);
     harness_context("%s", "");
     sp_context_destroy(r->ctx);
     free(r);
@@ -286,7 +300,10 @@ static void device_lost_at(rig *r, unsigned long k, unsigned long visible)
         return;
     arm(r->ctx, k, SP_ERR_DEVICE_LOST);
     attempt_once(r, &a, &m, 0);
-    if (k <= visible) {
+    if (fault_stats(r->ctx).injected == 0 && calls_vary(r->path)) {
+        r->unreached++;
+        CHECK_STATUS(a.status, SP_OK, a.error);
+    } else if (k <= visible) {
         CHECK_STATUS(a.status, SP_ERR_DEVICE_LOST, a.error);
         arm(r->ctx, 0, SP_OK);
         sp_pipeline_config cfg = mix_chain_config(&r->chain, SWEEP_CHUNK, SWEEP_DEPTH);
@@ -328,6 +345,9 @@ TEST(sweep_device_lost)
         if (harness_failures() != before && getenv("SP_TEST_VERBOSE") == NULL)
             break;
     }
+    if (r->unreached)
+        printf("  %lu of those calls were past the end of the attempt that was to fail them\n",
+               r->unreached);
     harness_context("%s", "");
     free(r);
     return TEST_OK;

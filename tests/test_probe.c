@@ -59,6 +59,14 @@ static void check_host_figures(const sp_probe_result *r)
     }
 }
 
+/* The staging threads are the pipeline's default count, cut to max_threads (4 here). */
+static void check_under_dma_figures(const sp_probe_result *r)
+{
+    CHECK(r->under_dma_threads >= 1 && r->under_dma_threads <= 4);
+    CHECK(positive(r->staging_alone_gbps) && positive(r->staging_under_dma_gbps));
+    CHECK(positive(r->dma_alone_gbps) && positive(r->dma_under_staging_gbps));
+}
+
 TEST(every_figure_of_a_small_probe)
 {
     sp_context *ctx = NULL;
@@ -73,6 +81,7 @@ TEST(every_figure_of_a_small_probe)
         CHECK_EQ(r.backend, g_kind);
         check_copy_figures(&r);
         check_host_figures(&r);
+        check_under_dma_figures(&r);
         CHECK(positive(r.event_record_us) && positive(r.timing_record_us));
         CHECK(positive(r.queue_wait_us) && positive(r.launch_us) && positive(r.small_copy_us));
         CHECK(strcmp(r.launch_what, g_kind == SP_BACKEND_CUDA ? "1 us delay kernel"
@@ -96,6 +105,14 @@ TEST(only_the_parts_asked_for)
         CHECK(positive(r.launch_us));
         CHECK(r.h2d_pinned_gbps == 0.0 && r.alloc_ms_per_gib == 0.0);
         CHECK_EQ(r.n_chunk_sizes, 0);
+        CHECK_EQ(r.n_thread_counts, 0);
+        CHECK(r.staging_alone_gbps == 0.0 && r.dma_under_staging_gbps == 0.0);
+        CHECK_EQ(r.under_dma_threads, 0);
+    }
+    cfg = small_config(SP_PROBE_HOST_UNDER_DMA); /* needs the copy buffers on its own */
+    if (CHECK_STATUS(sp_probe_run(ctx, &cfg, &r), SP_OK, sp_context_last_error(ctx))) {
+        check_under_dma_figures(&r);
+        CHECK(r.h2d_pinned_gbps == 0.0 && r.launch_us == 0.0);
         CHECK_EQ(r.n_thread_counts, 0);
     }
     cfg = small_config(SP_PROBE_CHUNK_SIZES);
@@ -202,6 +219,10 @@ TEST(defaults_finish_in_time)
         printf("    default probe took %.2f s: h2d %.1f GB/s, d2h %.1f GB/s, 1-thread copy "
                "%.1f GB/s\n",
                r.seconds, r.h2d_pinned_gbps, r.d2h_pinned_gbps, r.host_copy[0].gbps);
+        printf("    staging copy (%u threads) alone %.1f GB/s, under the copy engines %.1f; "
+               "engines alone %.1f GB/s, under the staging copy %.1f\n",
+               r.under_dma_threads, r.staging_alone_gbps, r.staging_under_dma_gbps,
+               r.dma_alone_gbps, r.dma_under_staging_gbps);
         /* generous: shared CI machines are slow; the budget itself is checked by hand */
         CHECK_MSG(r.seconds < (g_kind == SP_BACKEND_HOST ? 15.0 : 20.0), "took %.1f s",
                   r.seconds);

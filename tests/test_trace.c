@@ -42,6 +42,7 @@ typedef struct fixture_shape {
     mem_kind memory;
     const char *const *stage_names; /* NULL: alpha, bravo, ... */
     const char *const *want_names;  /* how the files spell stage_names */
+    const unsigned *stage_streams;  /* queues of each stage; NULL: one each */
 } fixture_shape;
 
 static int fixture_open(fixture *fx, const fixture_shape *shape)
@@ -57,6 +58,8 @@ static int fixture_open(fixture *fx, const fixture_shape *shape)
     memcpy(fx->descs, fx->chain.descs, sizeof fx->descs);
     for (size_t s = 0; shape->stage_names && s < shape->n_stages; s++)
         fx->descs[s].name = shape->stage_names[s];
+    for (size_t s = 0; shape->stage_streams && s < shape->n_stages; s++)
+        fx->descs[s].streams = shape->stage_streams[s];
     cfg.stages = shape->n_stages ? fx->descs : NULL;
     sp_status st = sp_pipeline_create(fx->ctx, &cfg, &fx->p);
     if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(fx->ctx)))
@@ -86,9 +89,11 @@ static void fixture_close(fixture *fx)
     sp_context_destroy(fx->ctx);
 }
 
-static void add_engine(trace_expect *x, const char *name, size_t record_bytes)
+static void add_engine(trace_expect *x, const char *name, size_t record_bytes,
+                       unsigned streams)
 {
     snprintf(x->names[x->n_engines], sizeof x->names[0], "%s", name);
+    x->streams[x->n_engines] = streams;
     x->record_bytes[x->n_engines++] = record_bytes;
 }
 
@@ -103,15 +108,15 @@ static void expect_from(const fixture *fx, trace_expect *x)
     x->report = r;
     size_t out_rec = mix_chain_out_rec(&fx->chain), cur = IN_REC;
     if (r->staged_in)
-        add_engine(x, "stage-in", IN_REC);
-    add_engine(x, "h2d", IN_REC);
+        add_engine(x, "stage-in", IN_REC, 1);
+    add_engine(x, "h2d", IN_REC, 1);
     for (size_t s = 0; s < fx->chain.n_stages; s++) {
-        add_engine(x, fx->names ? fx->names[s] : mix_chain_name(s), cur);
+        add_engine(x, fx->names ? fx->names[s] : mix_chain_name(s), cur, fx->descs[s].streams);
         cur = out_recs[s];
     }
-    add_engine(x, "d2h", out_rec);
+    add_engine(x, "d2h", out_rec, 1);
     if (r->staged_out)
-        add_engine(x, "stage-out", out_rec);
+        add_engine(x, "stage-out", out_rec, 1);
     snprintf(x->bottleneck, sizeof x->bottleneck, "%s", r->bottleneck);
     for (size_t s = 0; fx->given && s < fx->chain.n_stages; s++)
         if (strcmp(r->bottleneck, fx->given[s]) == 0)
@@ -209,32 +214,42 @@ static int run_and_check(const fixture_shape *shape, const char *tag)
 
 TEST(pageable_two_stages)
 {
-    fixture_shape shape = {2, 1000, 64, 3, MEM_PAGEABLE, NULL, NULL}; /* 16 chunks, staged */
+    fixture_shape shape = {2, 1000, 64, 3, MEM_PAGEABLE, NULL, NULL, NULL}; /* 16 chunks, staged */
     return run_and_check(&shape, "pageable");
 }
 
 TEST(pinned_one_stage_short_last_chunk)
 {
-    fixture_shape shape = {1, 777, 100, 4, MEM_PINNED, NULL, NULL}; /* 8 chunks, last 77 */
+    fixture_shape shape = {1, 777, 100, 4, MEM_PINNED, NULL, NULL, NULL}; /* 8 chunks, last 77 */
     return run_and_check(&shape, "pinned");
 }
 
 TEST(copies_only)
 {
-    fixture_shape shape = {0, 500, 50, 2, MEM_PAGEABLE, NULL, NULL};
+    fixture_shape shape = {0, 500, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL};
     return run_and_check(&shape, "copies");
 }
 
 TEST(one_chunk)
 {
-    fixture_shape shape = {2, 10, 100, 2, MEM_REGISTERED, NULL, NULL};
+    fixture_shape shape = {2, 10, 100, 2, MEM_REGISTERED, NULL, NULL, NULL};
     return run_and_check(&shape, "one-chunk");
 }
 
 TEST(many_chunks)
 {
-    fixture_shape shape = {1, 40000, 20, 8, MEM_PAGEABLE, NULL, NULL}; /* 2000 chunks */
+    fixture_shape shape = {1, 40000, 20, 8, MEM_PAGEABLE, NULL, NULL, NULL}; /* 2000 chunks */
     return run_and_check(&shape, "many");
+}
+
+/* A stage on two queues and one on three, beside one on one: their chunks overlap, so each
+ * queue gets a lane of its own ("bravo q0", "bravo q1"; a track each in the JSON) with chunk
+ * c in lane c mod queues, and the single-queue engines keep one lane under their name. */
+TEST(stages_on_several_queues)
+{
+    static const unsigned streams[] = {1, 2, 3};
+    fixture_shape shape = {3, 1000, 50, 4, MEM_PAGEABLE, NULL, NULL, streams}; /* 20 chunks */
+    return run_and_check(&shape, "queues");
 }
 
 /* Names with markup characters, a byte that is not UTF-8 and a real UTF-8 letter: both files
@@ -243,14 +258,14 @@ TEST(stage_names_that_need_escaping)
 {
     static const char *const given[] = {"a<b&\"c'\\", "bad \xff byte", "na\xc3\xafve"};
     static const char *const spelled[] = {"a<b&\"c'\\", "bad ? byte", "na\xc3\xafve"};
-    fixture_shape shape = {3, 300, 40, 3, MEM_PAGEABLE, given, spelled};
+    fixture_shape shape = {3, 300, 40, 3, MEM_PAGEABLE, given, spelled, NULL};
     return run_and_check(&shape, "names");
 }
 
 TEST(serial_run)
 {
     fixture fx;
-    fixture_shape shape = {2, 600, 100, 3, MEM_PAGEABLE, NULL, NULL};
+    fixture_shape shape = {2, 600, 100, 3, MEM_PAGEABLE, NULL, NULL, NULL};
     if (fixture_open(&fx, &shape)) {
         sp_status st = sp_pipeline_run_serial(fx.p, fx.in.data, fx.n, fx.out.data, &fx.report);
         if (CHECK_STATUS(st, SP_OK, sp_pipeline_last_error(fx.p)))
@@ -274,7 +289,7 @@ static sp_status trace_to_null_device(sp_pipeline *p)
 TEST(refuses_without_a_good_timed_run)
 {
     fixture fx;
-    fixture_shape shape = {1, 200, 50, 2, MEM_PAGEABLE, NULL, NULL};
+    fixture_shape shape = {1, 200, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL};
     if (!fixture_open(&fx, &shape)) {
         fixture_close(&fx);
         return TEST_OK;
@@ -309,7 +324,7 @@ TEST(refuses_without_a_good_timed_run)
 TEST(svg_refuses_a_report_of_another_run)
 {
     fixture fx;
-    fixture_shape shape = {1, 400, 50, 2, MEM_PAGEABLE, NULL, NULL};
+    fixture_shape shape = {1, 400, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL};
     if (fixture_open(&fx, &shape) && fixture_run(&fx, &fx.report) == SP_OK) {
         sp_report other = fx.report;
         CHECK_EQ(sp_pipeline_run(fx.p, fx.in.data, fx.n / 2, fx.out.data, &fx.report), SP_OK);
@@ -333,7 +348,7 @@ TEST(a_failed_write_is_reported)
         return TEST_SKIP;
     }
     fixture fx;
-    fixture_shape shape = {1, 400, 50, 2, MEM_PAGEABLE, NULL, NULL};
+    fixture_shape shape = {1, 400, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL};
     if (fixture_open(&fx, &shape) && fixture_run(&fx, &fx.report) == SP_OK) {
         FILE *f = fopen("/dev/full", "w");
         if (CHECK(f != NULL)) {
@@ -405,7 +420,7 @@ static void check_ranges(const fixture *fx)
 TEST(profiler_ranges_around_each_operation)
 {
     fixture fx;
-    fixture_shape shape = {2, 300, 50, 3, MEM_PAGEABLE, NULL, NULL}; /* 6 chunks */
+    fixture_shape shape = {2, 300, 50, 3, MEM_PAGEABLE, NULL, NULL, NULL}; /* 6 chunks */
     if (fixture_open(&fx, &shape)) {
         g_real_ops = fx.ctx->ops;
         sp_backend_ops recording = *fx.ctx->ops;
@@ -430,6 +445,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(copies_only),
         TEST_ENTRY(one_chunk),
         TEST_ENTRY(many_chunks),
+        TEST_ENTRY(stages_on_several_queues),
         TEST_ENTRY(stage_names_that_need_escaping),
         TEST_ENTRY(serial_run),
         TEST_ENTRY(refuses_without_a_good_timed_run),

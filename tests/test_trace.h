@@ -14,19 +14,26 @@ typedef struct trace_expect {
     size_t n_engines;
     char names[SP_MAX_ENGINES][40];          /* engine names as the files must spell them */
     size_t record_bytes[SP_MAX_ENGINES];     /* bytes each engine moves or reads per record */
+    unsigned streams[SP_MAX_ENGINES];        /* queues of each engine: 0 or 1 for one; more
+                                                for a stage on several (a lane each) */
     char bottleneck[40];                     /* the report's bottleneck as the files spell it */
     const sp_report *report;
 } trace_expect;
 
 /* Parses `text` as JSON and checks: metadata naming the process and one track per engine in
- * order; exactly one complete event per chunk per engine, named "<engine> c<chunk>", with
- * the right chunk, records and bytes in args; in-order, non-overlapping events on each track
- * inside the makespan; otherData repeating the report's figures. */
+ * order, or one per queue ("<engine> q<k>") for an engine on several; exactly one complete
+ * event per chunk per engine, named "<engine> c<chunk>", on the track of its queue (chunk c
+ * on queue c mod streams), with the right chunk, records and bytes in args; in-order,
+ * non-overlapping events on each track inside the makespan; otherData repeating the
+ * report's figures. */
 void check_trace_json(const char *text, const trace_expect *x);
 
 /* Parses `text` as XML (no network) and checks: an <svg> root; one bar per chunk per engine,
- * each chunk in one colour across lanes and neighbouring chunks in different ones; a lane
- * label per engine; the figures' labels and the bottleneck's name. */
+ * each chunk in one colour across lanes and neighbouring chunks in different ones; one lane
+ * label left of the bars per engine, or per queue ("<engine> q<k>") for an engine on several,
+ * top to bottom in pipeline order; every bar in the lane of its engine and queue (the nearest
+ * label); the figures' labels and the bottleneck's name. Names must be short enough for the
+ * lane labels not to cut them (11 bytes). */
 void check_trace_svg(const char *text, size_t bytes, const trace_expect *x);
 
 #endif

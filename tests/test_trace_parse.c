@@ -12,6 +12,33 @@
 #include "harness.h"
 #include "test_trace.h"
 
+/* An engine on several queues has a lane (SVG) or track (JSON) per queue. */
+#define MAX_LANES (SP_MAX_ENGINES * SP_MAX_STAGE_STREAMS)
+
+static unsigned lanes_of(const trace_expect *x, size_t e)
+{
+    return x->streams[e] > 1 ? x->streams[e] : 1u;
+}
+
+/* The first lane of engine e, counting every engine's lanes in pipeline order. */
+static size_t first_lane(const trace_expect *x, size_t e)
+{
+    size_t lane = 0;
+    for (size_t i = 0; i < e; i++)
+        lane += lanes_of(x, i);
+    return lane;
+}
+
+/* "<engine>" for an engine on one queue, "<engine> q<k>" for queue k of one on several. */
+static const char *lane_name(const trace_expect *x, size_t e, unsigned k, char out[64])
+{
+    if (lanes_of(x, e) > 1)
+        snprintf(out, 64, "%s q%u", x->names[e], k);
+    else
+        snprintf(out, 64, "%s", x->names[e]);
+    return out;
+}
+
 /* ---- JSON -------------------------------------------------------------------------------- */
 
 static double json_num(const cJSON *obj, const char *key)
@@ -27,15 +54,29 @@ static const char *json_str(const cJSON *obj, const char *key)
 }
 
 typedef struct json_tracks {
-    size_t n;
-    long tid[SP_MAX_ENGINES];
+    size_t n, want;
+    long tid[MAX_LANES];
+    size_t engine[MAX_LANES]; /* the engine and queue each track must be */
+    unsigned queue[MAX_LANES];
     int processes;
 } json_tracks;
 
-/* First pass: the process name and each track's name, in order; track i must be engine i. */
-static void read_tracks(const cJSON *events, const trace_expect *x, json_tracks *tracks)
+/* The tracks the file must name, in order: each engine's, one per queue. */
+static void expect_tracks(const trace_expect *x, json_tracks *tracks)
 {
     memset(tracks, 0, sizeof *tracks);
+    for (size_t e = 0; e < x->n_engines; e++)
+        for (unsigned k = 0; k < lanes_of(x, e) && tracks->want < MAX_LANES; k++) {
+            tracks->engine[tracks->want] = e;
+            tracks->queue[tracks->want++] = k;
+        }
+}
+
+/* First pass: the process name and each track's name, in order; track i must be the i-th
+ * expected one. */
+static void read_tracks(const cJSON *events, const trace_expect *x, json_tracks *tracks)
+{
+    expect_tracks(x, tracks);
     const cJSON *ev;
     cJSON_ArrayForEach(ev, events)
     {
@@ -47,21 +88,25 @@ static void read_tracks(const cJSON *events, const trace_expect *x, json_tracks 
         if (strcmp(name, "process_name") == 0) {
             tracks->processes++;
             CHECK(value && strstr(value, "streampipe") != NULL);
-        } else if (strcmp(name, "thread_name") == 0 && tracks->n < SP_MAX_ENGINES) {
+        } else if (strcmp(name, "thread_name") == 0 && tracks->n < MAX_LANES) {
             size_t i = tracks->n++;
             tracks->tid[i] = (long)json_num(ev, "tid");
-            CHECK_MSG(i < x->n_engines && value && strcmp(value, x->names[i]) == 0,
+            char want[64] = "(no such track)";
+            if (i < tracks->want)
+                lane_name(x, tracks->engine[i], tracks->queue[i], want);
+            CHECK_MSG(i < tracks->want && value && strcmp(value, want) == 0,
                       "track %zu is named \"%s\", want \"%s\"", i, value ? value : "(none)",
-                      i < x->n_engines ? x->names[i] : "(no such engine)");
+                      want);
         }
     }
     CHECK_EQ(tracks->processes, 1);
-    CHECK_EQ(tracks->n, x->n_engines);
+    CHECK_EQ(tracks->n, tracks->want);
 }
 
-static size_t engine_of_tid(const json_tracks *tracks, long tid)
+/* The track with this tid, or SIZE_MAX. */
+static size_t track_of_tid(const json_tracks *tracks, long tid)
 {
-    for (size_t i = 0; i < tracks->n; i++)
+    for (size_t i = 0; i < tracks->n && i < tracks->want; i++)
         if (tracks->tid[i] == tid)
             return i;
     return SIZE_MAX;
@@ -76,13 +121,16 @@ typedef struct json_span {
 static void read_chunk_event(const cJSON *ev, const json_tracks *tracks, const trace_expect *x,
                              json_span *spans)
 {
-    size_t e = engine_of_tid(tracks, (long)json_num(ev, "tid"));
+    size_t track = track_of_tid(tracks, (long)json_num(ev, "tid"));
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
     double chunk = json_num(args, "chunk");
-    if (!CHECK_MSG(e != SIZE_MAX && chunk >= 0 && chunk < (double)x->chunks,
+    if (!CHECK_MSG(track != SIZE_MAX && chunk >= 0 && chunk < (double)x->chunks,
                    "event on tid %g for chunk %g", json_num(ev, "tid"), chunk))
         return;
-    size_t c = (size_t)chunk;
+    size_t e = tracks->engine[track], c = (size_t)chunk;
+    CHECK_MSG(tracks->queue[track] == c % lanes_of(x, e),
+              "%s c%zu is on the track of queue %u, want queue %zu", x->names[e], c,
+              tracks->queue[track], c % lanes_of(x, e));
     size_t records = c + 1 < x->chunks ? x->chunk_records : x->records - c * x->chunk_records;
     char want[64];
     snprintf(want, sizeof want, "%s c%zu", x->names[e], c);
@@ -102,17 +150,18 @@ static void read_chunk_event(const cJSON *ev, const json_tracks *tracks, const t
               makespan_us);
 }
 
-/* Each engine is one queue: its chunks run one at a time, in order. */
+/* Each queue runs its chunks one at a time, in order: chunk c after chunk c - queues. */
 static void check_spans(const json_span *spans, const trace_expect *x)
 {
     for (size_t e = 0; e < x->n_engines; e++)
-        for (size_t c = 0; c < x->chunks; c++) {
+        for (size_t c = 0, q = lanes_of(x, e); c < x->chunks; c++) {
             const json_span *s = &spans[e * x->chunks + c];
             CHECK_MSG(s->count == 1, "%s c%zu has %u events, want 1", x->names[e], c, s->count);
-            if (c > 0 && s->count == 1 && s[-1].count == 1)
-                CHECK_MSG(s->ts >= s[-1].ts + s[-1].dur - 0.002,
-                          "%s: c%zu starts at %.3f before c%zu ends at %.3f", x->names[e], c,
-                          s->ts, c - 1, s[-1].ts + s[-1].dur);
+            const json_span *before = c >= q ? s - q : NULL;
+            if (before && s->count == 1 && before->count == 1)
+                CHECK_MSG(s->ts >= before->ts + before->dur - 0.002,
+                          "%s: c%zu starts at %.3f before c%zu (same queue) ends at %.3f",
+                          x->names[e], c, s->ts, c - q, before->ts + before->dur);
         }
 }
 
@@ -161,13 +210,29 @@ void check_trace_json(const char *text, const trace_expect *x)
 
 /* ---- SVG --------------------------------------------------------------------------------- */
 
+typedef struct svg_text {
+    char *content;
+    double x, y;
+} svg_text;
+
 typedef struct svg_seen {
     const trace_expect *x;
     unsigned *bars;   /* per engine per chunk */
+    double *bar_mid;  /* per engine per chunk: the bar's vertical middle */
+    double bars_left; /* the least x of any bar: lane labels are left of it */
     char (*fill)[8];  /* per chunk, "" until seen */
-    char **texts;     /* every <text>'s content */
+    svg_text *texts;  /* every <text>: content and place */
     size_t n_texts, cap_texts;
 } svg_seen;
+
+/* A number attribute of node; NAN when missing. */
+static double number_prop(xmlNode *node, const char *name)
+{
+    xmlChar *value = xmlGetProp(node, (const xmlChar *)name);
+    double number = value ? strtod((const char *)value, NULL) : NAN;
+    xmlFree(value);
+    return number;
+}
 
 /* The engine whose name starts the bar's title "<name> c<N>: ...", and N. */
 static int parse_bar_title(const trace_expect *x, const char *title, size_t *e, size_t *c)
@@ -204,6 +269,9 @@ static void see_bar(svg_seen *seen, xmlNode *rect)
                   title ? (const char *)title : "(none)") &&
         CHECK(fill && strlen((const char *)fill) == 7)) {
         seen->bars[e * seen->x->chunks + c]++;
+        double y = number_prop(rect, "y"), x = number_prop(rect, "x");
+        seen->bar_mid[e * seen->x->chunks + c] = y + number_prop(rect, "height") / 2.0;
+        seen->bars_left = fmin(seen->bars_left, x);
         if (seen->fill[c][0] == '\0')
             memcpy(seen->fill[c], fill, 8);
         CHECK_MSG(strcmp(seen->fill[c], (const char *)fill) == 0,
@@ -218,13 +286,16 @@ static void see_text(svg_seen *seen, xmlNode *node)
 {
     if (seen->n_texts == seen->cap_texts) {
         size_t cap = seen->cap_texts ? 2 * seen->cap_texts : 64;
-        char **grown = realloc(seen->texts, cap * sizeof *grown);
+        svg_text *grown = realloc(seen->texts, cap * sizeof *grown);
         if (!CHECK(grown != NULL))
             return;
         seen->texts = grown;
         seen->cap_texts = cap;
     }
-    seen->texts[seen->n_texts++] = (char *)xmlNodeGetContent(node);
+    svg_text *text = &seen->texts[seen->n_texts++];
+    text->content = (char *)xmlNodeGetContent(node);
+    text->x = number_prop(node, "x");
+    text->y = number_prop(node, "y");
 }
 
 static void walk(svg_seen *seen, xmlNode *node)
@@ -247,9 +318,63 @@ static void walk(svg_seen *seen, xmlNode *node)
 static int has_text(const svg_seen *seen, const char *want)
 {
     for (size_t i = 0; i < seen->n_texts; i++)
-        if (seen->texts[i] && strcmp(seen->texts[i], want) == 0)
+        if (seen->texts[i].content && strcmp(seen->texts[i].content, want) == 0)
             return 1;
     return 0;
+}
+
+/* The y of the lane label `want`: the one text left of every bar that says it; NAN (after a
+ * failed check) when there is not exactly one. */
+static double lane_label_y(const svg_seen *seen, const char *want)
+{
+    size_t found = 0;
+    double y = NAN;
+    for (size_t i = 0; i < seen->n_texts; i++) {
+        const svg_text *t = &seen->texts[i];
+        if (t->content && t->x < seen->bars_left && strcmp(t->content, want) == 0) {
+            found++;
+            y = t->y;
+        }
+    }
+    CHECK_MSG(found == 1, "%zu lane labels \"%s\", want 1", found, want);
+    return found == 1 ? y : NAN;
+}
+
+/* The lane whose label is nearest to y (labels not found are NAN and never nearest). */
+static size_t nearest_lane(const double *label_y, size_t lanes, double y)
+{
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < lanes; i++)
+        if (!isnan(label_y[i]) &&
+            (best == SIZE_MAX || fabs(label_y[i] - y) < fabs(label_y[best] - y)))
+            best = i;
+    return best;
+}
+
+/* A label per lane, top to bottom in pipeline order, and each bar in the lane of its engine
+ * and queue: a stage's chunks on one lane would overlap and hide each other. */
+static void check_lanes(const svg_seen *seen, const trace_expect *x)
+{
+    double label_y[MAX_LANES], above = -INFINITY;
+    size_t lanes = 0;
+    for (size_t e = 0; e < x->n_engines; e++)
+        for (unsigned k = 0; k < lanes_of(x, e) && lanes < MAX_LANES; k++) {
+            char want[64];
+            double y = label_y[lanes++] = lane_label_y(seen, lane_name(x, e, k, want));
+            if (isnan(y))
+                continue;
+            CHECK_MSG(y > above, "lane \"%s\" is not below the lanes before it", want);
+            above = y;
+        }
+    for (size_t e = 0; e < x->n_engines; e++)
+        for (size_t c = 0; c < x->chunks; c++) {
+            size_t want = first_lane(x, e) + c % lanes_of(x, e);
+            if (seen->bars[e * x->chunks + c] != 1 || want >= lanes)
+                continue; /* reported elsewhere */
+            size_t got = nearest_lane(label_y, lanes, seen->bar_mid[e * x->chunks + c]);
+            CHECK_MSG(got == want, "%s c%zu's bar is in lane %zu, want lane %zu (queue %zu)",
+                      x->names[e], c, got, want, c % lanes_of(x, e));
+        }
 }
 
 static void check_svg_contents(const svg_seen *seen, const trace_expect *x)
@@ -261,8 +386,7 @@ static void check_svg_contents(const svg_seen *seen, const trace_expect *x)
     for (size_t c = 1; c < x->chunks; c++)
         CHECK_MSG(strcmp(seen->fill[c], seen->fill[c - 1]) != 0, "chunks %zu and %zu are both %s",
                   c - 1, c, seen->fill[c]);
-    for (size_t e = 0; e < x->n_engines; e++)
-        CHECK_MSG(has_text(seen, x->names[e]), "no lane label \"%s\"", x->names[e]);
+    check_lanes(seen, x);
     static const char *const labels[] = {"makespan", "bound", "efficiency", "hidden transfer",
                                          "bottleneck", "model", "serial sum"};
     for (size_t i = 0; i < ARRAY_LEN(labels); i++)
@@ -279,16 +403,18 @@ void check_trace_svg(const char *text, size_t bytes, const trace_expect *x)
     xmlNode *root = xmlDocGetRootElement(doc);
     CHECK(root && strcmp((const char *)root->name, "svg") == 0);
     CHECK(root && root->ns && strcmp((const char *)root->ns->href, "http://www.w3.org/2000/svg") == 0);
-    svg_seen seen = {x, calloc(x->n_engines * x->chunks + 1, sizeof(unsigned)),
-                     calloc(x->chunks + 1, sizeof(char[8])), NULL, 0, 0};
-    if (CHECK(seen.bars && seen.fill)) {
+    size_t spans = x->n_engines * x->chunks + 1;
+    svg_seen seen = {x, calloc(spans, sizeof(unsigned)), calloc(spans, sizeof(double)),
+                     INFINITY, calloc(x->chunks + 1, sizeof(char[8])), NULL, 0, 0};
+    if (CHECK(seen.bars && seen.bar_mid && seen.fill)) {
         walk(&seen, root);
         check_svg_contents(&seen, x);
     }
     for (size_t i = 0; i < seen.n_texts; i++)
-        xmlFree(seen.texts[i]);
+        xmlFree(seen.texts[i].content);
     free(seen.texts);
     free(seen.bars);
+    free(seen.bar_mid);
     free(seen.fill);
     xmlFreeDoc(doc);
 }

@@ -12,7 +12,8 @@
  *   guarantees it, also when a stage's chunks alternate between queues: chunk i+K's record of
  *   a slot event waits, through the WAR chain, for chunk i's. The HOST backend's counters
  *   rely on it.
- * - event_sync(e) blocks the calling thread until the latest record of e has completed.
+ * - event_sync(e) blocks the calling thread until the latest record of e has completed;
+ *   event_query(e) tells the same without blocking (a never-recorded event is complete).
  * - Enqueue calls return at once; a status they return concerns the enqueue itself.
  * - launch() calls fn(chunk', arg) where chunk' is *chunk with .stream set to the queue's
  *   native handle: synchronously on the calling thread (CUDA: fn enqueues device work) or later
@@ -33,6 +34,7 @@
 
 typedef struct sp_bqueue sp_bqueue; /* defined by each backend */
 typedef struct sp_bevent sp_bevent; /* defined by each backend */
+typedef struct sp_bgraph sp_bgraph; /* defined by each backend that has graphs */
 
 enum sp_event_flags {
     SP_EVENT_SYNC = 0,   /* ordering only: cheapest */
@@ -66,6 +68,11 @@ typedef struct sp_backend_ops {
     sp_status (*event_sync)(void *impl, sp_bevent *e);
     /* Seconds from `from` to `to`; both TIMING events, both complete. */
     sp_status (*event_elapsed)(void *impl, sp_bevent *from, sp_bevent *to, double *seconds);
+    /* Optional (may be NULL): *complete = 1 when the latest record of e made before the call
+     * has completed, or e was never recorded; else 0. Never blocks. The core uses it to skip
+     * the start timing event of an operation whose queue is still busy (run.c); without it
+     * every timed operation gets one. */
+    sp_status (*event_query)(void *impl, sp_bevent *e, int *complete);
 
     /* Memory. bytes > 0. Frees accept NULL. */
     sp_status (*device_alloc)(void *impl, size_t bytes, void **out);
@@ -92,6 +99,29 @@ typedef struct sp_backend_ops {
      * Ranges nest per thread; neither call can fail, and `label` is only borrowed. */
     void (*trace_push)(void *impl, const char *label);
     void (*trace_pop)(void *impl);
+
+    /* Optional (all five NULL or all set): graphs, for replaying one chunk's operations with
+     * one call (CUDA Graphs; a recorded list of operations on HOST).
+     * - capture_begin(q): until capture_end(q), what the calling thread enqueues on q (copies,
+     *   launches, delays) is recorded instead of run. Nothing else may be enqueued on q
+     *   meanwhile, and no events may be recorded or waited for on q: capture_end then fails.
+     * - capture_end(q, out): ends the capture (always, also when it fails) and makes the
+     *   recording a replayable graph. Fails, leaving q as it was before capture_begin, when
+     *   anything enqueued during the capture failed or cannot be replayed.
+     * - graph_rebase(g, to_device, old, new, bytes): for the next launches, every copy of g
+     *   whose host side (the source of a host-to-device copy when to_device, else the
+     *   destination of a device-to-host copy) lies in [old, old + bytes) uses the same offset
+     *   into `new` instead. Launches already enqueued are not affected. Host memory given to
+     *   a graph must be pinned (is_pinned).
+     * - graph_launch(g, q): enqueues one replay of g on q, as one operation: it starts after
+     *   q's earlier operations and q's later ones start after it.
+     * - graph_destroy(g): g may still be running; it is freed when done. Accepts NULL. */
+    sp_status (*capture_begin)(void *impl, sp_bqueue *q);
+    sp_status (*capture_end)(void *impl, sp_bqueue *q, sp_bgraph **out);
+    sp_status (*graph_rebase)(void *impl, sp_bgraph *g, int to_device, const void *old_base,
+                              const void *new_base, size_t bytes);
+    sp_status (*graph_launch)(void *impl, sp_bgraph *g, sp_bqueue *q);
+    void (*graph_destroy)(void *impl, sp_bgraph *g);
 } sp_backend_ops;
 
 /* The backends that were built. sp_backend_cuda_ops() is NULL without CUDA. */

@@ -47,6 +47,8 @@ size_t sp_pipeline_chunk_records(const sp_pipeline *p, size_t n_records)
 
 unsigned sp_pipeline_depth(const sp_pipeline *p) { return p ? p->depth : 0; }
 
+double sp_pipeline_last_submit_s(const sp_pipeline *p) { return p ? p->last_submit_s : 0.0; }
+
 /* ---- config checks ------------------------------------------------------------------- */
 
 static sp_status check_stage(sp_context *ctx, const sp_stage *st, size_t i)
@@ -79,6 +81,10 @@ static sp_status check_config(sp_context *ctx, const sp_pipeline_config *cfg)
     if (cfg->n_stages > 0 && !cfg->stages)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "config: stages is NULL but n_stages is %zu", cfg->n_stages);
+    if (cfg->graph != SP_GRAPH_OFF && cfg->graph != SP_GRAPH_ON && cfg->graph != SP_GRAPH_AUTO)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
+                               "config: graph is %d, not SP_GRAPH_OFF, _ON or _AUTO",
+                               (int)cfg->graph);
     if (cfg->depth > SP_MAX_DEPTH)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "config: depth %u is more than SP_MAX_DEPTH (%d)", cfg->depth,
@@ -116,6 +122,7 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
     p->depth = cfg->depth ? cfg->depth : sp_plan_default_depth(cfg->n_stages);
     p->priority = cfg->priority;
     p->copy_piece_bytes = cfg->copy_piece_bytes;
+    p->graph_mode = cfg->graph;
 }
 
 /* Bytes of one slot at `record_bytes` per record, rounded up for alignment; 0 on overflow. */
@@ -219,6 +226,7 @@ static void release_events(sp_pipeline *p)
     for (size_t t = 0; t < p->timing_events_n; t++)
         ops->event_destroy(p->ctx->impl, p->timing_events[t]);
     free(p->timing_events);
+    free(p->timing_inferred);
     if (p->timing_base)
         ops->event_destroy(p->ctx->impl, p->timing_base);
 }
@@ -228,6 +236,7 @@ static void release_all(sp_pipeline *p)
 {
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
+    sp_pipeline_graph_release(p);
     if (p->h2d)
         ops->queue_destroy(impl, p->h2d);
     for (size_t s = 0; s < SP_MAX_STAGES; s++)

@@ -59,10 +59,13 @@ struct sp_pipeline {
     /* events for each GPU engine: index 0 = h2d, 1..M = stages, M+1 = d2h */
     sp_slot_events events[SP_MAX_STAGES + 2];
     /* Timing: a start/end pair per GPU engine per chunk, all read after the run, so timing
-     * never makes the host wait during a run. The pool grows to the longest timed run. */
+     * never makes the host wait during a run. The pool grows to the longest timed run. A
+     * start event is recorded only where it cannot be inferred from ends (run.c, op_start);
+     * timing_inferred[pair] says it was not. */
     sp_bevent *timing_base;
     sp_bevent **timing_events;
     size_t timing_events_n;
+    unsigned char *timing_inferred; /* timing_events_n / 2 flags */
 
     /* the ring */
     char *device_buffer[SP_MAX_STAGES + 1]; /* K slots each, slot_stride[s] apart */
@@ -73,13 +76,34 @@ struct sp_pipeline {
     sp_staging_pool *pool;
     sp_timeline timeline;
 
+    /* graph mode (run_graph.c): per slot, a queue, a "slot free" event and a graph, made on
+     * first use; the graphs fit one chunk size and one choice of staging, and are made again
+     * when a run needs another */
+    sp_graph_mode graph_mode;
+    sp_bqueue *graph_queue[SP_MAX_DEPTH];
+    sp_bevent *graph_done[SP_MAX_DEPTH];
+    sp_bgraph *graph[SP_MAX_DEPTH];
+    const void *graph_in_base[SP_MAX_DEPTH]; /* host memory each graph's copies point at */
+    void *graph_out_base[SP_MAX_DEPTH];
+    size_t graph_capture_chunk[SP_MAX_DEPTH]; /* the chunk index it was captured with */
+    int graph_checked[SP_MAX_DEPTH];          /* compared with stream mode already */
+    size_t graph_chunk_records;               /* the chunk size the graphs were made for */
+    int graph_stage_in, graph_stage_out;      /* and their staging */
+    int graph_off;                            /* a failure turned graph mode off for good */
+    char graph_why[160];                      /* why, for the report's notes */
+
     /* the first failure of the current run; `failed` is read by stage workers */
     atomic_int failed;
     pthread_mutex_t failure_lock;
     sp_status failure_status;
 
+    double last_submit_s; /* sp_pipeline_last_submit_s */
+
     char error[SP_ERROR_TEXT];
 };
+
+/* Destroys the graph-mode objects (pipeline.c calls it on destroy). */
+void sp_pipeline_graph_release(struct sp_pipeline *p);
 
 /* GPU engines in events[]: h2d, the stages, d2h. */
 static inline size_t sp_gpu_engines(const struct sp_pipeline *p) { return p->n_stages + 2; }

@@ -130,8 +130,11 @@ static const struct {
     unsigned part;
     sp_status (*run)(sp_probe *pr, sp_probe_result *out);
 } parts[] = {
-    {SP_PROBE_COPY_RATES, sp_probe_copy_rates}, {SP_PROBE_CHUNK_SIZES, sp_probe_chunk_sizes},
-    {SP_PROBE_HOST_COPY, sp_probe_host_copy},   {SP_PROBE_PINNING, sp_probe_pinning},
+    {SP_PROBE_COPY_RATES, sp_probe_copy_rates},
+    {SP_PROBE_CHUNK_SIZES, sp_probe_chunk_sizes},
+    {SP_PROBE_HOST_COPY, sp_probe_host_copy},
+    {SP_PROBE_HOST_UNDER_DMA, sp_probe_host_under_dma},
+    {SP_PROBE_PINNING, sp_probe_pinning},
     {SP_PROBE_OVERHEADS, sp_probe_overheads},
 };
 
@@ -147,7 +150,8 @@ static void describe(const sp_probe *pr, sp_probe_result *out)
     if (out->backend == SP_BACKEND_HOST)
         snprintf(out->notes, sizeof out->notes,
                  "host backend: 'device' memory is host memory and copies are memcpy on a "
-                 "worker thread, so the copy rates are this CPU's memcpy rates, not a bus");
+                 "worker thread, so the copy rates are this CPU's memcpy rates, not a bus; "
+                 "beside the staging copy those threads take CPU cores too");
 }
 
 sp_status sp_probe_run(sp_context *ctx, const sp_probe_config *cfg, sp_probe_result *out)
@@ -169,8 +173,8 @@ sp_status sp_probe_run(sp_context *ctx, const sp_probe_config *cfg, sp_probe_res
     describe(&pr, out);
     double t0 = sp_now();
     st = make_queues_and_events(&pr);
-    if (st == SP_OK &&
-        (pr.cfg.parts & (SP_PROBE_COPY_RATES | SP_PROBE_CHUNK_SIZES | SP_PROBE_HOST_COPY)))
+    if (st == SP_OK && (pr.cfg.parts & (SP_PROBE_COPY_RATES | SP_PROBE_CHUNK_SIZES |
+                                        SP_PROBE_HOST_COPY | SP_PROBE_HOST_UNDER_DMA)))
         st = make_buffers(&pr);
     for (size_t i = 0; st == SP_OK && i < sizeof parts / sizeof parts[0]; i++)
         if (pr.cfg.parts & parts[i].part)

@@ -1,5 +1,6 @@
 /* The probe's private parts: its resources, and the measuring helpers its parts share.
- * probe.c owns the run; probe_copy.c, probe_host.c and probe_overhead.c measure. */
+ * probe.c owns the run; probe_copy.c, probe_host.c, probe_under_dma.c and probe_overhead.c
+ * measure. */
 #ifndef SP_PROBE_PRIVATE_H
 #define SP_PROBE_PRIVATE_H
 
@@ -46,6 +47,7 @@ sp_status sp_probe_copy_rates(sp_probe *pr, sp_probe_result *out);
 sp_status sp_probe_chunk_sizes(sp_probe *pr, sp_probe_result *out);
 sp_status sp_probe_pinning(sp_probe *pr, sp_probe_result *out);
 sp_status sp_probe_host_copy(sp_probe *pr, sp_probe_result *out);
+sp_status sp_probe_host_under_dma(sp_probe *pr, sp_probe_result *out);
 sp_status sp_probe_overheads(sp_probe *pr, sp_probe_result *out);
 
 #endif

@@ -8,7 +8,7 @@
  * its previous reader is done (the rules are listed in pipeline.h). Both directions are
  * staged in one parallel copy because the host's memory, not a thread, is what limits
  * pageable runs (bench/PERF.md). Timings, when asked for, are read after the run
- * (run_timing.c). */
+ * (run_timing.c); an operation gets a start event only when its queue is idle (op_start). */
 #include <stdint.h>
 #include <string.h>
 
@@ -16,8 +16,9 @@
 #include "core/run.h"
 
 /* The event that says GPU engine g has finished chunk j: in a timed run, the chunk's own end
- * timing event (so timing costs one extra event per operation, not two); otherwise the done
- * event of its slot, which at the time of the callers' waits holds chunk j's record. */
+ * timing event (so timing adds at most one event per operation, its start, and only where
+ * the queue is idle: op_start); otherwise the done event of its slot, which at the time of
+ * the callers' waits holds chunk j's record. */
 static sp_bevent *finished(const sp_run *r, size_t g, size_t j)
 {
     if (r->event_timing)
@@ -31,19 +32,75 @@ static sp_bevent *finished_previous(const sp_run *r, size_t g, size_t i)
     return i >= r->p->depth ? finished(r, g, i - r->p->depth) : NULL;
 }
 
-/* Wait for `wait_a` and `wait_b` (either may be NULL), then the start timing event. */
-static sp_status op_begin(sp_run *r, size_t g, size_t i, sp_bqueue *q, sp_bevent *wait_a,
-                          sp_bevent *wait_b)
+void sp_run_op_deps(const sp_pipeline *p, size_t g, size_t i, sp_op_deps *d)
+{
+    size_t M = p->n_stages;
+    /* a stage on several queues runs chunk i on the queue of chunk i - streams */
+    size_t apart = g >= 1 && g <= M ? p->stage_streams[g - 1] : 1;
+    d->has_previous = i >= apart;
+    d->previous = (sp_op){g, d->has_previous ? i - apart : 0};
+    d->n_waits = 0;
+    /* RAW: the writer of the boundary it reads (h2d reads host memory, no event) */
+    if (g > 0)
+        d->waits[d->n_waits++] = (sp_op){g - 1, i};
+    /* WAR: the reader of the boundary it writes, done with chunk i-K (stage 1, or d2h when
+     * there is no stage, reads boundary 0); d2h writes host memory, settled by the host */
+    if (g <= M && i >= p->depth)
+        d->waits[d->n_waits++] = (sp_op){g + 1, i - p->depth};
+}
+
+/* Whether something `d` lists is unfinished now. Stops at the first: in a run the GPU
+ * limits, the previous operation on the queue is usually still running, so one question
+ * settles it. */
+static sp_status deps_running(const sp_run *r, const sp_op_deps *d, int *running)
 {
     const sp_backend_ops *ops = r->p->ctx->ops;
-    void *impl = r->p->ctx->impl;
+    sp_op ask[3];
+    size_t n = 0;
+    if (d->has_previous)
+        ask[n++] = d->previous;
+    for (size_t k = 0; k < d->n_waits; k++)
+        ask[n++] = d->waits[k];
+    *running = 0;
     sp_status st = SP_OK;
-    if (wait_a)
-        st = ops->queue_wait(impl, q, wait_a);
-    if (st == SP_OK && wait_b)
-        st = ops->queue_wait(impl, q, wait_b);
+    for (size_t k = 0; st == SP_OK && !*running && k < n; k++) {
+        int complete = 1;
+        st = ops->event_query(r->p->ctx->impl, finished(r, ask[k].g, ask[k].i), &complete);
+        *running = !complete;
+    }
+    return st;
+}
+
+/* The start of timed operation (g, i). Its queue starts it once (a) the previous operation
+ * on the queue has finished, (b) everything it waits for has finished and (c) it has been
+ * enqueued. When (a) or (b) is still pending as it is enqueued, (c) does not bind, and the
+ * start is the latest of those ends, which are read after the run anyway: run_timing.c
+ * infers it, exactly up to the microseconds between the question and the enqueue, and the
+ * engine is spared an event record. Only an operation that may start at once, its queue
+ * idle, gets a start event; so does every one when the backend cannot tell (no
+ * event_query). Host waits and staging do not change this: they only delay (c). */
+static sp_status op_start(sp_run *r, size_t g, size_t i, sp_bqueue *q, const sp_op_deps *d)
+{
+    const sp_backend_ops *ops = r->p->ctx->ops;
+    int running = 0;
+    sp_status st = ops->event_query ? deps_running(r, d, &running) : SP_OK;
+    *sp_run_timing_inferred(r, g, i) = (unsigned char)running;
+    if (st == SP_OK && !running)
+        st = ops->event_record(r->p->ctx->impl, *sp_run_timing_event(r, g, i, 0), q);
+    return st;
+}
+
+/* Enqueues the waits of (g, i) (sp_run_op_deps) and, in a timed run, its start. */
+static sp_status op_begin(sp_run *r, size_t g, size_t i, sp_bqueue *q)
+{
+    const sp_backend_ops *ops = r->p->ctx->ops;
+    sp_op_deps deps;
+    sp_run_op_deps(r->p, g, i, &deps);
+    sp_status st = SP_OK;
+    for (size_t k = 0; st == SP_OK && k < deps.n_waits; k++)
+        st = ops->queue_wait(r->p->ctx->impl, q, finished(r, deps.waits[k].g, deps.waits[k].i));
     if (st == SP_OK && r->event_timing)
-        st = ops->event_record(impl, *sp_run_timing_event(r, g, i, 0), q);
+        st = op_start(r, g, i, q, &deps);
     return st;
 }
 
@@ -53,8 +110,7 @@ static sp_status op_end(sp_run *r, size_t g, size_t i, sp_bqueue *q)
     return r->p->ctx->ops->event_record(r->p->ctx->impl, finished(r, g, i), q);
 }
 
-/* One copy, enqueued whole or in pieces of copy_piece_bytes. */
-static sp_status enqueue_copy(sp_run *r, int to_device, void *dst, const void *src,
+sp_status sp_run_enqueue_copy(sp_run *r, int to_device, void *dst, const void *src,
                               size_t bytes, sp_bqueue *q)
 {
     const sp_backend_ops *ops = r->p->ctx->ops;
@@ -70,17 +126,29 @@ static sp_status enqueue_copy(sp_run *r, int to_device, void *dst, const void *s
     return st;
 }
 
+const void *sp_run_h2d_source(const sp_run *r, size_t i)
+{
+    const sp_pipeline *p = r->p;
+    return r->stage_in ? p->pinned_in + (i % p->depth) * p->pinned_in_stride
+                       : r->in + sp_chunk_first(r, i) * p->record_bytes[0];
+}
+
+void *sp_run_d2h_target(const sp_run *r, size_t i)
+{
+    const sp_pipeline *p = r->p;
+    return r->stage_out ? p->pinned_out + (i % p->depth) * p->pinned_out_stride
+                        : r->out + sp_chunk_first(r, i) * p->record_bytes[p->n_stages];
+}
+
 static sp_status enqueue_h2d(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
     size_t b = i % p->depth;
     size_t bytes = sp_chunk_records(r, i) * p->record_bytes[0];
-    const void *src = r->stage_in ? p->pinned_in + b * p->pinned_in_stride
-                                  : r->in + sp_chunk_first(r, i) * p->record_bytes[0];
-    /* WAR: boundary 0 is read by stage 1, or by d2h when there is no stage */
-    sp_status st = op_begin(r, 0, i, p->h2d, finished_previous(r, 1, i), NULL);
+    const void *src = sp_run_h2d_source(r, i);
+    sp_status st = op_begin(r, 0, i, p->h2d); /* WAR on boundary 0 */
     if (st == SP_OK)
-        st = enqueue_copy(r, 1, sp_device_slot(p, 0, b), src, bytes, p->h2d);
+        st = sp_run_enqueue_copy(r, 1, sp_device_slot(p, 0, b), src, bytes, p->h2d);
     if (st == SP_OK)
         st = op_end(r, 0, i, p->h2d);
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its h2d copy", i);
@@ -91,8 +159,7 @@ static sp_status enqueue_stage(sp_run *r, size_t s, size_t i)
     sp_pipeline *p = r->p;
     size_t b = i % p->depth;
     sp_bqueue *q = sp_stage_queue(p, s, i);
-    /* RAW: boundary s-1 written by engine s-1; WAR: boundary s read by engine s+1 */
-    sp_status st = op_begin(r, s, i, q, finished(r, s - 1, i), finished_previous(r, s + 1, i));
+    sp_status st = op_begin(r, s, i, q); /* RAW on boundary s-1, WAR on boundary s */
     if (st != SP_OK)
         return sp_run_fail(r, st, "chunk %zu: enqueueing the waits of stage '%s'", i,
                            p->stage_names[s - 1]);
@@ -118,24 +185,30 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
     sp_pipeline *p = r->p;
     size_t b = i % p->depth, M = p->n_stages;
     size_t bytes = sp_chunk_records(r, i) * p->record_bytes[M];
-    void *dst = r->stage_out ? p->pinned_out + b * p->pinned_out_stride
-                             : r->out + sp_chunk_first(r, i) * p->record_bytes[M];
+    void *dst = sp_run_d2h_target(r, i);
     /* RAW on boundary M; the WAR on pinned_out[b] was settled by the host's turn */
-    sp_status st = op_begin(r, M + 1, i, p->d2h, finished(r, M, i), NULL);
+    sp_status st = op_begin(r, M + 1, i, p->d2h);
     if (st == SP_OK)
-        st = enqueue_copy(r, 0, dst, sp_device_slot(p, M, b), bytes, p->d2h);
+        st = sp_run_enqueue_copy(r, 0, dst, sp_device_slot(p, M, b), bytes, p->d2h);
     if (st == SP_OK)
         st = op_end(r, M + 1, i, p->d2h);
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its d2h copy", i);
 }
 
 /* The event the host must see complete before chunk i may take slot b from chunk i-K: the
- * d2h when there is output to copy out, else the h2d that read pinned_in[b], else nothing. */
+ * d2h when there is output to copy out, else the h2d that read pinned_in[b]. With nothing to
+ * stage the GPU's events alone would keep the slots safe, but the host still waits for
+ * d2h(i-K): it bounds what is queued on the copy engines to K chunks. Copy engines serve
+ * copies in the order they were enqueued, so without the bound a run on pinned memory would
+ * enqueue all its copies at once and another pipeline's copies (a latency-critical request)
+ * would wait behind the whole run (bench/PERF.md, latency under load). */
 static sp_bevent *slot_release_event(const sp_run *r, size_t i)
 {
-    if (r->stage_out)
-        return finished_previous(r, r->p->n_stages + 1, i);
-    return r->stage_in ? finished_previous(r, 0, i) : NULL;
+    if (i >= r->p->depth && i - r->p->depth < r->graph_end)
+        return sp_run_graph_release(r, i - r->p->depth);
+    if (r->stage_in && !r->stage_out)
+        return finished_previous(r, 0, i);
+    return finished_previous(r, r->p->n_stages + 1, i);
 }
 
 /* The host's part of moving slot b on: chunk `out_chunk`'s output (if any; SIZE_MAX = none)
@@ -173,9 +246,7 @@ static void stage_copies(sp_run *r, size_t out_chunk, size_t in_chunk)
         sp_timeline_set(&p->timeline, SP_TL_STAGE_IN, in_chunk, t, t_end);
 }
 
-/* Frees slot i mod K from chunk i-K (if any) and stages chunk i's input into it; `i` may
- * be past the last chunk, to retire the final K chunks. */
-static sp_status host_turn(sp_run *r, size_t i)
+sp_status sp_run_host_turn(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
     sp_bevent *release = slot_release_event(r, i);
@@ -191,15 +262,12 @@ static sp_status host_turn(sp_run *r, size_t i)
     return SP_OK;
 }
 
-static sp_status submit_chunk(sp_run *r, size_t i)
+sp_status sp_run_enqueue_chunk(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
-    sp_status st = host_turn(r, i);
-    if (st == SP_OK) {
-        sp_run_trace_push(r, "h2d", i);
-        st = enqueue_h2d(r, i);
-        sp_run_trace_pop(r);
-    }
+    sp_run_trace_push(r, "h2d", i);
+    sp_status st = enqueue_h2d(r, i);
+    sp_run_trace_pop(r);
     for (size_t s = 1; st == SP_OK && s <= p->n_stages; s++) {
         sp_run_trace_push(r, p->stage_names[s - 1], i);
         st = enqueue_stage(r, s, i);
@@ -213,31 +281,39 @@ static sp_status submit_chunk(sp_run *r, size_t i)
     return st;
 }
 
-static sp_status run_chunks(sp_run *r)
+sp_status sp_run_stream_chunks(sp_run *r, size_t first)
 {
     sp_pipeline *p = r->p;
     size_t n = r->plan.chunks;
+    for (size_t i = first; i < n; i++) {
+        if (sp_pipeline_has_failed(p))
+            return SP_ERR_STAGE_FAILED; /* stop submitting; the caller drains */
+        sp_status st = sp_run_host_turn(r, i);
+        if (st == SP_OK)
+            st = sp_run_enqueue_chunk(r, i);
+        if (st != SP_OK)
+            return st;
+    }
+    r->t_submitted = sp_now();
+    /* the last K chunks still hold their slots: turns for chunks n..n+K-1 release them */
+    for (size_t i = n > p->depth ? n : p->depth; i < n + p->depth; i++) {
+        if (sp_pipeline_has_failed(p))
+            return SP_ERR_STAGE_FAILED;
+        sp_status st = sp_run_host_turn(r, i);
+        if (st != SP_OK)
+            return st;
+    }
+    return SP_OK;
+}
+
+static sp_status run_chunks(sp_run *r)
+{
     if (r->timing) {
         sp_status st = sp_run_timing_start(r);
         if (st != SP_OK)
             return st;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (sp_pipeline_has_failed(p))
-            return SP_ERR_STAGE_FAILED; /* stop submitting; the caller drains */
-        sp_status st = submit_chunk(r, i);
-        if (st != SP_OK)
-            return st;
-    }
-    /* the last K chunks still hold their slots: turns for chunks n..n+K-1 release them */
-    for (size_t i = n > p->depth ? n : p->depth; i < n + p->depth; i++) {
-        if (sp_pipeline_has_failed(p))
-            return SP_ERR_STAGE_FAILED;
-        sp_status st = host_turn(r, i);
-        if (st != SP_OK)
-            return st;
-    }
-    return SP_OK;
+    return sp_run_stream_chunks(r, 0);
 }
 
 sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
@@ -245,6 +321,7 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
     sp_pipeline *p = r->p;
     sp_status drained = sp_run_drain(r);
     double t_end = sp_now();
+    p->last_submit_s = r->t_submitted > 0.0 ? r->t_submitted - r->t0 : 0.0;
     if (sp_pipeline_has_failed(p))
         st = p->failure_status; /* a stage that failed on a worker, or the first backend error */
     else if (st == SP_OK)
@@ -270,10 +347,11 @@ sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void
             sp_run_report(&r, 0.0, report);
         return st;
     }
+    int graphs = sp_run_graph_wanted(&r); /* graph mode measures no per-operation times */
     if (r.timing && (st = sp_run_timeline_start(&r)) != SP_OK)
         return st;
     sp_pipeline_reset_failure(p);
     r.t0 = sp_now();
-    st = run_chunks(&r);
+    st = graphs ? sp_run_graph_chunks(&r) : run_chunks(&r);
     return sp_run_finish(&r, st, report);
 }

@@ -18,8 +18,11 @@ typedef struct sp_run {
     sp_run_plan plan;
     int stage_in, stage_out; /* user memory is pageable: go through pinned staging */
     int timing;              /* a report was asked for: record per-chunk times */
-    int event_timing;        /* GPU operations were bracketed by timing events */
+    int event_timing;        /* GPU operations were timed by events (run_timing.c) */
     double t0;               /* host clock at the first enqueue */
+    double t_submitted;      /* host clock when the last chunk had been enqueued */
+    size_t graph_end;        /* chunks [0, graph_end) ran as graph replays (run_graph.c) */
+    char graph_note[200];    /* graph mode's line for the report's notes; "" when none */
     sp_status status;        /* the first failure */
 } sp_run;
 
@@ -40,12 +43,52 @@ sp_status sp_run_finish(sp_run *run, sp_status st, sp_report *report);
 sp_status sp_run_drain(sp_run *run);
 /* Starts the timeline for a run with timing. */
 sp_status sp_run_timeline_start(sp_run *run);
-/* Per-chunk timing events (run_timing.c): makes sure the pool holds a start/end pair for
- * every GPU engine of every chunk and records the base event; the pair of engine g, chunk i;
- * and, after the drain, every pair read into the timeline. */
+/* Operation (g, i): GPU engine g's work on chunk i. */
+typedef struct sp_op {
+    size_t g, i;
+} sp_op;
+/* What an operation needs before its queue can start it, besides being enqueued: the
+ * previous operation on its queue, and the operations whose ends it waits for (RAW, WAR). */
+typedef struct sp_op_deps {
+    int has_previous; /* 0 for the first operation on its queue */
+    sp_op previous;
+    size_t n_waits;
+    sp_op waits[2];
+} sp_op_deps;
+/* The dependency rules of pipeline.h for operation (g, i) (run.c): the run enqueues exactly
+ * these waits, and timing infers starts from exactly these ends. */
+void sp_run_op_deps(const sp_pipeline *p, size_t g, size_t i, sp_op_deps *deps);
+
+/* Per-chunk timing events (run_timing.c): makes sure the pool holds a start/end pair and a
+ * "start inferred" flag for every GPU engine of every chunk and records the base event; the
+ * events of engine g, chunk i, and its flag; and, after the drain, every end and every start
+ * that was recorded read into the timeline, with the other starts inferred from ends. */
 sp_status sp_run_timing_start(sp_run *run);
 sp_bevent **sp_run_timing_event(const sp_run *run, size_t g, size_t i, int end);
+unsigned char *sp_run_timing_inferred(const sp_run *run, size_t g, size_t i);
 sp_status sp_run_timing_collect(sp_run *run);
+/* The host's turn for chunk i (run.c): waits until chunk i-K has left slot i mod K, then
+ * stages i-K's output out and i's input in (pageable memory). i may be past the last chunk,
+ * to retire the final K chunks. */
+sp_status sp_run_host_turn(sp_run *run, size_t i);
+/* Stream mode from chunk `first` to the end, then the turns that retire the last K chunks. */
+sp_status sp_run_stream_chunks(sp_run *run, size_t first);
+/* Enqueues chunk i's h2d, stages and d2h in stream mode (after its host turn). */
+sp_status sp_run_enqueue_chunk(sp_run *run, size_t i);
+/* One copy on q, whole or in pieces of the pipeline's copy_piece_bytes. */
+sp_status sp_run_enqueue_copy(sp_run *run, int to_device, void *dst, const void *src,
+                              size_t bytes, sp_bqueue *q);
+/* The host memory chunk i's h2d reads and its d2h writes: the user's or the slot's pinned
+ * staging buffer. */
+const void *sp_run_h2d_source(const sp_run *run, size_t i);
+void *sp_run_d2h_target(const sp_run *run, size_t i);
+
+/* Graph mode (run_graph.c). Whether this run replays graphs (else r->graph_note may say why
+ * not); the run itself; and the slot-free event of a chunk that ran as a graph replay. */
+int sp_run_graph_wanted(sp_run *run);
+sp_status sp_run_graph_chunks(sp_run *run);
+sp_bevent *sp_run_graph_release(const sp_run *run, size_t chunk);
+
 /* Fills the report after the run ended at host time t_end. */
 void sp_run_report(const sp_run *run, double t_end, sp_report *report);
 

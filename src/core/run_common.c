@@ -102,13 +102,17 @@ sp_status sp_run_drain(sp_run *run)
     sp_pipeline *p = run->p;
     const sp_backend_ops *ops = p->ctx->ops;
     sp_status first = SP_OK;
-    sp_bqueue *queues[SP_MAX_STAGES * SP_MAX_STAGE_STREAMS + 2];
+    sp_bqueue *queues[SP_MAX_STAGES * SP_MAX_STAGE_STREAMS + 2 + SP_MAX_DEPTH];
     size_t n = 0;
     queues[n++] = p->h2d;
     for (size_t s = 0; s < p->n_stages; s++)
         for (unsigned k = 0; k < p->stage_streams[s]; k++)
             queues[n++] = p->stage_queue[s][k];
     queues[n++] = p->d2h;
+    sp_bqueue *const *graph_queues = p->graph_queue;
+    for (unsigned b = 0; b < p->depth; b++)
+        if (graph_queues[b])
+            queues[n++] = graph_queues[b];
     for (size_t i = 0; i < n; i++) { /* every queue, even after a failure: nothing may be left */
         sp_status st = ops->queue_sync(p->ctx->impl, queues[i]);
         if (st == SP_OK)
@@ -184,10 +188,17 @@ void sp_run_report(const sp_run *run, double t_end, sp_report *report)
      * timeline was never reset) must not leave an older run's timeline looking current */
     if (run->timing)
         run->p->timeline.complete = run->plan.chunks > 0;
+    report->graph = run->graph_end > 0;
+    report->submit_s = run->t_submitted > 0.0 ? run->t_submitted - run->t0 : 0.0;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
         snprintf(report->notes, sizeof report->notes,
                  "chunk cut from %zu to %zu records so that the short run has chunks to overlap",
                  p->chunk_capacity, run->plan.chunk_records);
+    if (run->graph_note[0] != '\0') {
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
+                 run->graph_note);
+    }
 }
 
 void sp_run_trace_push(const sp_run *run, const char *what, size_t chunk)

@@ -69,6 +69,8 @@ sp_status sp_pipeline_run_serial(sp_pipeline *p, const void *in, size_t n_record
     }
     if (r.timing && (st = sp_run_timeline_start(&r)) != SP_OK)
         return st;
+    for (size_t s = 1; r.timing && s <= p->n_stages; s++)
+        p->timeline.streams[SP_TL_GPU(s)] = 1; /* every chunk on the stage's first queue */
     sp_pipeline_reset_failure(p);
     r.t0 = sp_now();
     for (size_t i = 0; i < r.plan.chunks && st == SP_OK; i++)

@@ -60,6 +60,19 @@ int sp_trace_chunk_colour_is_dark(size_t chunk);
  * marking the cut, for names in narrow columns. */
 void sp_trace_put_xml_clipped(sp_trace_writer *w, const char *text, size_t max_bytes);
 
+/* Lanes (SVG) or tracks (JSON) of engine e: one per queue of a stage that takes turns on
+ * several (sp_stage.streams), whose chunks would otherwise overlap and hide each other in one
+ * lane; one for every other engine. */
+static inline unsigned sp_trace_lanes(const sp_timeline *t, size_t e)
+{
+    return t->streams[e] > 1 ? t->streams[e] : 1u;
+}
+/* The lane of engine e that chunk c ran on: chunk i runs on queue i mod streams. */
+static inline unsigned sp_trace_lane_of(const sp_timeline *t, size_t e, size_t c)
+{
+    return (unsigned)(c % sp_trace_lanes(t, e));
+}
+
 /* The figures of the timeline's run, as sp_pipeline_run reported them. */
 void sp_trace_figures(const sp_timeline *t, sp_report *report);
 

@@ -1,11 +1,13 @@
 /* The Chrome trace JSON of a pipeline's last timed run ("JSON object format", which Perfetto
- * and chrome://tracing read): a metadata event naming the process and each engine's track,
- * one complete ("X") event per chunk per engine, and the run's figures in "otherData".
+ * and chrome://tracing read): a metadata event naming the process and each track, one
+ * complete ("X") event per chunk per engine, and the run's figures in "otherData". Each
+ * engine has a track; a stage on several queues has one per queue ("name q0", "name q1", ...;
+ * chunk i on queue i mod streams), since its chunks overlap and one track would stack them.
  * Times are microseconds with nanosecond decimals. */
 #include "core/trace_common.h"
 #include "streampipe_trace.h"
 
-#define TRACE_PID 1 /* one process: the pipeline; tracks are its engines, tid = engine + 1 */
+#define TRACE_PID 1 /* one process: the pipeline; its tracks are numbered from 1 (tid) */
 
 static const char *engine_category(sp_engine_kind kind)
 {
@@ -17,22 +19,37 @@ static const char *engine_category(sp_engine_kind kind)
     }
 }
 
+/* The tid of engine e's lane k: tracks in pipeline order, the lanes of an engine together. */
+static size_t track_of(const sp_timeline *t, size_t e, unsigned k)
+{
+    size_t track = 1;
+    for (size_t i = 0; i < e; i++)
+        track += t->active[i] ? sp_trace_lanes(t, i) : 0;
+    return track + k;
+}
+
+static void put_track_name(sp_trace_writer *w, const sp_timeline *t, size_t e, unsigned k)
+{
+    size_t tid = track_of(t, e, k);
+    sp_trace_printf(w, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%zu,"
+                       "\"args\":{\"name\":\"", TRACE_PID, tid);
+    sp_trace_put_json_text(w, t->name[e]);
+    if (sp_trace_lanes(t, e) > 1)
+        sp_trace_printf(w, " q%u", k);
+    sp_trace_printf(w, "\"}}");
+    /* keep the tracks in pipeline order rather than alphabetical */
+    sp_trace_printf(w, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,"
+                       "\"tid\":%zu,\"args\":{\"sort_index\":%zu}}", TRACE_PID, tid, tid);
+}
+
 static void put_track_names(sp_trace_writer *w, const sp_pipeline *p, const sp_timeline *t)
 {
     sp_trace_printf(w, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                        "\"args\":{\"name\":\"streampipe %s pipeline: %zu chunks, depth %u\"}}",
                     TRACE_PID, sp_trace_backend_name(p), t->chunks, p->depth);
-    for (size_t e = 0; e < t->engines; e++) {
-        if (!t->active[e])
-            continue;
-        sp_trace_printf(w, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%zu,"
-                           "\"args\":{\"name\":\"", TRACE_PID, e + 1);
-        sp_trace_put_json_text(w, t->name[e]);
-        sp_trace_printf(w, "\"}}");
-        /* keep the tracks in pipeline order rather than alphabetical */
-        sp_trace_printf(w, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,"
-                           "\"tid\":%zu,\"args\":{\"sort_index\":%zu}}", TRACE_PID, e + 1, e);
-    }
+    for (size_t e = 0; e < t->engines; e++)
+        for (unsigned k = 0; t->active[e] && k < sp_trace_lanes(t, e); k++)
+            put_track_name(w, t, e, k);
 }
 
 static void put_chunk_event(sp_trace_writer *w, const sp_timeline *t, size_t e, size_t c)
@@ -42,13 +59,17 @@ static void put_chunk_event(sp_trace_writer *w, const sp_timeline *t, size_t e, 
         return; /* never recorded */
     sp_trace_printf(w, ",\n{\"name\":\"");
     sp_trace_put_json_text(w, t->name[e]);
+    unsigned lane = sp_trace_lane_of(t, e, c);
     sp_trace_printf(w, " c%zu\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%zu,"
                        "\"ts\":%s,\"dur\":%s,\"args\":{\"chunk\":%zu,\"records\":%zu,"
-                       "\"bytes\":%zu}}",
-                    c, engine_category(t->kind[e]), TRACE_PID, e + 1,
+                       "\"bytes\":%zu",
+                    c, engine_category(t->kind[e]), TRACE_PID, track_of(t, e, lane),
                     sp_trace_fixed(s.start * 1e6, 3).text,
                     sp_trace_fixed((s.end - s.start) * 1e6, 3).text, c,
                     sp_timeline_chunk_records(t, c), sp_timeline_chunk_bytes(t, e, c));
+    if (sp_trace_lanes(t, e) > 1)
+        sp_trace_printf(w, ",\"queue\":%u", lane);
+    sp_trace_printf(w, "}}");
 }
 
 static void put_figures(sp_trace_writer *w, const sp_pipeline *p, const sp_timeline *t)

@@ -1,8 +1,9 @@
-/* The SVG timeline of a pipeline's last timed run: one lane per engine, one bar per chunk in
- * that chunk's colour (the same in every lane, so a chunk can be followed down the pipeline),
- * a millisecond axis with a grid, lines at the bound and the makespan, and the report's
- * figures in a panel on the right. Self-contained: no scripts, fonts or links; each bar has a
- * <title> tooltip with its exact times and size. */
+/* The SVG timeline of a pipeline's last timed run: one lane per engine (a stage on several
+ * queues gets one per queue, "name q0", "name q1", ..., so chunks running side by side do not
+ * hide each other), one bar per chunk in that chunk's colour (the same in every lane, so a
+ * chunk can be followed down the pipeline), a millisecond axis with a grid, lines at the
+ * bound and the makespan, and the report's figures in a panel on the right. Self-contained:
+ * no scripts, fonts or links; each bar has a <title> tooltip with its exact times and size. */
 #include <math.h>
 
 #include "core/run.h" /* SP_TL_GPU(0): the h2d engine, which every run has */
@@ -15,6 +16,19 @@ static size_t active_engines(const sp_timeline *t)
     for (size_t e = 0; e < t->engines; e++)
         n += t->active[e] != 0;
     return n;
+}
+
+/* Height of engine e's lanes, without the gap below them. */
+static double engine_height(const sp_timeline *t, size_t e)
+{
+    double lanes = (double)sp_trace_lanes(t, e);
+    return lanes * SVG_LANE_H + (lanes - 1.0) * SVG_SUBLANE_GAP;
+}
+
+/* Top of lane k of an engine whose first lane's top is y. */
+static double lane_y(double y, unsigned k)
+{
+    return y + (double)k * (SVG_LANE_H + SVG_SUBLANE_GAP);
 }
 
 /* The picture spans the makespan, or the latest span end if one lies beyond it (the device
@@ -33,7 +47,10 @@ static svg_layout make_layout(const sp_timeline *t, const sp_report *r)
     svg_layout l;
     l.plot_x = SVG_MARGIN + SVG_LABEL_W;
     l.span_s = latest_time(t, r);
-    l.lanes_bottom = SVG_TOP + (double)active_engines(t) * (SVG_LANE_H + SVG_LANE_GAP);
+    l.lanes_bottom = SVG_TOP;
+    for (size_t e = 0; e < t->engines; e++)
+        if (t->active[e])
+            l.lanes_bottom += engine_height(t, e) + SVG_LANE_GAP;
     l.panel_x = l.plot_x + SVG_PLOT_W + 2.0 * SVG_MARGIN;
     double axis_bottom = l.lanes_bottom + 64.0;
     double panel_bottom = SVG_TOP + (double)sp_svg_panel_lines(r) * SVG_LINE_H + SVG_MARGIN;
@@ -59,9 +76,10 @@ static void put_header(sp_trace_writer *w, const sp_pipeline *p, const sp_timeli
                     (int)SVG_MARGIN, sp_trace_backend_name(p), t->n_records, t->chunks,
                     t->chunk_records, sp_trace_size(sp_timeline_chunk_bytes(t, SP_TL_GPU(0), 0)).text,
                     p->depth);
-    sp_trace_printf(w, "<text class=\"note\" x=\"%d\" y=\"50\">One lane per engine (queue); "
-                       "one bar per chunk, coloured by chunk: the same chunk has the same "
-                       "colour in every lane. Hover a bar for its times.</text>\n",
+    sp_trace_printf(w, "<text class=\"note\" x=\"%d\" y=\"50\">One lane per engine queue "
+                       "(a stage on n queues has q0, q1, ...: chunk i on q[i mod n]); one bar "
+                       "per chunk, coloured by chunk, the same in every lane. Hover a bar for "
+                       "its times.</text>\n",
                     (int)SVG_MARGIN);
 }
 
@@ -120,10 +138,13 @@ static void put_bar(sp_trace_writer *w, const svg_layout *l, const sp_timeline *
                     sp_trace_fixed(y, 1).text, sp_trace_fixed(width, 2).text, (int)SVG_LANE_H,
                     colour, width < 4.0 ? " style=\"stroke:none\"" : "");
     sp_trace_put_xml_text(w, t->name[e]);
-    sp_trace_printf(w, " c%zu: %s to %s ms (%s ms), %zu bytes</title></rect>\n", c,
+    sp_trace_printf(w, " c%zu: %s to %s ms (%s ms), %zu bytes", c,
                     sp_trace_fixed(s.start * 1e3, 3).text, sp_trace_fixed(s.end * 1e3, 3).text,
                     sp_trace_fixed((s.end - s.start) * 1e3, 3).text,
                     sp_timeline_chunk_bytes(t, e, c));
+    if (sp_trace_lanes(t, e) > 1)
+        sp_trace_printf(w, ", queue %u", sp_trace_lane_of(t, e, c));
+    sp_trace_printf(w, "</title></rect>\n");
     double digits = c < 10 ? 1.0 : c < 100 ? 2.0 : c < 1000 ? 3.0 : 4.0;
     if (width >= digits * 6.0 + 3.0) /* the chunk number, where it fits (10 px digits) */
         sp_trace_printf(w, "<text class=\"id\" x=\"%s\" y=\"%s\"%s>%zu</text>\n",
@@ -132,17 +153,25 @@ static void put_bar(sp_trace_writer *w, const svg_layout *l, const sp_timeline *
                         sp_trace_chunk_colour_is_dark(c) ? " style=\"fill:#fff\"" : "", c);
 }
 
+/* Lane k of engine e, its top at y: the background, the name ("name qk" when the engine has
+ * several lanes; the name is cut first so that the queue stays readable) and its bars. */
 static void put_lane(sp_trace_writer *w, const svg_layout *l, const sp_timeline *t, size_t e,
-                     double y)
+                     unsigned k, double y)
 {
+    unsigned lanes = sp_trace_lanes(t, e);
     sp_trace_printf(w, "<rect x=\"%s\" y=\"%s\" width=\"%d\" height=\"%d\" fill=\"#f2f3f5\"/>\n"
                        "<text x=\"%s\" y=\"%s\" class=\"num\" style=\"font-weight:bold\">",
                     sp_trace_fixed(l->plot_x, 1).text, sp_trace_fixed(y, 1).text,
                     (int)SVG_PLOT_W, (int)SVG_LANE_H, sp_trace_fixed(l->plot_x - 8.0, 1).text,
                     sp_trace_fixed(y + SVG_LANE_H / 2.0 + 4.0, 1).text);
-    sp_trace_put_xml_clipped(w, t->name[e], SVG_LABEL_BYTES);
+    if (lanes > 1) {
+        sp_trace_put_xml_clipped(w, t->name[e], SVG_LABEL_BYTES - 3); /* " q0" .. " q7" */
+        sp_trace_printf(w, " q%u", k);
+    } else {
+        sp_trace_put_xml_clipped(w, t->name[e], SVG_LABEL_BYTES);
+    }
     sp_trace_printf(w, "</text>\n");
-    for (size_t c = 0; c < t->chunks; c++)
+    for (size_t c = k; c < t->chunks; c += lanes)
         put_bar(w, l, t, e, c, y);
 }
 
@@ -197,8 +226,9 @@ sp_status sp_pipeline_write_svg(const sp_pipeline *p, const sp_report *report, F
     for (size_t e = 0; e < t->engines; e++) {
         if (!t->active[e])
             continue;
-        put_lane(&w, &l, t, e, y);
-        y += SVG_LANE_H + SVG_LANE_GAP;
+        for (unsigned k = 0; k < sp_trace_lanes(t, e); k++)
+            put_lane(&w, &l, t, e, k, lane_y(y, k));
+        y += engine_height(t, e) + SVG_LANE_GAP;
     }
     /* the makespan's label on the upper row: its line, right of the bound's, then crosses
      * neither label */

@@ -14,6 +14,7 @@
 #define SVG_TOP 100.0      /* below the title, the legend and the two marker labels */
 #define SVG_LANE_H 26.0
 #define SVG_LANE_GAP 10.0
+#define SVG_SUBLANE_GAP 3.0 /* between the lanes of one stage's queues: closer, as a group */
 #define SVG_LINE_H 18.0    /* one line of text in the panel */
 
 typedef struct svg_layout {

@@ -53,6 +53,7 @@ typedef struct bench_options {
     unsigned long long staging_threads;      /* 0 = let the library choose */
     unsigned long long stage_streams;        /* queues of the sinmix stage; 0 = one */
     unsigned long long copy_piece_bytes;     /* 0 = whole copies */
+    sp_graph_mode graph;                     /* the pipelined runs' graph mode */
     unsigned long long repeat;
     unsigned long long seed;
     bench_memory memory;
@@ -76,6 +77,7 @@ typedef struct bench_plan {
     unsigned staging_threads;
     unsigned stage_streams;      /* sp_stage.streams of the sinmix stage; 0 = one queue */
     size_t copy_piece_bytes;     /* sp_pipeline_config.copy_piece_bytes; 0 = whole copies */
+    sp_graph_mode graph;         /* pipelined runs; not OFF: stream mode is timed beside */
     unsigned repeat;
     unsigned long long seed;
     bench_memory memory;
@@ -149,6 +151,8 @@ typedef struct bench_results {
     bench_series pipelined;   /* timed without a report: no timing events at all */
     bench_series traced;      /* the same pipeline with a report: per-chunk timings */
     bench_series ceiling;     /* 0 stages, pinned: what the copy engines alone reach */
+    bench_series stream;      /* with --graph: the pipelined runs in stream mode, the baseline
+                                 graph mode is measured against (no runs otherwise) */
     bench_totals checks;
 } bench_results;
 
@@ -213,6 +217,7 @@ typedef struct bench_pipeline_shape {
     unsigned staging_threads; /* 0 = library's choice */
     unsigned stage_streams;   /* queues of the stage; 0 = one */
     size_t copy_piece_bytes;  /* 0 = whole copies */
+    sp_graph_mode graph;
 } bench_pipeline_shape;
 
 /* The pipelined run's settings from the plan. */
@@ -330,6 +335,8 @@ const sp_report *bench_median_report(const bench_series *series);
 size_t bench_bytes_in(const bench_plan *plan);
 size_t bench_bytes_out(const bench_plan *plan);
 double bench_gbps(double bytes, double seconds);
+/* The median run's host submit time per chunk, in microseconds. */
+double bench_submit_us_per_chunk(const bench_series *series);
 /* Input + output bytes over the series' median time. */
 double bench_series_gbps(const bench_plan *plan, const bench_series *series);
 

@@ -11,7 +11,7 @@
 enum bench_option_code {
     OPT_BACKEND = 256, OPT_DEVICE, OPT_WORKLOAD, OPT_RECORDS, OPT_ITERS, OPT_CHUNK, OPT_DEPTH,
     OPT_THREADS, OPT_MEMORY, OPT_REPEAT, OPT_SERIAL_CHUNK, OPT_SEED, OPT_JSON, OPT_TRACE,
-    OPT_SVG, OPT_SWEEP, OPT_SWEEP_VALUES, OPT_STREAMS, OPT_PIECE, OPT_HELP
+    OPT_SVG, OPT_SWEEP, OPT_SWEEP_VALUES, OPT_STREAMS, OPT_PIECE, OPT_GRAPH, OPT_HELP
 };
 
 static const struct option long_options[] = {
@@ -25,6 +25,7 @@ static const struct option long_options[] = {
     {"threads", required_argument, NULL, OPT_THREADS},
     {"streams", required_argument, NULL, OPT_STREAMS},
     {"piece", required_argument, NULL, OPT_PIECE},
+    {"graph", required_argument, NULL, OPT_GRAPH},
     {"memory", required_argument, NULL, OPT_MEMORY},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"serial-chunk", required_argument, NULL, OPT_SERIAL_CHUNK},
@@ -92,6 +93,8 @@ static void print_bench_usage(FILE *out)
           "                             (concurrent kernels; default 1)\n"
           "  --piece BYTES              enqueue copies in pieces of at most BYTES (default:\n"
           "                             whole chunks)\n"
+          "  --graph on|off|auto        replay each slot's chunk from a CUDA graph (default\n"
+          "                             off); not off: stream mode is timed beside it\n"
           "  --memory pageable|pinned   user memory: malloc, or sp_host_alloc (default pageable)\n"
           "  --repeat N                 timed runs of each kind; medians are quoted\n"
           "                             (default 5 on cuda, 3 on host)\n"
@@ -110,6 +113,17 @@ static void print_bench_usage(FILE *out)
     print_sweep_usage(out);
     print_progress_usage(out);
     bench_print_workloads(out);
+}
+
+static int parse_graph(const char *value, bench_options *options)
+{
+    static const char *const names[] = {"off", "on", "auto"};
+    for (int k = 0; k < 3; k++)
+        if (strcmp(value, names[k]) == 0) {
+            options->graph = (sp_graph_mode)k; /* the enum's order: OFF, ON, AUTO */
+            return CLI_EXIT_OK;
+        }
+    return cli_usage_error("--graph: '%s' is not on, off or auto", value);
 }
 
 static int parse_memory(const char *value, bench_options *options)
@@ -144,6 +158,8 @@ static int apply_option(int code, const char *value, bench_options *o, sweep_tex
         return args_count_option("threads", value, 0, 1024, &o->staging_threads);
     case OPT_STREAMS:
         return args_count_option("streams", value, 0, SP_MAX_STAGE_STREAMS, &o->stage_streams);
+    case OPT_GRAPH:
+        return parse_graph(value, o);
     case OPT_PIECE:
         return args_count_option("piece", value, 0, ULLONG_MAX, &o->copy_piece_bytes);
     case OPT_MEMORY: return parse_memory(value, o);

@@ -21,6 +21,8 @@ void bench_json_write_plan(json_writer *w, const bench_plan *plan)
     json_uint(w, "repeat", plan->repeat);
     json_uint(w, "stage_streams", plan->stage_streams ? plan->stage_streams : 1);
     json_uint(w, "copy_piece_bytes", plan->copy_piece_bytes);
+    json_string(w, "graph", plan->graph == SP_GRAPH_ON ? "on"
+                            : plan->graph == SP_GRAPH_AUTO ? "auto" : "off");
 }
 
 void bench_json_write_totals(json_writer *w, const bench_totals *totals)
@@ -57,6 +59,7 @@ static void write_series(json_writer *w, const bench_plan *plan, const bench_ser
     json_uint(w, "chunk_records", median_report->chunk_records);
     json_uint(w, "chunks", median_report->chunks);
     json_uint(w, "depth", median_report->depth);
+    json_number(w, "submit_us_per_chunk", bench_submit_us_per_chunk(series));
     json_object_close(w);
 }
 
@@ -75,6 +78,11 @@ void bench_print_json(const bench_plan *plan, const bench_expected *expected,
     write_series(&w, plan, &results->pipelined);
     write_series(&w, plan, &results->traced);
     write_series(&w, plan, &results->ceiling);
+    if (results->stream.runs > 0) {
+        write_series(&w, plan, &results->stream);
+        double stream_s = bench_median(results->stream.seconds, results->stream.runs);
+        json_number(&w, "graph_speedup", pipelined_s > 0.0 ? stream_s / pipelined_s : 0.0);
+    }
     json_number(&w, "speedup", pipelined_s > 0.0 ? serial_s / pipelined_s : 0.0);
     json_number(&w, "fraction_of_ceiling",
                 ceiling_gbps > 0.0 ? bench_series_gbps(plan, &results->pipelined) / ceiling_gbps

@@ -84,6 +84,8 @@ static void print_timings(const bench_plan *plan, const bench_results *r, FILE *
     print_series("pipelined", plan, &r->pipelined, out);
     print_series("pipelined + timeline (report)", plan, &r->traced, out);
     print_series("ceiling (copies only, pinned)", plan, &r->ceiling, out);
+    if (r->stream.runs > 0)
+        print_series("pipelined, stream mode", plan, &r->stream, out);
     fprintf(out, "\nspeedup          %.2fx (serial / pipelined)\n",
             pipelined_s > 0.0 ? serial_s / pipelined_s : 0.0);
     fprintf(out, "vs ceiling       %.1f%% (pipelined GB/s / ceiling %.2f GB/s)\n",
@@ -93,6 +95,15 @@ static void print_timings(const bench_plan *plan, const bench_results *r, FILE *
     double traced_s = bench_median(r->traced.seconds, r->traced.runs);
     fprintf(out, "timeline cost    %+.2f%% (median with a report vs without)\n",
             pipelined_s > 0.0 ? 100.0 * (traced_s / pipelined_s - 1.0) : 0.0);
+    fprintf(out, "host submit      %.2f us per chunk (median run's enqueueing / chunks)\n",
+            bench_submit_us_per_chunk(&r->pipelined));
+    if (r->stream.runs == 0)
+        return;
+    double stream_s = bench_median(r->stream.seconds, r->stream.runs);
+    fprintf(out, "graph mode       %.2fx stream mode's speed (%.4f s vs %.4f s); host submit "
+            "%.2f us per chunk in stream mode\n",
+            pipelined_s > 0.0 ? stream_s / pipelined_s : 0.0, pipelined_s, stream_s,
+            bench_submit_us_per_chunk(&r->stream));
 }
 
 static void print_pipelined_report(const bench_results *r, FILE *out)

@@ -14,7 +14,7 @@ typedef struct run_kind {
     int with_report; /* ask for a report (and so for per-chunk timing events) */
 } run_kind;
 
-enum { SERIAL, PIPELINED, CEILING, N_PIPELINES };
+enum { SERIAL, PIPELINED, CEILING, STREAM, N_PIPELINES };
 
 /* `params` must outlive the pipelines. */
 static int create_pipelines(const bench_session *s, const sp_sinmix_params *params,
@@ -35,6 +35,12 @@ static int create_pipelines(const bench_session *s, const sp_sinmix_params *para
     if (rc == CLI_EXIT_OK)
         rc = bench_create_pipeline(s->ctx, NULL, &ceiling, "creating the copy-only pipeline",
                                    &pipelines[CEILING]);
+    /* Graph mode is measured against the same pipeline in stream mode, in the same process. */
+    bench_pipeline_shape stream = pipelined;
+    stream.graph = SP_GRAPH_OFF;
+    if (rc == CLI_EXIT_OK && plan->graph != SP_GRAPH_OFF)
+        rc = bench_create_pipeline(s->ctx, &sinmix, &stream, "creating the stream-mode pipeline",
+                                   &pipelines[STREAM]);
     return rc;
 }
 
@@ -129,16 +135,17 @@ int bench_run_all(const bench_session *s, bench_results *results)
 {
     const bench_buffers *b = s->buffers;
     sp_sinmix_params params = {s->plan->iters};
-    sp_pipeline *pipelines[N_PIPELINES] = {NULL, NULL, NULL};
+    sp_pipeline *pipelines[N_PIPELINES] = {NULL, NULL, NULL, NULL};
     int rc = create_pipelines(s, &params, pipelines);
     results->serial.name = "serial";
     results->pipelined.name = "pipelined";
     results->traced.name = "traced";
     results->ceiling.name = "ceiling";
+    results->stream.name = "stream";
     /* Serial first: a SAMPLED check adopts the first serial output as the expected one. The
      * pipelined run is timed bare and again with a report, which costs timing events: the
      * two medians side by side show what the per-chunk timeline costs. */
-    enum { KINDS = 4 };
+    enum { KINDS = 5 };
     const run_kind kinds[KINDS] = {
         {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0},
          &results->serial, 1},
@@ -148,9 +155,11 @@ int bench_run_all(const bench_session *s, bench_results *results)
          1},
         {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1},
          &results->ceiling, 1},
+        {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0}, &results->stream,
+         0},
     };
     if (rc == CLI_EXIT_OK)
-        rc = run_repeats(s, kinds, KINDS);
+        rc = run_repeats(s, kinds, s->plan->graph != SP_GRAPH_OFF ? KINDS : KINDS - 1);
     if (rc == CLI_EXIT_OK)
         rc = export_last_traced(s, pipelines[PIPELINED], &results->traced);
     for (size_t k = 0; k < N_PIPELINES; k++)

@@ -61,3 +61,9 @@ double bench_series_gbps(const bench_plan *plan, const bench_series *series)
     double bytes = (double)bench_bytes_in(plan) + (double)bench_bytes_out(plan);
     return bench_gbps(bytes, bench_median(series->seconds, series->runs));
 }
+
+double bench_submit_us_per_chunk(const bench_series *series)
+{
+    const sp_report *report = bench_median_report(series);
+    return report->chunks > 0 ? 1e6 * report->submit_s / (double)report->chunks : 0.0;
+}

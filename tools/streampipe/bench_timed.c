@@ -22,6 +22,7 @@ int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
     config.stages = stage != NULL ? &with_streams : NULL;
     config.n_stages = stage != NULL ? 1 : 0;
     config.copy_piece_bytes = shape->copy_piece_bytes;
+    config.graph = shape->graph;
     config.chunk_records = shape->chunk_records;
     config.depth = shape->depth;
     config.staging_threads = shape->staging_threads;
@@ -34,7 +35,7 @@ int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
 bench_pipeline_shape bench_shape_of(const bench_plan *plan)
 {
     bench_pipeline_shape shape = {plan->chunk_records, plan->depth, plan->staging_threads,
-                                  plan->stage_streams, plan->copy_piece_bytes};
+                                  plan->stage_streams, plan->copy_piece_bytes, plan->graph};
     return shape;
 }
 
@@ -47,6 +48,7 @@ void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *sha
                         ? (records + shape->chunk_records - 1) / shape->chunk_records
                         : 0;
     shape->depth = sp_pipeline_depth(pipeline);
+    shape->submit_s = sp_pipeline_last_submit_s(pipeline);
 }
 
 static void add_check(const bench_check *check, double seconds, bench_totals *totals)

@@ -16,13 +16,15 @@
 /* CUDA's highest stream priority; the library clamps it to the device's range. */
 #define HIGH_PRIORITY (-5)
 
+/* chunk_bytes and depth 0: the library chooses. */
 static int make_pipeline(latency_job *j, size_t n_stages, int priority, size_t piece,
-                         sp_pipeline **out)
+                         size_t chunk_bytes, unsigned depth, sp_pipeline **out)
 {
     sp_stage stage = sp_sinmix_stage(&j->params);
     sp_pipeline_config config = {.in_record_bytes = sizeof(float), .stages = &stage,
                                  .n_stages = n_stages, .priority = priority,
-                                 .copy_piece_bytes = piece};
+                                 .copy_piece_bytes = piece,
+                                 .chunk_records = chunk_bytes / sizeof(float), .depth = depth};
     sp_status status = sp_pipeline_create(j->ctx, &config, out);
     if (status != SP_OK)
         return cli_report_failure("creating a pipeline", status, sp_context_last_error(j->ctx));
@@ -56,13 +58,14 @@ static int set_up(latency_job *j)
 {
     const latency_options *o = &j->options;
     size_t stages = (size_t)o->bulk_stages;
-    int rc = make_pipeline(j, 1, 0, 0, &j->request_plain);
+    int rc = make_pipeline(j, 1, 0, 0, 0, 0, &j->request_plain);
     if (rc == CLI_EXIT_OK)
-        rc = make_pipeline(j, 1, HIGH_PRIORITY, 0, &j->request_high);
+        rc = make_pipeline(j, 1, HIGH_PRIORITY, 0, 0, 0, &j->request_high);
     if (rc == CLI_EXIT_OK)
-        rc = make_pipeline(j, stages, 0, 0, &j->bulk_whole);
+        rc = make_pipeline(j, stages, 0, 0, 0, 0, &j->bulk_whole);
     if (rc == CLI_EXIT_OK)
-        rc = make_pipeline(j, stages, 0, (size_t)o->piece_bytes, &j->bulk_pieces);
+        rc = make_pipeline(j, stages, 0, (size_t)o->piece_bytes, (size_t)o->bulk_chunk_bytes,
+                           (unsigned)o->bulk_depth, &j->bulk_pieces);
     if (rc == CLI_EXIT_OK)
         rc = alloc_bulk(j);
     if (rc == CLI_EXIT_OK)

@@ -24,6 +24,8 @@ typedef struct latency_options {
     unsigned long long request_bytes; /* bytes of floats per request */
     unsigned long long requests;      /* timed requests per phase */
     unsigned long long piece_bytes;   /* the bulk pipeline's copy pieces in the last phase */
+    unsigned long long bulk_chunk_bytes; /* its chunk in the last phase; 0 = the library's */
+    unsigned long long bulk_depth;    /* its slots in the last phase; 0 = the library's */
     unsigned long long seed;
     int json;
 } latency_options;

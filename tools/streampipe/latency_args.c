@@ -11,7 +11,7 @@
 
 enum latency_option_code {
     OPT_BACKEND = 256, OPT_DEVICE, OPT_BULK_RECORDS, OPT_BULK_STAGES, OPT_REQUEST_BYTES,
-    OPT_REQUESTS, OPT_PIECE, OPT_SEED, OPT_JSON, OPT_HELP
+    OPT_REQUESTS, OPT_PIECE, OPT_BULK_CHUNK, OPT_BULK_DEPTH, OPT_SEED, OPT_JSON, OPT_HELP
 };
 
 static const struct option long_options[] = {
@@ -22,6 +22,8 @@ static const struct option long_options[] = {
     {"request-bytes", required_argument, NULL, OPT_REQUEST_BYTES},
     {"requests", required_argument, NULL, OPT_REQUESTS},
     {"piece", required_argument, NULL, OPT_PIECE},
+    {"bulk-chunk", required_argument, NULL, OPT_BULK_CHUNK},
+    {"bulk-depth", required_argument, NULL, OPT_BULK_DEPTH},
     {"seed", required_argument, NULL, OPT_SEED},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, OPT_HELP},
@@ -59,6 +61,8 @@ static void print_latency_usage(FILE *out)
           "  --requests N               timed requests per phase (default 2000 on cuda,\n"
           "                             200 on host)\n"
           "  --piece BYTES              bulk copy pieces in the priority phase (default 4M)\n"
+          "  --bulk-chunk BYTES         bulk chunk in the priority phase (default: chosen)\n"
+          "  --bulk-depth K             bulk slots in the priority phase (default: chosen)\n"
           "  --seed S                   input data seed (default from the clock; printed)\n"
           "  --json                     one JSON object on stdout instead of text\n"
           "  --help                     this text\n\n"
@@ -78,6 +82,10 @@ static int apply_option(int code, const char *value, latency_options *o)
                            &o->request_bytes);
     case OPT_REQUESTS: return args_count_option("requests", value, 1, MAX_REQUESTS, &o->requests);
     case OPT_PIECE: return args_count_option("piece", value, 1, ULLONG_MAX, &o->piece_bytes);
+    case OPT_BULK_CHUNK:
+        return args_count_option("bulk-chunk", value, sizeof(float), 1ULL << 34,
+                                 &o->bulk_chunk_bytes);
+    case OPT_BULK_DEPTH: return args_count_option("bulk-depth", value, 1, SP_MAX_DEPTH, &o->bulk_depth);
     case OPT_SEED: return args_count_option("seed", value, 0, LATENCY_UNSET - 1, &o->seed);
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
     default: return cli_usage_error("internal: unhandled option %d", code);

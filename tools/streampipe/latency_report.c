@@ -28,8 +28,13 @@ static void print_setup(const latency_job *j, FILE *out)
             "alone for %.1f s\n", o->bulk_records,
             (double)o->bulk_records * sizeof(float) / (1 << 20),
             o->bulk_stages ? "sinmix iters 0" : "copies only", j->bulk_alone_s);
-    fprintf(out, "  priority  requests at priority -5, bulk copies in pieces of %.2f MiB\n\n",
+    fprintf(out, "  priority  requests at priority -5, bulk copies in pieces of %.2f MiB",
             (double)o->piece_bytes / (1 << 20));
+    if (o->bulk_chunk_bytes)
+        fprintf(out, ", bulk chunks of %.2f MiB", (double)o->bulk_chunk_bytes / (1 << 20));
+    if (o->bulk_depth)
+        fprintf(out, ", bulk depth %llu", o->bulk_depth);
+    fputs("\n\n", out);
 }
 
 void latency_report_text(const latency_job *j, FILE *out)
@@ -81,6 +86,8 @@ static void json_setup(json_writer *w, const latency_job *j)
     json_uint(w, "bulk_stages", o->bulk_stages);
     json_number(w, "bulk_alone_s", j->bulk_alone_s);
     json_uint(w, "piece_bytes", o->piece_bytes);
+    json_uint(w, "bulk_chunk_bytes", o->bulk_chunk_bytes);
+    json_uint(w, "bulk_depth", o->bulk_depth);
     json_number(w, "priority", -5);
 }
 

@@ -69,6 +69,25 @@ static void print_host_side(const sp_probe_result *r, FILE *out)
     }
 }
 
+/* The staging copy and the copy engines, alone and together; host memory's share is worked
+ * out here so that a reader sees the sum the memory system delivers. */
+static void print_under_dma(const sp_probe_result *r, FILE *out)
+{
+    double staging = r->staging_alone_gbps, dma = r->dma_alone_gbps;
+    double staging_both = r->staging_under_dma_gbps, dma_both = r->dma_under_staging_gbps;
+    fprintf(out, "\nhost copy while both copy engines run (GB/s)\n");
+    fprintf(out, "                          staging   h2d+d2h   host memory\n");
+    fprintf(out, "  staging copy alone     %9.2f         - %13.2f\n", staging, 2.0 * staging);
+    fprintf(out, "  copy engines alone             - %9.2f %13.2f\n", dma, dma);
+    fprintf(out, "  both at once           %9.2f %9.2f %13.2f\n", staging_both, dma_both,
+            2.0 * staging_both + dma_both);
+    fprintf(out, "  staging: the pipeline's copy over %u threads, half pageable -> pinned and "
+                 "half back\n", r->under_dma_threads);
+    fprintf(out, "  h2d+d2h: pinned copies both ways at once\n");
+    fprintf(out, "  host memory: 2 x staging + h2d+d2h (a read and a write per staged byte, "
+                 "one per copied byte)\n");
+}
+
 static void print_overheads(const sp_probe_result *r, FILE *out)
 {
     fprintf(out, "\nper operation (us; %u back to back, then one sync)\n", r->overhead_ops);
@@ -87,6 +106,8 @@ void probe_print_text(const sp_probe_result *r, int device, FILE *out)
     if (r->parts & SP_PROBE_CHUNK_SIZES)
         print_chunk_sizes(r, out);
     print_host_side(r, out);
+    if (r->parts & SP_PROBE_HOST_UNDER_DMA)
+        print_under_dma(r, out);
     if (r->parts & SP_PROBE_OVERHEADS)
         print_overheads(r, out);
     fprintf(out, "\nprobe took %.2f s\n", r->seconds);
@@ -138,6 +159,19 @@ static void json_host_copy(json_writer *w, const sp_probe_result *r)
     json_array_close(w);
 }
 
+static void json_under_dma(json_writer *w, const sp_probe_result *r)
+{
+    json_object_open(w, "host_under_dma_gbps");
+    json_uint(w, "staging_threads", r->under_dma_threads);
+    json_number(w, "staging_alone", r->staging_alone_gbps);
+    json_number(w, "dma_alone", r->dma_alone_gbps);
+    json_number(w, "staging_under_dma", r->staging_under_dma_gbps);
+    json_number(w, "dma_under_staging", r->dma_under_staging_gbps);
+    json_number(w, "host_memory_together",
+                2.0 * r->staging_under_dma_gbps + r->dma_under_staging_gbps);
+    json_object_close(w);
+}
+
 static void json_overheads(json_writer *w, const sp_probe_result *r)
 {
     json_object_open(w, "per_operation_us");
@@ -172,6 +206,7 @@ void probe_print_json(const sp_probe_result *r, int device, FILE *out)
                     {SP_PROBE_CHUNK_SIZES, json_chunk_sizes},
                     {SP_PROBE_PINNING, json_pinning},
                     {SP_PROBE_HOST_COPY, json_host_copy},
+                    {SP_PROBE_HOST_UNDER_DMA, json_under_dma},
                     {SP_PROBE_OVERHEADS, json_overheads}};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (r->parts & sections[i].part)

@@ -18,6 +18,7 @@ static const sp_backend_ops cuda_ops = {
     .queue_wait = sp_cuda_queue_wait,
     .event_sync = sp_cuda_event_sync,
     .event_elapsed = sp_cuda_event_elapsed,
+    .event_query = sp_cuda_event_query,
     .device_alloc = sp_cuda_device_alloc,
     .device_free = sp_cuda_device_free,
     .pinned_alloc = sp_cuda_pinned_alloc,
@@ -30,6 +31,11 @@ static const sp_backend_ops cuda_ops = {
     .launch = sp_cuda_launch,
     .trace_push = sp_cuda_trace_push,
     .trace_pop = sp_cuda_trace_pop,
+    .capture_begin = sp_cuda_capture_begin,
+    .capture_end = sp_cuda_capture_end,
+    .graph_rebase = sp_cuda_graph_rebase,
+    .graph_launch = sp_cuda_graph_launch,
+    .graph_destroy = sp_cuda_graph_destroy,
 };
 
 const sp_backend_ops *sp_backend_cuda_ops(void) { return &cuda_ops; }

@@ -89,6 +89,25 @@ sp_status sp_cuda_event_sync(void *opaque, sp_bevent *e)
     return SP_CUDA_CHECK(cudaEventSynchronize(e->event));
 }
 
+/* cudaErrorNotReady is the one failure that is an answer: the event's work is still queued.
+ * It is not a sticky error, so there is nothing to consume. */
+sp_status sp_cuda_event_query(void *opaque, sp_bevent *e, int *complete)
+{
+    sp_cuda_impl *impl = opaque;
+    if (!impl || !e || !complete)
+        return null_argument("event_query");
+    *complete = 0;
+    sp_status status = sp_cuda_use_device(impl);
+    if (status != SP_OK)
+        return status;
+    cudaError_t err = cudaEventQuery(e->event);
+    if (err == cudaErrorNotReady)
+        return SP_OK;
+    status = sp_cuda_check(err, "cudaEventQuery", __FILE__, __LINE__);
+    *complete = status == SP_OK;
+    return status;
+}
+
 sp_status sp_cuda_event_elapsed(void *opaque, sp_bevent *from, sp_bevent *to, double *seconds)
 {
     sp_cuda_impl *impl = opaque;

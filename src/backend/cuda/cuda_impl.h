@@ -57,6 +57,7 @@ sp_status sp_cuda_event_record(void *impl, sp_bevent *e, sp_bqueue *q);
 sp_status sp_cuda_queue_wait(void *impl, sp_bqueue *q, sp_bevent *e);
 sp_status sp_cuda_event_sync(void *impl, sp_bevent *e);
 sp_status sp_cuda_event_elapsed(void *impl, sp_bevent *from, sp_bevent *to, double *seconds);
+sp_status sp_cuda_event_query(void *impl, sp_bevent *e, int *complete);
 
 /* cuda_memory.c */
 sp_status sp_cuda_device_alloc(void *impl, size_t bytes, void **out);
@@ -74,6 +75,14 @@ void sp_cuda_unregister_all(sp_cuda_impl *impl);
 /* cuda_copy.c */
 sp_status sp_cuda_copy_h2d(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
 sp_status sp_cuda_copy_d2h(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
+
+/* cuda_graph.c */
+sp_status sp_cuda_capture_begin(void *impl, sp_bqueue *q);
+sp_status sp_cuda_capture_end(void *impl, sp_bqueue *q, sp_bgraph **out);
+sp_status sp_cuda_graph_rebase(void *impl, sp_bgraph *g, int to_device, const void *old_base,
+                               const void *new_base, size_t bytes);
+sp_status sp_cuda_graph_launch(void *impl, sp_bgraph *g, sp_bqueue *q);
+void sp_cuda_graph_destroy(void *impl, sp_bgraph *g);
 
 /* cuda_nvtx.c */
 void sp_cuda_trace_push(void *impl, const char *label);

@@ -220,6 +220,25 @@ static sp_status fault_event_elapsed(void *impl, sp_bevent *from, sp_bevent *to,
     return fault->inner->event_elapsed(fault->inner_impl, from, to, seconds);
 }
 
+/* Counted and failable like every call. An inner backend without event_query answers
+ * "complete", which makes the core record the start event, as it would without the entry. */
+static sp_status fault_event_query(void *impl, sp_bevent *event, int *complete)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "event_query");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->event_query) {
+        if (!event || !complete) {
+            sp_backend_fail("fault event_query: event or complete is NULL");
+            return SP_ERR_INVALID_ARGUMENT;
+        }
+        *complete = 1;
+        return SP_OK;
+    }
+    return fault->inner->event_query(fault->inner_impl, event, complete);
+}
+
 /* ---- memory --------------------------------------------------------------------------- */
 
 static sp_status fault_device_alloc(void *impl, size_t bytes, void **out)
@@ -333,6 +352,77 @@ static sp_status fault_launch(void *impl, sp_bqueue *queue, sp_launch_fn fn, voi
     return fault->inner->launch(fault->inner_impl, inner_queue(queue), fn, arg, chunk);
 }
 
+/* ---- graphs: counted and failable like the rest; the inner graph is used as it is -------- */
+
+static sp_status no_graphs(const char *op)
+{
+    sp_backend_fail("fault %s: the wrapped backend has no graphs", op);
+    return SP_ERR_UNSUPPORTED;
+}
+
+static sp_status fault_capture_begin(void *impl, sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "capture_begin");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->capture_begin)
+        return no_graphs("capture_begin");
+    return fault->inner->capture_begin(fault->inner_impl, inner_queue(queue));
+}
+
+static sp_status fault_capture_end(void *impl, sp_bqueue *queue, sp_bgraph **out)
+{
+    fault_backend *fault = impl;
+    sp_status status = SP_OK;
+    if (!fault->inner->capture_end)
+        return no_graphs("capture_end");
+    /* The capture is ended even when this call is made to fail: so is a real failure. */
+    sp_bgraph *graph = NULL;
+    sp_status inner = fault->inner->capture_end(fault->inner_impl, inner_queue(queue), &graph);
+    status = sp_fault_state_count_call(&fault->state, "capture_end");
+    if (status != SP_OK || inner != SP_OK) {
+        if (inner == SP_OK)
+            fault->inner->graph_destroy(fault->inner_impl, graph);
+        if (out)
+            *out = NULL;
+        return status != SP_OK ? status : inner;
+    }
+    *out = graph;
+    return SP_OK;
+}
+
+static sp_status fault_graph_rebase(void *impl, sp_bgraph *graph, int to_device,
+                                    const void *old_base, const void *new_base, size_t bytes)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "graph_rebase");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->graph_rebase)
+        return no_graphs("graph_rebase");
+    return fault->inner->graph_rebase(fault->inner_impl, graph, to_device, old_base, new_base,
+                                      bytes);
+}
+
+static sp_status fault_graph_launch(void *impl, sp_bgraph *graph, sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "graph_launch");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->graph_launch)
+        return no_graphs("graph_launch");
+    return fault->inner->graph_launch(fault->inner_impl, graph, inner_queue(queue));
+}
+
+static void fault_graph_destroy(void *impl, sp_bgraph *graph)
+{
+    fault_backend *fault = impl;
+    if (fault->inner->graph_destroy)
+        fault->inner->graph_destroy(fault->inner_impl, graph);
+}
+
 /* ---- profiler names: forwarded, never counted (they cannot fail) ------------------------ */
 
 static void fault_trace_push(void *impl, const char *label)
@@ -365,6 +455,7 @@ static const sp_backend_ops fault_ops = {
     .queue_wait = fault_queue_wait,
     .event_sync = fault_event_sync,
     .event_elapsed = fault_event_elapsed,
+    .event_query = fault_event_query,
     .device_alloc = fault_device_alloc,
     .device_free = fault_device_free,
     .pinned_alloc = fault_pinned_alloc,
@@ -377,6 +468,11 @@ static const sp_backend_ops fault_ops = {
     .launch = fault_launch,
     .trace_push = fault_trace_push,
     .trace_pop = fault_trace_pop,
+    .capture_begin = fault_capture_begin,
+    .capture_end = fault_capture_end,
+    .graph_rebase = fault_graph_rebase,
+    .graph_launch = fault_graph_launch,
+    .graph_destroy = fault_graph_destroy,
 };
 
 const sp_backend_ops *sp_backend_fault_ops(void) { return &fault_ops; }

@@ -4,6 +4,7 @@
 #include "backend/fault/fault_state.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,7 @@ sp_status sp_fault_state_configure(fault_state *state, const sp_fault_config *cf
     atomic_store(&state->fail_status, (int)(cfg->fail_status ? cfg->fail_status
                                                              : SP_ERR_BACKEND));
     atomic_store(&state->fail_call, cfg->fail_call);
+    snprintf(state->fail_op, sizeof state->fail_op, "%s", cfg->fail_op ? cfg->fail_op : "");
     atomic_store(&state->calls, 0ul);
     return status;
 }
@@ -95,7 +97,8 @@ sp_status sp_fault_state_configure(fault_state *state, const sp_fault_config *cf
 sp_status sp_fault_state_count_call(fault_state *state, const char *op)
 {
     unsigned long call = atomic_fetch_add(&state->calls, 1ul) + 1ul;
-    if (call != atomic_load(&state->fail_call))
+    if (call != atomic_load(&state->fail_call) &&
+        (state->fail_op[0] == '\0' || strcmp(op, state->fail_op) != 0))
         return SP_OK;
     atomic_fetch_add(&state->injected, 1ul);
     sp_backend_fail("fault injected: call %lu (%s) failed", call, op);

@@ -12,6 +12,8 @@
 
 typedef struct fault_state {
     atomic_ulong fail_call; /* 1-based call number to fail; 0 = none */
+    char fail_op[32];       /* operation name to fail every time; "" = none (set while no run
+                               is in progress, like the rest of the configuration) */
     atomic_int fail_status;
     atomic_ulong calls;    /* since the last configure */
     atomic_ulong injected; /* since open */

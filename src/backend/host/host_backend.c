@@ -4,6 +4,7 @@
 
 #include "backend/backend.h"
 #include "backend/host/host_event.h"
+#include "backend/host/host_graph.h"
 #include "backend/host/host_memory.h"
 #include "backend/host/host_queue.h"
 
@@ -90,6 +91,12 @@ static sp_status op_queue_sync(void *impl, sp_bqueue *queue)
     (void)impl;
     if (!queue)
         return invalid("queue_sync: queue is NULL");
+    sp_bgraph *graph = sp_host_queue_capture(queue);
+    if (graph) { /* the recorded work never runs: waiting for it would hang */
+        sp_host_graph_break(graph, "the queue was synchronized during the capture");
+        sp_backend_fail("host queue_sync: not allowed while the queue is capturing a graph");
+        return SP_ERR_UNSUPPORTED;
+    }
     return sp_host_queue_sync(queue);
 }
 
@@ -119,11 +126,25 @@ static void op_event_destroy(void *impl, sp_bevent *event)
     sp_host_event_destroy(event);
 }
 
+/* Events cannot be part of a HOST graph (host_graph.c): the capture breaks, as on CUDA. */
+static sp_status refuse_if_capturing(sp_bqueue *queue, const char *what)
+{
+    sp_bgraph *graph = sp_host_queue_capture(queue);
+    if (!graph)
+        return SP_OK;
+    sp_host_graph_break(graph, "an event was recorded or waited for during the capture");
+    sp_backend_fail("host %s: not allowed while the queue is capturing a graph", what);
+    return SP_ERR_UNSUPPORTED;
+}
+
 static sp_status op_event_record(void *impl, sp_bevent *event, sp_bqueue *queue)
 {
     (void)impl;
     if (!event || !queue)
         return invalid("event_record: event or queue is NULL");
+    sp_status st = refuse_if_capturing(queue, "event_record");
+    if (st != SP_OK)
+        return st;
     /* The generation is taken with the slot reserved, so a full FIFO cannot leave behind a
      * generation that no operation will ever complete. */
     host_op *op = sp_host_queue_begin_push(queue);
@@ -141,6 +162,9 @@ static sp_status op_queue_wait(void *impl, sp_bqueue *queue, sp_bevent *event)
     (void)impl;
     if (!event || !queue)
         return invalid("queue_wait: event or queue is NULL");
+    sp_status st = refuse_if_capturing(queue, "queue_wait");
+    if (st != SP_OK)
+        return st;
     host_op *op = sp_host_queue_begin_push(queue);
     if (!op)
         return SP_ERR_OUT_OF_MEMORY;
@@ -157,6 +181,15 @@ static sp_status op_event_sync(void *impl, sp_bevent *event)
     if (!event)
         return invalid("event_sync: event is NULL");
     sp_host_event_sync(event);
+    return SP_OK;
+}
+
+static sp_status op_event_query(void *impl, sp_bevent *event, int *complete)
+{
+    (void)impl;
+    if (!event || !complete)
+        return invalid("event_query: event or complete is NULL");
+    *complete = sp_host_event_query(event);
     return SP_OK;
 }
 
@@ -226,13 +259,13 @@ static sp_status op_is_pinned(void *impl, const void *ptr, size_t bytes, int *pi
 
 /* Host and "device" memory are the same memory here, so both directions are a memcpy. */
 static sp_status enqueue_copy(const char *what, void *dst, const void *src, size_t bytes,
-                              sp_bqueue *queue)
+                              int to_device, sp_bqueue *queue)
 {
     if (!queue || (bytes > 0 && (!dst || !src))) {
         sp_backend_fail("host %s: queue, dst or src is NULL", what);
         return SP_ERR_INVALID_ARGUMENT;
     }
-    host_op op = {.kind = HOST_OP_COPY, .u.copy = {dst, src, bytes}};
+    host_op op = {.kind = HOST_OP_COPY, .u.copy = {dst, src, bytes, to_device}};
     return sp_host_queue_push(queue, &op);
 }
 
@@ -240,14 +273,14 @@ static sp_status op_copy_h2d(void *impl, void *dst, const void *src, size_t byte
                              sp_bqueue *queue)
 {
     (void)impl;
-    return enqueue_copy("copy_h2d", dst, src, bytes, queue);
+    return enqueue_copy("copy_h2d", dst, src, bytes, 1, queue);
 }
 
 static sp_status op_copy_d2h(void *impl, void *dst, const void *src, size_t bytes,
                              sp_bqueue *queue)
 {
     (void)impl;
-    return enqueue_copy("copy_d2h", dst, src, bytes, queue);
+    return enqueue_copy("copy_d2h", dst, src, bytes, 0, queue);
 }
 
 static sp_status op_launch(void *impl, sp_bqueue *queue, sp_launch_fn fn, void *arg,
@@ -259,6 +292,49 @@ static sp_status op_launch(void *impl, sp_bqueue *queue, sp_launch_fn fn, void *
     host_op op = {.kind = HOST_OP_LAUNCH, .u.launch = {fn, arg, *chunk}};
     op.u.launch.chunk.stream = NULL; /* HOST has no native stream handle */
     return sp_host_queue_push(queue, &op);
+}
+
+/* ---- graphs --------------------------------------------------------------------------- */
+
+static sp_status op_capture_begin(void *impl, sp_bqueue *queue)
+{
+    (void)impl;
+    if (!queue)
+        return invalid("capture_begin: queue is NULL");
+    return sp_host_graph_capture_begin(queue);
+}
+
+static sp_status op_capture_end(void *impl, sp_bqueue *queue, sp_bgraph **out)
+{
+    (void)impl;
+    if (!queue || !out)
+        return invalid("capture_end: queue or out is NULL");
+    *out = NULL;
+    return sp_host_graph_capture_end(queue, out);
+}
+
+static sp_status op_graph_rebase(void *impl, sp_bgraph *graph, int to_device,
+                                 const void *old_base, const void *new_base, size_t bytes)
+{
+    (void)impl;
+    if (!graph || !old_base || !new_base)
+        return invalid("graph_rebase: graph or a base is NULL");
+    sp_host_graph_rebase(graph, to_device, old_base, new_base, bytes);
+    return SP_OK;
+}
+
+static sp_status op_graph_launch(void *impl, sp_bgraph *graph, sp_bqueue *queue)
+{
+    (void)impl;
+    if (!graph || !queue)
+        return invalid("graph_launch: graph or queue is NULL");
+    return sp_host_graph_launch(graph, queue);
+}
+
+static void op_graph_destroy(void *impl, sp_bgraph *graph)
+{
+    (void)impl;
+    sp_host_graph_destroy(graph);
 }
 
 static const sp_backend_ops host_ops = {
@@ -277,6 +353,7 @@ static const sp_backend_ops host_ops = {
     .queue_wait = op_queue_wait,
     .event_sync = op_event_sync,
     .event_elapsed = op_event_elapsed,
+    .event_query = op_event_query,
     .device_alloc = op_device_alloc,
     .device_free = op_device_free,
     .pinned_alloc = op_pinned_alloc,
@@ -287,6 +364,11 @@ static const sp_backend_ops host_ops = {
     .copy_h2d = op_copy_h2d,
     .copy_d2h = op_copy_d2h,
     .launch = op_launch,
+    .capture_begin = op_capture_begin,
+    .capture_end = op_capture_end,
+    .graph_rebase = op_graph_rebase,
+    .graph_launch = op_graph_launch,
+    .graph_destroy = op_graph_destroy,
 };
 
 const sp_backend_ops *sp_backend_host_ops(void) { return &host_ops; }

@@ -130,6 +130,14 @@ void sp_host_event_sync(host_event *event)
     pthread_mutex_unlock(&event->lock);
 }
 
+int sp_host_event_query(host_event *event)
+{
+    pthread_mutex_lock(&event->lock);
+    int complete = event->completed >= event->recorded;
+    pthread_mutex_unlock(&event->lock);
+    return complete;
+}
+
 /* Whether the event is a complete TIMING event, and its completion time if so. */
 static int event_timestamp(host_event *event, struct timespec *at)
 {

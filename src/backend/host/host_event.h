@@ -32,6 +32,8 @@ void sp_host_event_complete(host_event *event, unsigned long long generation);
 void sp_host_event_wait_for(host_event *event, unsigned long long generation);
 /* Blocks until the latest record made before this call has completed. */
 void sp_host_event_sync(host_event *event);
+/* 1 when the latest record made before this call has completed (or there was none). */
+int sp_host_event_query(host_event *event);
 /* Seconds between the completions of two complete TIMING events. */
 sp_status sp_host_event_elapsed(host_event *from, host_event *to, double *seconds);
 

@@ -22,6 +22,7 @@ typedef struct host_op {
             void *dst;
             const void *src;
             size_t bytes;
+            int to_device; /* which side is the host's, for graph_rebase */
         } copy;
         struct {
             sp_launch_fn fn;

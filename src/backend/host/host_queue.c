@@ -26,6 +26,7 @@ struct sp_bqueue {
     unsigned long long enqueued; /* operations ever enqueued */
     unsigned long long finished; /* operations the worker has completed */
     int stopping;
+    struct sp_bgraph *capture; /* set: pushes are recorded there (host_graph.c) */
 };
 
 static void *queue_worker(void *arg)
@@ -168,9 +169,30 @@ static sp_status queue_grow(host_queue *queue)
     return SP_OK;
 }
 
+void sp_host_queue_set_capture(host_queue *queue, struct sp_bgraph *graph)
+{
+    pthread_mutex_lock(&queue->lock);
+    queue->capture = graph;
+    pthread_mutex_unlock(&queue->lock);
+}
+
+struct sp_bgraph *sp_host_queue_capture(host_queue *queue)
+{
+    pthread_mutex_lock(&queue->lock);
+    struct sp_bgraph *graph = queue->capture;
+    pthread_mutex_unlock(&queue->lock);
+    return graph;
+}
+
 host_op *sp_host_queue_begin_push(host_queue *queue)
 {
     pthread_mutex_lock(&queue->lock);
+    if (queue->capture) {
+        host_op *op = sp_host_graph_begin_append(queue->capture);
+        if (!op)
+            pthread_mutex_unlock(&queue->lock);
+        return op;
+    }
     if (queue->count == queue->capacity && queue_grow(queue) != SP_OK) {
         pthread_mutex_unlock(&queue->lock);
         return NULL;
@@ -180,6 +202,11 @@ host_op *sp_host_queue_begin_push(host_queue *queue)
 
 void sp_host_queue_end_push(host_queue *queue)
 {
+    if (queue->capture) {
+        sp_host_graph_end_append(queue->capture);
+        pthread_mutex_unlock(&queue->lock);
+        return;
+    }
     queue->count++;
     queue->enqueued++;
     pthread_cond_signal(&queue->work_ready);

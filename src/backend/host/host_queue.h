@@ -27,4 +27,14 @@ void sp_host_queue_end_push(host_queue *queue);
 /* Both steps for an operation that is complete as it is. */
 sp_status sp_host_queue_push(host_queue *queue, const host_op *op);
 
+/* Graph capture (host_graph.c): while a capture is set, pushes append to `graph` instead of
+ * reaching the worker. Only the capturing thread may push to the queue meanwhile. */
+struct sp_bgraph;
+void sp_host_queue_set_capture(host_queue *queue, struct sp_bgraph *graph);
+struct sp_bgraph *sp_host_queue_capture(host_queue *queue);
+/* The next free op of a graph being captured (NULL, reason set, if it cannot grow), and
+ * counting it in once filled. */
+host_op *sp_host_graph_begin_append(struct sp_bgraph *graph);
+void sp_host_graph_end_append(struct sp_bgraph *graph);
+
 #endif /* SP_HOST_QUEUE_H */

@@ -1,0 +1,334 @@
+/* Graph mode. Slot b owns a queue, a "slot free" event and a graph holding one chunk's h2d,
+ * stages and d2h, captured on that queue from the first full chunk the slot gets. Chunk i
+ * (full) is then: the host's turn, as in stream mode (wait for chunk i-K to leave the slot,
+ * stage pageable data); the graph's copies pointed at chunk i's memory when it is the user's
+ * pinned memory (staging buffers never move); one launch on the slot's queue; one event.
+ * That is about 5 backend calls per chunk instead of 10 to 17.
+ *
+ * Safety:
+ * - A slot's graph replays in its queue's order and a launch of a CUDA graph waits for the
+ *   previous launch of the same graph, so chunk i+K never overtakes chunk i in the slot; the
+ *   host's turn waits for the slot-free event, so no buffer the host touches is in use.
+ * - A graph reads and writes only the slot's device buffers and host memory that the run
+ *   gives it before each launch: it never keeps a pointer to memory of an earlier run.
+ * - A new graph is checked once against its stages run directly, on a chunk other than the
+ *   one it was captured from (so a stage whose work depends on the chunk's index shows).
+ * - Whatever goes wrong with graphs (capture, update, check) turns graph mode off for the
+ *   pipeline and the run goes on in stream mode from the first chunk not done; the tail
+ *   chunk, when short, is done the same way. Stream mode's turn for chunk i waits for chunk
+ *   i-K's slot-free event, so no stream operation touches a slot a replay still uses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/run.h"
+
+/* AUTO uses graphs when a chunk moves at most this much (in + out): about 40 us of copying
+ * at the H200's 50 GB/s per direction, where 15 us of enqueueing per chunk shows. */
+#define GRAPH_AUTO_MAX_CHUNK_BYTES ((size_t)2 << 20)
+
+/* Returned inside this file only: graphs are off now, carry on in stream mode. */
+#define GRAPH_FALLBACK 1
+
+static size_t full_chunks(const sp_run *r)
+{
+    return r->plan.n_records / r->plan.chunk_records;
+}
+
+int sp_run_graph_wanted(sp_run *r)
+{
+    sp_pipeline *p = r->p;
+    size_t M = p->n_stages;
+    if (p->graph_mode == SP_GRAPH_OFF)
+        return 0;
+    if (!p->ctx->ops->capture_begin) {
+        snprintf(r->graph_note, sizeof r->graph_note, "graph mode off: the %s backend has no "
+                 "graphs", p->ctx->ops->name);
+        return 0;
+    }
+    if (p->graph_off) {
+        snprintf(r->graph_note, sizeof r->graph_note, "graph mode off: %s", p->graph_why);
+        return 0;
+    }
+    size_t chunk_bytes = r->plan.chunk_records * (p->record_bytes[0] + p->record_bytes[M]);
+    if (p->graph_mode == SP_GRAPH_AUTO && chunk_bytes > GRAPH_AUTO_MAX_CHUNK_BYTES)
+        return 0; /* stream mode is as fast for chunks this big: nothing to note */
+    if (full_chunks(r) == 0) {
+        snprintf(r->graph_note, sizeof r->graph_note, "graph mode: no full chunk to replay");
+        return 0;
+    }
+    if (r->timing)
+        p->timeline.complete = 0; /* no per-operation times: the trace writers have none */
+    r->timing = 0;
+    return 1;
+}
+
+sp_bevent *sp_run_graph_release(const sp_run *r, size_t chunk)
+{
+    return r->p->graph_done[chunk % r->p->depth];
+}
+
+static void drop_graphs(sp_pipeline *p)
+{
+    for (unsigned b = 0; b < SP_MAX_DEPTH; b++) {
+        if (p->graph[b])
+            p->ctx->ops->graph_destroy(p->ctx->impl, p->graph[b]);
+        p->graph[b] = NULL;
+        p->graph_checked[b] = 0;
+    }
+}
+
+void sp_pipeline_graph_release(sp_pipeline *p)
+{
+    const sp_backend_ops *ops = p->ctx->ops;
+    drop_graphs(p);
+    for (unsigned b = 0; b < SP_MAX_DEPTH; b++) {
+        if (p->graph_queue[b])
+            ops->queue_destroy(p->ctx->impl, p->graph_queue[b]);
+        if (p->graph_done[b])
+            ops->event_destroy(p->ctx->impl, p->graph_done[b]);
+        p->graph_queue[b] = NULL;
+        p->graph_done[b] = NULL;
+    }
+}
+
+/* Turns graph mode off for the pipeline, keeping the reason; the run goes on in stream mode.
+ * A lost device is no reason to fall back: then the run fails. */
+static sp_status graph_fail(sp_run *r, sp_status st, const char *what, int failed_before)
+{
+    sp_pipeline *p = r->p;
+    if (st == SP_ERR_DEVICE_LOST || atomic_load(&p->ctx->lost))
+        return sp_run_fail(r, SP_ERR_DEVICE_LOST, "graph mode: %s", what);
+    snprintf(p->graph_why, sizeof p->graph_why, "%s: %s", what, sp_backend_error());
+    snprintf(r->graph_note, sizeof r->graph_note, "graph mode off from chunk %zu: %s",
+             r->graph_end, p->graph_why);
+    p->graph_off = 1;
+    drop_graphs(p);
+    if (!failed_before && sp_pipeline_has_failed(p))
+        sp_pipeline_reset_failure(p); /* a stage refused during capture: stream mode retries */
+    return GRAPH_FALLBACK;
+}
+
+static sp_status make_slot(sp_run *r, size_t b)
+{
+    sp_pipeline *p = r->p;
+    const sp_backend_ops *ops = p->ctx->ops;
+    if (p->graph_queue[b] && p->graph_done[b])
+        return SP_OK;
+    char name[16];
+    snprintf(name, sizeof name, "graph%zu", b);
+    sp_status st = SP_OK;
+    if (!p->graph_queue[b])
+        st = ops->queue_create(p->ctx->impl, name, p->priority, &p->graph_queue[b]);
+    if (st == SP_OK)
+        st = ops->event_create(p->ctx->impl, SP_EVENT_SYNC, &p->graph_done[b]);
+    return st == SP_OK ? SP_OK : graph_fail(r, st, "creating a graph queue", 1);
+}
+
+/* Chunk i's h2d, stages and d2h, enqueued on q (captured, or run for the check). The d2h
+ * goes to `out` when given, else to where the run puts chunk i's output. */
+static sp_status enqueue_whole_chunk(sp_run *r, size_t i, sp_bqueue *q, void *out)
+{
+    sp_pipeline *p = r->p;
+    size_t b = i % p->depth, M = p->n_stages, n = sp_chunk_records(r, i);
+    sp_status st = sp_run_enqueue_copy(r, 1, sp_device_slot(p, 0, b), sp_run_h2d_source(r, i),
+                                       n * p->record_bytes[0], q);
+    for (size_t s = 1; st == SP_OK && s <= M; s++) {
+        sp_chunk chunk = {i, sp_chunk_first(r, i), n, sp_device_slot(p, s - 1, b),
+                          sp_device_slot(p, s, b), NULL};
+        st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1],
+                                 &chunk);
+    }
+    if (st == SP_OK)
+        st = sp_run_enqueue_copy(r, 0, out ? out : sp_run_d2h_target(r, i),
+                                 sp_device_slot(p, M, b), n * p->record_bytes[M], q);
+    return st;
+}
+
+static sp_status capture(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    const sp_backend_ops *ops = p->ctx->ops;
+    size_t b = i % p->depth;
+    sp_bqueue *q = p->graph_queue[b];
+    int failed_before = sp_pipeline_has_failed(p);
+    sp_status st = ops->capture_begin(p->ctx->impl, q);
+    if (st != SP_OK)
+        return graph_fail(r, st, "beginning a capture", failed_before);
+    st = enqueue_whole_chunk(r, i, q, NULL);
+    char inside[160] = "";
+    if (st != SP_OK) /* the reason, before capture_end replaces it */
+        snprintf(inside, sizeof inside, "%s", sp_backend_error());
+    sp_bgraph *g = NULL;
+    sp_status ended = ops->capture_end(p->ctx->impl, q, &g); /* always: q must leave capture */
+    if (st != SP_OK) {
+        if (ended == SP_OK)
+            ops->graph_destroy(p->ctx->impl, g);
+        sp_backend_fail("%s", inside);
+        return graph_fail(r, st, "enqueueing a chunk during capture", failed_before);
+    }
+    if (ended != SP_OK)
+        return graph_fail(r, ended, "ending the capture", failed_before);
+    p->graph[b] = g;
+    p->graph_in_base[b] = sp_run_h2d_source(r, i);
+    p->graph_out_base[b] = sp_run_d2h_target(r, i);
+    p->graph_capture_chunk[b] = i;
+    p->graph_checked[b] = 0;
+    return SP_OK;
+}
+
+/* Points slot b's graph at chunk i's host memory (nothing to do for staging buffers). */
+static sp_status rebase(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    const sp_backend_ops *ops = p->ctx->ops;
+    size_t b = i % p->depth, n = r->plan.chunk_records, M = p->n_stages;
+    const void *in = sp_run_h2d_source(r, i);
+    void *out = sp_run_d2h_target(r, i);
+    sp_status st = SP_OK;
+    if (in != p->graph_in_base[b])
+        st = ops->graph_rebase(p->ctx->impl, p->graph[b], 1, p->graph_in_base[b], in,
+                               n * p->record_bytes[0]);
+    if (st == SP_OK)
+        p->graph_in_base[b] = in;
+    if (st == SP_OK && out != p->graph_out_base[b])
+        st = ops->graph_rebase(p->ctx->impl, p->graph[b], 0, p->graph_out_base[b], out,
+                               n * p->record_bytes[M]);
+    if (st == SP_OK)
+        p->graph_out_base[b] = out;
+    return st == SP_OK ? SP_OK : graph_fail(r, st, "updating the graph's copies", 1);
+}
+
+static sp_status launch(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    const sp_backend_ops *ops = p->ctx->ops;
+    size_t b = i % p->depth;
+    sp_run_trace_push(r, "graph", i);
+    sp_status st = ops->graph_launch(p->ctx->impl, p->graph[b], p->graph_queue[b]);
+    if (st == SP_OK)
+        st = ops->event_record(p->ctx->impl, p->graph_done[b], p->graph_queue[b]);
+    sp_run_trace_pop(r);
+    return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: launching its graph", i);
+}
+
+/* Chunk i run directly on q, its output into `want`; then q synchronized. */
+static sp_status run_directly(sp_run *r, size_t i, sp_bqueue *q, char *want)
+{
+    sp_pipeline *p = r->p;
+    sp_status st = enqueue_whole_chunk(r, i, q, want);
+    if (st == SP_OK)
+        st = p->ctx->ops->queue_sync(p->ctx->impl, q);
+    if (st == SP_OK && sp_pipeline_has_failed(p))
+        return SP_ERR_STAGE_FAILED; /* the trampoline recorded why */
+    return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: checking a new graph", i);
+}
+
+/* Replays chunk i and compares its output with `want`; SP_OK when equal. */
+static sp_status replay_and_compare(sp_run *r, size_t i, sp_bqueue *q, const char *want,
+                                    size_t bytes)
+{
+    sp_pipeline *p = r->p;
+    sp_status st = rebase(r, i);
+    if (st == SP_OK)
+        st = launch(r, i);
+    if (st == SP_OK && (st = p->ctx->ops->queue_sync(p->ctx->impl, q)) != SP_OK)
+        return sp_run_fail(r, st, "chunk %zu: waiting for a graph's first replay", i);
+    if (st == SP_OK && sp_pipeline_has_failed(p))
+        return SP_ERR_STAGE_FAILED;
+    if (st == SP_OK && memcmp(sp_run_d2h_target(r, i), want, bytes) != 0) {
+        sp_backend_fail("its replay of chunk %zu differs from the stages run directly (does "
+                        "a stage depend on chunk->index or ->first_record?)", i);
+        st = graph_fail(r, SP_ERR_BACKEND, "checking the graph", 1);
+    }
+    return st;
+}
+
+/* The check: chunk i run directly on the slot's queue into a host buffer, then replayed into
+ * its real place; the outputs must be equal byte for byte. The slot is idle (the host's turn
+ * waited for it). Returns SP_OK (chunk i done by the replay), GRAPH_FALLBACK (graphs off;
+ * chunk i done, with the direct run's output) or a run failure. */
+static sp_status check(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    size_t b = i % p->depth;
+    size_t bytes = r->plan.chunk_records * p->record_bytes[p->n_stages];
+    char *want = malloc(bytes);
+    if (!want)
+        return sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "checking a graph: no %zu bytes", bytes);
+    sp_bqueue *q = p->graph_queue[b];
+    sp_status st = run_directly(r, i, q, want);
+    if (st == SP_OK)
+        st = replay_and_compare(r, i, q, want, bytes);
+    if (st == GRAPH_FALLBACK) /* the slot is idle again: a failed update launched nothing */
+        memcpy(sp_run_d2h_target(r, i), want, bytes);
+    free(want);
+    if (st == SP_OK)
+        p->graph_checked[b] = 1;
+    return st;
+}
+
+/* Chunk i, full, after its host turn: SP_OK, GRAPH_FALLBACK (chunk i still to do, unless the
+ * check did it: then r->graph_end is already past it) or a run failure. */
+static sp_status graph_chunk(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    size_t b = i % p->depth;
+    sp_status st = make_slot(r, b);
+    if (st == SP_OK && !p->graph[b])
+        st = capture(r, i);
+    if (st == SP_OK && !p->graph_checked[b] && i != p->graph_capture_chunk[b]) {
+        st = check(r, i); /* does chunk i itself, also when it falls back */
+        if (st == SP_OK || st == GRAPH_FALLBACK)
+            r->graph_end = i + 1;
+        return st;
+    }
+    if (st == SP_OK)
+        st = rebase(r, i);
+    if (st == SP_OK)
+        st = launch(r, i);
+    return st;
+}
+
+/* The graphs fit one chunk size and one choice of staging: another run makes them anew. */
+static void fit_graphs(sp_run *r)
+{
+    sp_pipeline *p = r->p;
+    if (p->graph_chunk_records == r->plan.chunk_records && p->graph_stage_in == r->stage_in &&
+        p->graph_stage_out == r->stage_out)
+        return;
+    drop_graphs(p);
+    p->graph_chunk_records = r->plan.chunk_records;
+    p->graph_stage_in = r->stage_in;
+    p->graph_stage_out = r->stage_out;
+}
+
+sp_status sp_run_graph_chunks(sp_run *r)
+{
+    sp_pipeline *p = r->p;
+    size_t full = full_chunks(r), i = 0;
+    fit_graphs(r);
+    for (; i < full; i++) {
+        if (sp_pipeline_has_failed(p))
+            return SP_ERR_STAGE_FAILED; /* stop submitting; the caller drains */
+        r->graph_end = i; /* chunk i-K ran as a replay: the host's turn waits for its slot */
+        sp_status st = sp_run_host_turn(r, i);
+        if (st == SP_OK)
+            st = graph_chunk(r, i);
+        if (st == GRAPH_FALLBACK)
+            break;
+        if (st != SP_OK)
+            return st;
+        r->graph_end = i + 1;
+    }
+    /* Stream mode needs no extra ordering after the replays: the host's turn for chunk i waits
+     * for the slot-free event of chunk i-K, recorded after its whole replay. */
+    size_t next = r->graph_end;
+    if (r->graph_end == 0 && r->graph_note[0] == '\0')
+        snprintf(r->graph_note, sizeof r->graph_note, "graph mode: nothing replayed");
+    else if (r->graph_note[0] == '\0')
+        snprintf(r->graph_note, sizeof r->graph_note, "graph mode: %zu of %zu chunks replayed",
+                 r->graph_end, r->plan.chunks);
+    return sp_run_stream_chunks(r, next);
+}

@@ -1,0 +1,255 @@
+/*
+ * test_graph host|cuda [filter]: graph mode beyond the conformance suite (which runs whole in
+ * graph mode as conformance_graph_*): host memory recycled between replays, captures and
+ * updates made to fail, a stage that graphs cannot replay, AUTO's choice, and the report.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SP_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include "harness.h"
+#include "stages.h"
+#include "streampipe.h"
+#include "streampipe_fault.h"
+#include "testbuf.h"
+
+static sp_backend_kind g_kind;
+
+enum { IN_REC = 8, CHUNK = 32, DEPTH = 3 };
+
+typedef struct rig {
+    sp_context *ctx;
+    mix_chain chain;
+    sp_pipeline *p;
+} rig;
+
+/* Two position-free mix stages (8 -> 12 -> 8 bytes) on a fault context with no faults. */
+static int rig_open(rig *r, sp_graph_mode mode, size_t chunk, int position_free)
+{
+    memset(r, 0, sizeof *r);
+    if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &r->ctx), SP_OK,
+                      sp_last_open_error()))
+        return 0;
+    static const size_t outs[2] = {12, IN_REC};
+    mix_chain_init(&r->chain, IN_REC, 2, outs, (uint32_t)harness_seed());
+    if (position_free)
+        mix_chain_position_free(&r->chain);
+    sp_pipeline_config cfg = mix_chain_config(&r->chain, chunk, DEPTH);
+    cfg.graph = mode;
+    return CHECK_STATUS(sp_pipeline_create(r->ctx, &cfg, &r->p), SP_OK,
+                        sp_context_last_error(r->ctx));
+}
+
+static void rig_close(rig *r)
+{
+    sp_pipeline_destroy(r->p);
+    sp_context_destroy(r->ctx);
+}
+
+/* One run over n fresh random records in buffers of the given kinds, every byte checked;
+ * the report goes to *rep. Returns 1 when the run succeeded and was right. */
+static int checked_run(rig *r, mem_kind in_kind, mem_kind out_kind, size_t n, sp_report *rep,
+                       test_rng *rng)
+{
+    test_buf in, out;
+    size_t in_bytes = n * IN_REC, out_bytes = n * IN_REC;
+    if (!CHECK_EQ(buf_alloc(&in, r->ctx, in_kind, in_bytes), SP_OK))
+        return 0;
+    if (!CHECK_EQ(buf_alloc(&out, r->ctx, out_kind, out_bytes), SP_OK)) {
+        buf_free(&in);
+        return 0;
+    }
+    unsigned char *want = malloc(out_bytes ? out_bytes : 1);
+    rng_fill(rng, in.data, in_bytes);
+    buf_poison(&out, 0xA5);
+    mix_reference_run(r->chain.stages, 2, IN_REC, in.data, n,
+                      sp_pipeline_chunk_records(r->p, n), want);
+    sp_status st = sp_pipeline_run(r->p, in.data, n, out.data, rep);
+    int ok = CHECK_STATUS(st, SP_OK, sp_pipeline_last_error(r->p)) &&
+             compare_records(want, out.data, n, IN_REC, "output") == 0 &&
+             CHECK(buf_guards_intact(&out));
+    free(want);
+    buf_free(&out);
+    buf_free(&in);
+    return ok;
+}
+
+/* Each run gets new buffers (the old ones freed first, so their addresses may come back):
+ * a replay must read and write only the memory of its own run. */
+TEST(replays_follow_recycled_host_memory)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed());
+    static const mem_kind kinds[] = {MEM_PINNED, MEM_REGISTERED, MEM_PAGEABLE};
+    for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
+        rig r;
+        if (!rig_open(&r, SP_GRAPH_ON, CHUNK, 1))
+            return TEST_FAIL;
+        harness_context("memory %s", mem_kind_name(kinds[k]));
+        for (int run = 0; run < 4; run++) {
+            sp_report rep;
+            size_t n = CHUNK * (2 * DEPTH + 2) + (size_t)run; /* a short tail on runs 1..3 */
+            if (!checked_run(&r, kinds[k], kinds[k], n, &rep, &rng))
+                break;
+            CHECK_MSG(rep.graph == 1, "run %d: no graph (notes: %s)", run, rep.notes);
+            CHECK_HAS(rep.notes, "replayed");
+            CHECK(rep.submit_s > 0.0 && rep.submit_s <= rep.makespan_s);
+        }
+        rig_close(&r);
+    }
+    return TEST_OK;
+}
+
+/* A failed capture, update or launch setup falls back to stream mode with the reason in the
+ * report; the output is right either way, and the pipeline stays in stream mode after. */
+TEST(failures_fall_back_to_stream_mode)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 1);
+    static const char *const ops[] = {"capture_begin", "capture_end", "graph_rebase"};
+    for (size_t k = 0; k < ARRAY_LEN(ops); k++) {
+        rig r;
+        if (!rig_open(&r, SP_GRAPH_ON, CHUNK, 1))
+            return TEST_FAIL;
+        harness_context("failing %s", ops[k]);
+        sp_fault_config cfg = {.fail_op = ops[k]};
+        CHECK_EQ(sp_fault_set(r.ctx, &cfg), SP_OK);
+        sp_report rep;
+        if (checked_run(&r, MEM_PINNED, MEM_PINNED, CHUNK * 8, &rep, &rng)) {
+            CHECK_HAS(rep.notes, "graph mode off");
+            CHECK_HAS(rep.notes, ops[k]);
+            if (strcmp(ops[k], "graph_rebase") != 0) /* a rebase fails after some replays */
+                CHECK_EQ(rep.graph, 0);
+            CHECK(rep.n_engines == 0 || rep.graph == 0);
+        }
+        CHECK_EQ(sp_fault_set(r.ctx, NULL), SP_OK);
+        if (checked_run(&r, MEM_PINNED, MEM_PINNED, CHUNK * 8, &rep, &rng)) {
+            CHECK_EQ(rep.graph, 0);
+            CHECK_HAS(rep.notes, "graph mode off");
+        }
+        rig_close(&r);
+    }
+    return TEST_OK;
+}
+
+/* A stage whose work depends on chunk->first_record cannot be replayed: the check against
+ * stream mode catches it on the first replay of another chunk, and the output is still
+ * right. */
+TEST(a_stage_that_depends_on_the_chunk_is_caught)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 2);
+    static const mem_kind kinds[] = {MEM_PINNED, MEM_PAGEABLE};
+    for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
+        rig r;
+        if (!rig_open(&r, SP_GRAPH_ON, CHUNK, 0))
+            return TEST_FAIL;
+        harness_context("memory %s", mem_kind_name(kinds[k]));
+        sp_report rep;
+        if (checked_run(&r, kinds[k], kinds[k], CHUNK * (3 * DEPTH) + 5, &rep, &rng)) {
+            CHECK_HAS(rep.notes, "differs");
+            CHECK_HAS(rep.notes, "first_record");
+        }
+        rig_close(&r);
+    }
+    return TEST_OK;
+}
+
+/* AUTO replays small chunks and leaves large ones to stream mode. */
+TEST(auto_chooses_by_chunk_size)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 3);
+    static const struct { size_t chunk; int graph; } cases[] = {
+        {CHUNK, 1}, {(size_t)1 << 18, 0} /* 2 MiB in + 2 MiB out: over the 2 MiB limit */};
+    for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
+        rig r;
+        if (!rig_open(&r, SP_GRAPH_AUTO, cases[k].chunk, 1))
+            return TEST_FAIL;
+        harness_context("chunk %zu", cases[k].chunk);
+        sp_report rep;
+        if (checked_run(&r, MEM_PINNED, MEM_PINNED, cases[k].chunk * 4, &rep, &rng))
+            CHECK_EQ(rep.graph, cases[k].graph);
+        rig_close(&r);
+    }
+    return TEST_OK;
+}
+
+/* A bad mode is refused at creation. */
+TEST(an_unknown_mode_is_refused)
+{
+    rig r;
+    memset(&r, 0, sizeof r);
+    if (!CHECK_EQ(sp_context_create(g_kind, 0, &r.ctx), SP_OK))
+        return TEST_FAIL;
+    mix_chain_init(&r.chain, IN_REC, 0, NULL, 1);
+    sp_pipeline_config cfg = mix_chain_config(&r.chain, CHUNK, DEPTH);
+    cfg.graph = (sp_graph_mode)7;
+    CHECK_EQ(sp_pipeline_create(r.ctx, &cfg, &r.p), SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_context_last_error(r.ctx), "graph");
+    CHECK(r.p == NULL);
+    sp_context_destroy(r.ctx);
+    return TEST_OK;
+}
+
+#ifdef SP_HAVE_CUDA
+/* A stage that synchronizes its stream: legal (if slow) in stream mode, not in a capture. */
+static sp_status syncing_stage(const sp_chunk *c, void *user)
+{
+    (void)cudaStreamSynchronize((cudaStream_t)c->stream); /* fails during a capture */
+    mix_stage *m = user;
+    int err = sp_test_mix_cuda(c->in, c->out, c->records, m->in_rec, m->out_rec, m->salt, 0,
+                               c->stream);
+    return err == 0 ? SP_OK : SP_ERR_BACKEND;
+}
+#endif
+
+/* CUDA refuses the capture of a stage that synchronizes; the reason is CUDA's own. */
+TEST(a_stage_cuda_cannot_capture_falls_back)
+{
+#ifndef SP_HAVE_CUDA
+    harness_skip_reason("built without CUDA");
+    return TEST_SKIP;
+#else
+    if (g_kind != SP_BACKEND_CUDA) {
+        harness_skip_reason("a CUDA capture rule");
+        return TEST_SKIP;
+    }
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 4);
+    rig r;
+    if (!rig_open(&r, SP_GRAPH_ON, CHUNK, 1))
+        return TEST_FAIL;
+    sp_pipeline_destroy(r.p);
+    r.p = NULL;
+    r.chain.descs[0].cuda = syncing_stage;
+    sp_pipeline_config cfg = mix_chain_config(&r.chain, CHUNK, DEPTH);
+    cfg.graph = SP_GRAPH_ON;
+    sp_report rep;
+    if (CHECK_EQ(sp_pipeline_create(r.ctx, &cfg, &r.p), SP_OK) &&
+        checked_run(&r, MEM_PINNED, MEM_PINNED, CHUNK * 8, &rep, &rng)) {
+        CHECK_EQ(rep.graph, 0);
+        CHECK_HAS(rep.notes, "graph mode off");
+    }
+    rig_close(&r);
+    return TEST_OK;
+#endif
+}
+
+static const test_case tests[] = {
+    TEST_ENTRY(replays_follow_recycled_host_memory),
+    TEST_ENTRY(failures_fall_back_to_stream_mode),
+    TEST_ENTRY(a_stage_that_depends_on_the_chunk_is_caught),
+    TEST_ENTRY(auto_chooses_by_chunk_size),
+    TEST_ENTRY(an_unknown_mode_is_refused),
+    TEST_ENTRY(a_stage_cuda_cannot_capture_falls_back),
+};
+
+int main(int argc, char **argv)
+{
+    return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
+}
