@@ -148,7 +148,9 @@ typedef struct sp_pipeline_config {
     size_t n_stages;          /* 0..SP_MAX_STAGES; 0 copies to the device and back */
     size_t chunk_records;     /* records per chunk; 0 = choose (about 8 MiB per chunk, fewer
                                  for short runs so that there are enough chunks to overlap) */
-    unsigned depth;           /* K, slots in the buffer ring (1..SP_MAX_DEPTH); 0 = choose */
+    unsigned depth;           /* K, slots in the buffer ring (1..SP_MAX_DEPTH); 0 = choose:
+                                 stages + 4, at most 8; in graph mode with chunks of at most
+                                 2 MiB in + out, 16 */
     unsigned staging_threads; /* host threads copying pageable data; 0 = choose from the CPU */
     int priority;             /* stream priority: 0 = default, negative = higher (CUDA) */
     size_t copy_piece_bytes;  /* enqueue each chunk's copies in pieces of at most this many
@@ -157,6 +159,18 @@ typedef struct sp_pipeline_config {
                                  Each piece costs an enqueue (about 2.6 us on the H200): keep
                                  pieces at a MiB or more */
     sp_graph_mode graph;      /* see sp_graph_mode; HOST replays recorded operations */
+    int copy_by_kernel;       /* 1: this pipeline's host<->device copies are done by a kernel
+                                 on its own streams reading and writing pinned host memory
+                                 over PCIe, not by the copy engines, so they never wait behind
+                                 another pipeline's copies (the engines serve one busy queue
+                                 until it is empty; bench/PERF.md). For small latency-critical
+                                 requests beside bulk transfers: it takes SM time and is slower
+                                 than the engines for large copies. Pageable user memory still
+                                 goes through the pinned staging buffers. HOST: no difference.
+                                 sp_pipeline_run only (the serial baseline keeps the engines);
+                                 graph mode is not used for a run whose kernel copies would
+                                 read or write the user's memory (a graph cannot be pointed at
+                                 each chunk's memory then), and the report's notes say so */
 } sp_pipeline_config;
 
 /* Threads: different pipelines of one context may run on different threads at once; one
@@ -178,6 +192,8 @@ unsigned sp_pipeline_depth(const sp_pipeline *pipeline);
 /* Host seconds the last run spent submitting work (sp_report.submit_s), also when it was run
  * without a report; 0 before the first run. */
 double sp_pipeline_last_submit_s(const sp_pipeline *pipeline);
+/* Of that, the time the host waited for slots to come free (sp_report.wait_s). */
+double sp_pipeline_last_wait_s(const sp_pipeline *pipeline);
 
 /* ---- the report of one run ---------------------------------------------------------------- */
 
@@ -231,6 +247,9 @@ typedef struct sp_report {
                               engine figures above are then not measured (n_engines is 0) */
     double submit_s;       /* host time from the first enqueue to the last chunk's: the host's
                               cost of submitting, submit_s / chunks per chunk */
+    double wait_s;         /* of submit_s, the time the host waited for a slot to come free:
+                              time the device (not the host's enqueueing or staging) was the
+                              limit */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).

@@ -116,6 +116,11 @@ typedef struct sp_probe_result {
     double queue_wait_us;    /* a wait on an event that has completed */
     double launch_us;        /* an empty launch: see launch_what */
     double small_copy_us;    /* a 4 KiB pinned H2D copy */
+    double graph_launch_us;  /* a graph of a 4 KiB h2d, an empty launch and a 4 KiB d2h
+                                (graph mode's replay of one chunk); 0 without graphs */
+    double graph_update_us;  /* pointing such a graph's two copies at other host memory:
+                                host time only (graph mode pays it per chunk of pinned
+                                memory); 0 without graphs */
     char launch_what[48];    /* "1 us delay kernel" on CUDA, "no-op stage" on HOST */
 
     char notes[256];         /* what the figures mean on this backend; "" when nothing */

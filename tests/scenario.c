@@ -33,12 +33,13 @@ void scenario_describe(const scenario *sc, const char *prefix)
     for (size_t s = 0; s < sc->n_stages && len > 0 && (size_t)len < sizeof recs; s++)
         len += snprintf(recs + len, sizeof recs - (size_t)len, "->%zu", sc->out_recs[s]);
     harness_context("%s n=%zu chunk=%zu depth=%u stages=%zu records=%s in=%s out=%s%s%s "
-                    "staging_threads=%u streams=%u piece=%zu%s",
+                    "staging_threads=%u streams=%u piece=%zu%s%s",
                     prefix, sc->n, sc->chunk, sc->depth, sc->n_stages, recs,
                     mem_kind_name(sc->in_kind), mem_kind_name(sc->out_kind),
                     sc->in_place ? " in-place" : "", sc->serial ? " serial" : "",
                     sc->staging_threads, sc->streams, sc->copy_piece_bytes,
-                    sc->no_report ? " no-report" : "");
+                    sc->no_report ? " no-report" : "",
+                    sc->copy_by_kernel ? " kernel-copies" : "");
 }
 
 /* ---- buffers ----------------------------------------------------------------------------- */
@@ -142,6 +143,11 @@ static int g_graph; /* scenario_set_graph */
 void scenario_set_graph(int on) { g_graph = on; }
 int scenario_graph(void) { return g_graph; }
 
+int scenario_graph_replays(const scenario *sc)
+{
+    return !sc->copy_by_kernel || (sc->in_kind == MEM_PAGEABLE && sc->out_kind == MEM_PAGEABLE);
+}
+
 static void check_report(const sp_report *rep, const scenario *sc, const mix_chain *chain,
                          int serial)
 {
@@ -160,7 +166,12 @@ static void check_report(const sp_report *rep, const scenario *sc, const mix_cha
         CHECK(rep->chunk_records == chunk || rep->chunk_records == sc->n);
     check_depth(rep, sc);
     CHECK(rep->makespan_s > 0.0);
-    if (g_graph && !serial && sc->n >= chunk) { /* replays have no per-operation times */
+    if (g_graph && !serial && sc->n >= chunk && !scenario_graph_replays(sc)) {
+        /* a replay cannot follow kernel copies to each chunk's memory: stream mode, noted */
+        CHECK_MSG(rep->graph == 0 && strstr(rep->notes, "kernel copies") != NULL,
+                  "graph %d with kernel copies of the user's memory (notes: %.256s)",
+                  rep->graph, rep->notes);
+    } else if (g_graph && !serial && sc->n >= chunk) { /* no per-operation times */
         CHECK_MSG(rep->graph == 1 && strstr(rep->notes, "graph mode off") == NULL,
                   "graph %d for %zu records in chunks of %zu (notes: %.256s)", rep->graph,
                   sc->n, chunk, rep->notes);
@@ -263,6 +274,7 @@ void scenario_run(sp_context *ctx, const scenario *sc, test_rng *rng)
     cfg.graph = g_graph ? SP_GRAPH_ON : SP_GRAPH_OFF;
     cfg.staging_threads = sc->staging_threads;
     cfg.copy_piece_bytes = sc->copy_piece_bytes;
+    cfg.copy_by_kernel = sc->copy_by_kernel;
     sp_pipeline *p = NULL;
     sp_status st = sp_pipeline_create(ctx, &cfg, &p);
     if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx)))

@@ -29,6 +29,7 @@ typedef struct scenario {
     unsigned staging_threads;
     unsigned streams;          /* queues per stage (sp_stage.streams); 0 means 1 */
     size_t copy_piece_bytes;   /* sp_pipeline_config.copy_piece_bytes; 0: whole copies */
+    int copy_by_kernel;        /* sp_pipeline_config.copy_by_kernel */
     const size_t *run_sizes;   /* when set: run r moves run_sizes[r] records (each <= n) */
 } scenario;
 
@@ -45,6 +46,9 @@ void scenario_describe(const scenario *sc, const char *prefix);
  * checks graph mode allows: no per-operation figures, fewer stage calls). */
 void scenario_set_graph(int on);
 int scenario_graph(void);
+/* Whether graph mode, when on, replays sc's full chunks: not when its copies are done by
+ * kernel on the user's own (pinned or registered) memory, which a replay cannot follow. */
+int scenario_graph_replays(const scenario *sc);
 
 /* Creates the pipeline on ctx, runs it sc->runs times, checks everything (failures go to the
  * harness), destroys it. */

@@ -123,6 +123,37 @@ static void gen_serial(scenario *sc, size_t i)
 }
 #define N_SERIAL 8
 
+/* Copies by kernel (copy_by_kernel): every pair of memory kinds (pinned and registered memory
+ * is read and written by the kernel directly, pageable through the staging buffers); record
+ * sizes of 1, 4 and 12 bytes so that chunks and pieces start at odd offsets (the CUDA kernel's
+ * byte head and tail, and its bytewise path when host and device offsets differ mod 16); sizes
+ * around the chunk; 0..4 stages; pieces; in place. The last two move megabytes per copy, past
+ * what one pass of the kernel's grid covers. */
+#define N_KERNEL_COPIES 36
+static void gen_kernel_copies(scenario *sc, size_t i)
+{
+    static const size_t pieces[] = {0, 0, 13, 4096};
+    memset(sc, 0, sizeof *sc);
+    sc->copy_by_kernel = 1;
+    sc->chunk = chunk_sizes[i % ARRAY_LEN(chunk_sizes)];
+    sc->n = size_case(i / ARRAY_LEN(chunk_sizes) % SIZE_CASES, sc->chunk);
+    sc->depth = 1 + (unsigned)(i * 5 % 6);
+    sc->n_stages = i % 5;
+    sc->copy_piece_bytes = pieces[i / MEM_KINDS % ARRAY_LEN(pieces)];
+    sc->in_kind = (mem_kind)(i % MEM_KINDS);
+    sc->out_kind = (mem_kind)(i / MEM_KINDS % MEM_KINDS);
+    if (i >= N_KERNEL_COPIES - 2) { /* 2M+ records, the library's chunk: copies of MiBs */
+        sc->n = ((size_t)1 << 21) + 13;
+        sc->chunk = 0;
+        sc->n_stages = 1;
+        sc->copy_piece_bytes = 0;
+    }
+    if (i % 12 == 11)
+        scenario_shape_in_place(sc);
+    else
+        scenario_shape(sc, (unsigned)(i % SHAPES));
+}
+
 /* The library chooses chunk size and depth; staging threads 0..4. */
 static void gen_defaults(scenario *sc, size_t i)
 {
@@ -200,6 +231,69 @@ TEST(streams_pieces)
 {
     return plain_list("streams_pieces", gen_streams_pieces, N_STREAMS_PIECES, 8);
 }
+TEST(kernel_copies)
+{
+    return plain_list("kernel_copies", gen_kernel_copies, N_KERNEL_COPIES, 9);
+}
+
+/* With copy_by_kernel every host<->device copy of sp_pipeline_run goes through copy_kernel
+ * (staged or not) and none through the engines' copy_h2d/copy_d2h; without it, none does. So
+ * a copy_kernel that copies the wrong bytes cannot hide behind the engines in the tests above. */
+/* One run of a fresh pipeline (1 stage, 300 records in chunks of 64) with every call of
+ * backend operation `op` failing; its status must be `want`. */
+static void run_failing_op(sp_context *ctx, const char *op, int by_kernel, mem_kind kind,
+                           sp_status want, test_rng *rng)
+{
+    static const size_t outs[] = {12};
+    const size_t n = 300;
+    harness_context("failing every %s, copy_by_kernel %d, %s memory", op, by_kernel,
+                    mem_kind_name(kind));
+    mix_chain chain;
+    mix_chain_init(&chain, 4, 1, outs, (uint32_t)rng_next(rng));
+    sp_pipeline_config cfg = mix_chain_config(&chain, 64, 2);
+    cfg.copy_by_kernel = by_kernel;
+    sp_pipeline *p = NULL;
+    test_buf in, out;
+    if (!CHECK_STATUS(sp_pipeline_create(ctx, &cfg, &p), SP_OK, sp_context_last_error(ctx)))
+        return;
+    if (CHECK_STATUS(buf_alloc(&in, ctx, kind, n * 4), SP_OK, sp_context_last_error(ctx))) {
+        if (CHECK_STATUS(buf_alloc(&out, ctx, kind, n * 12), SP_OK,
+                         sp_context_last_error(ctx))) {
+            rng_fill(rng, in.data, in.bytes);
+            sp_fault_config fail;
+            memset(&fail, 0, sizeof fail);
+            fail.fail_op = op;
+            CHECK_EQ(sp_fault_set(ctx, &fail), SP_OK);
+            sp_status st = sp_pipeline_run(p, in.data, n, out.data, NULL);
+            CHECK_EQ(sp_fault_set(ctx, NULL), SP_OK);
+            if (CHECK_STATUS(st, want, sp_pipeline_last_error(p)) && want != SP_OK)
+                CHECK_HAS(sp_pipeline_last_error(p), "injected");
+            buf_free(&out);
+        }
+        buf_free(&in);
+    }
+    sp_pipeline_destroy(p);
+}
+
+TEST(kernel_copies_replace_engines)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 10);
+    sp_context *ctx = open_fault(NULL);
+    if (ctx == NULL)
+        return TEST_FAIL;
+    for (int k = 0; k < MEM_KINDS; k++) {
+        mem_kind kind = (mem_kind)k;
+        run_failing_op(ctx, "copy_kernel", 1, kind, SP_ERR_BACKEND, &rng);
+        run_failing_op(ctx, "copy_kernel", 0, kind, SP_OK, &rng);
+        run_failing_op(ctx, "copy_h2d", 1, kind, SP_OK, &rng);
+        run_failing_op(ctx, "copy_d2h", 1, kind, SP_OK, &rng);
+        run_failing_op(ctx, "copy_h2d", 0, kind, SP_ERR_BACKEND, &rng);
+    }
+    harness_context("%s", "");
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
 
 /* One pipeline, runs of different lengths one after another (state must not leak between
  * runs: a short last chunk, then a longer run; an empty run in the middle). */
@@ -256,6 +350,10 @@ TEST(delayed_depth_stages)
 }
 TEST(delayed_memory_kinds) { return fault_list("delayed memory", gen_memory, N_MEMORY, 13); }
 TEST(delayed_in_place) { return fault_list("delayed in_place", gen_in_place, N_IN_PLACE, 14); }
+TEST(delayed_kernel_copies)
+{
+    return fault_list("delayed kernel_copies", gen_kernel_copies, N_KERNEL_COPIES, 16);
+}
 TEST(delayed_streams_pieces)
 {
     return fault_list("delayed streams_pieces", gen_streams_pieces, N_STREAMS_PIECES, 15);
@@ -284,8 +382,9 @@ static const io_combo combos[] = {
 
 /* The queues of a pipeline with n_stages stages; is_queue[t] = 0 for names that may not be
  * backend queues (host-side staging), which need not receive delays. */
-static size_t delay_targets(size_t n_stages, const char **names, int *is_queue)
+static size_t delay_targets(const scenario *sc, const char **names, int *is_queue)
 {
+    size_t n_stages = sc->n_stages;
     size_t k = 0;
     names[k] = "h2d";
     is_queue[k++] = 1;
@@ -299,17 +398,19 @@ static size_t delay_targets(size_t n_stages, const char **names, int *is_queue)
     is_queue[k++] = 0;
     names[k] = "stage-out";
     is_queue[k++] = 0;
-    if (scenario_graph()) { /* the slot queues that replay graphs */
+    if (scenario_graph()) { /* the slot queues that replay graphs, when there are replays */
         names[k] = "graph";
-        is_queue[k++] = 1;
+        is_queue[k++] = scenario_graph_replays(sc);
     }
     return k;
 }
 
 /* 2K+3 chunks of 16 records, the last one short: every slot is reused at least twice. */
-static void targeted_scenario(scenario *sc, size_t n_stages, unsigned depth, size_t combo)
+static void targeted_scenario(scenario *sc, size_t n_stages, unsigned depth, size_t combo,
+                              int copy_by_kernel)
 {
     memset(sc, 0, sizeof *sc);
+    sc->copy_by_kernel = copy_by_kernel;
     sc->n_stages = n_stages;
     sc->depth = depth;
     sc->chunk = 16;
@@ -325,7 +426,7 @@ static void run_targeted(sp_context *ctx, const scenario *sc, test_rng *rng)
 {
     const char *names[CHAIN_MAX + 5];
     int is_queue[CHAIN_MAX + 5];
-    size_t count = delay_targets(sc->n_stages, names, is_queue);
+    size_t count = delay_targets(sc, names, is_queue);
     for (size_t t = 0; t < count; t++) {
         sp_fault_config cfg;
         memset(&cfg, 0, sizeof cfg);
@@ -343,31 +444,34 @@ static void run_targeted(sp_context *ctx, const scenario *sc, test_rng *rng)
     harness_context("%s", "");
 }
 
-static int one_queue_delayed(size_t n_stages)
+static int one_queue_delayed(size_t n_stages, int copy_by_kernel)
 {
     static const unsigned depths[] = {1, 2, 3, 6}, quick_depths[] = {1, 3};
     const unsigned *d = harness_quick() ? quick_depths : depths;
     size_t n_depths = harness_quick() ? ARRAY_LEN(quick_depths) : ARRAY_LEN(depths);
     test_rng rng;
-    rng_init(&rng, harness_seed() ^ (20 + n_stages));
+    rng_init(&rng, harness_seed() ^ (20 + n_stages + 10 * (size_t)copy_by_kernel));
     sp_context *ctx = open_fault(NULL);
     if (ctx == NULL)
         return TEST_FAIL;
     for (size_t i = 0; i < n_depths; i++)
         for (size_t combo = 0; combo < ARRAY_LEN(combos); combo++) {
             scenario sc;
-            targeted_scenario(&sc, n_stages, d[i], combo);
+            targeted_scenario(&sc, n_stages, d[i], combo, copy_by_kernel);
             run_targeted(ctx, &sc, &rng);
         }
     sp_context_destroy(ctx);
     return TEST_OK;
 }
 
-TEST(one_queue_delayed_0_stages) { return one_queue_delayed(0); }
-TEST(one_queue_delayed_1_stage) { return one_queue_delayed(1); }
-TEST(one_queue_delayed_2_stages) { return one_queue_delayed(2); }
-TEST(one_queue_delayed_3_stages) { return one_queue_delayed(3); }
-TEST(one_queue_delayed_4_stages) { return one_queue_delayed(4); }
+TEST(one_queue_delayed_0_stages) { return one_queue_delayed(0, 0); }
+TEST(one_queue_delayed_1_stage) { return one_queue_delayed(1, 0); }
+TEST(one_queue_delayed_2_stages) { return one_queue_delayed(2, 0); }
+TEST(one_queue_delayed_3_stages) { return one_queue_delayed(3, 0); }
+TEST(one_queue_delayed_4_stages) { return one_queue_delayed(4, 0); }
+/* The kernel copies run on the h2d and d2h queues: the same dependencies must hold. */
+TEST(one_queue_delayed_kernel_copies_0_stages) { return one_queue_delayed(0, 1); }
+TEST(one_queue_delayed_kernel_copies_2_stages) { return one_queue_delayed(2, 1); }
 
 /* ---- main -------------------------------------------------------------------------------- */
 
@@ -380,16 +484,21 @@ static const test_case tests[] = {
     TEST_ENTRY(defaults),
     TEST_ENTRY(varying_lengths),
     TEST_ENTRY(streams_pieces),
+    TEST_ENTRY(kernel_copies),
+    TEST_ENTRY(kernel_copies_replace_engines),
     TEST_ENTRY(delayed_sizes),
     TEST_ENTRY(delayed_depth_stages),
     TEST_ENTRY(delayed_memory_kinds),
     TEST_ENTRY(delayed_streams_pieces),
     TEST_ENTRY(delayed_in_place),
+    TEST_ENTRY(delayed_kernel_copies),
     TEST_ENTRY(one_queue_delayed_0_stages),
     TEST_ENTRY(one_queue_delayed_1_stage),
     TEST_ENTRY(one_queue_delayed_2_stages),
     TEST_ENTRY(one_queue_delayed_3_stages),
     TEST_ENTRY(one_queue_delayed_4_stages),
+    TEST_ENTRY(one_queue_delayed_kernel_copies_0_stages),
+    TEST_ENTRY(one_queue_delayed_kernel_copies_2_stages),
 };
 
 /* SP_TEST_GRAPH=1 runs every scenario in graph mode. */

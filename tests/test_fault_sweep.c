@@ -22,17 +22,20 @@
 
 static sp_backend_kind g_kind;
 
-/* PATH_STREAMS: pageable memory, each stage on two queues and copies in 20-byte pieces. */
+/* PATH_STREAMS: pageable memory, each stage on two queues and copies in 20-byte pieces.
+ * PATH_KERNEL: copies by kernel (copy_by_kernel) in 20-byte pieces, pinned input read by the
+ * kernel directly, pageable output through the staging buffer. */
 typedef enum sweep_path {
     PATH_PAGEABLE,
     PATH_REPORT,
     PATH_PINNED,
     PATH_REGISTERED,
-    PATH_STREAMS
+    PATH_STREAMS,
+    PATH_KERNEL
 } sweep_path;
 
 static const char *const path_names[] = {"pageable", "pageable+report", "pinned", "registered",
-                                          "streams+pieces"};
+                                          "streams+pieces", "kernel copies"};
 
 #define SWEEP_CHUNK 16
 #define SWEEP_RECORDS (SWEEP_CHUNK * 4 + 5) /* 5 chunks, the last one short */
@@ -122,14 +125,15 @@ static void acquire_memory(rig *r, run_memory *m, attempt *a)
     m->in = r->in;
     m->out = r->out;
     sp_status st = SP_OK;
-    if (r->path == PATH_PINNED) {
+    if (r->path == PATH_PINNED || r->path == PATH_KERNEL) {
         st = sp_host_alloc(r->ctx, sizeof r->in, &m->pinned_in);
-        if (st == SP_OK)
+        if (st == SP_OK && r->path == PATH_PINNED)
             st = sp_host_alloc(r->ctx, sizeof r->out, &m->pinned_out);
         if (st == SP_OK) {
             memcpy(m->pinned_in, r->in, sizeof r->in);
             m->in = m->pinned_in;
-            m->out = m->pinned_out;
+            if (r->path == PATH_PINNED)
+                m->out = m->pinned_out;
         }
     } else if (r->path == PATH_REGISTERED) {
         st = sp_host_register(r->ctx, r->in, sizeof r->in);
@@ -174,8 +178,9 @@ static void attempt_once(rig *r, attempt *a, run_memory *m, int verify)
     sp_pipeline *p = NULL;
     if (a->status == SP_OK) {
         sp_pipeline_config cfg = mix_chain_config(&r->chain, SWEEP_CHUNK, SWEEP_DEPTH);
-        if (r->path == PATH_STREAMS)
+        if (r->path == PATH_STREAMS || r->path == PATH_KERNEL)
             cfg.copy_piece_bytes = 20;
+        cfg.copy_by_kernel = r->path == PATH_KERNEL;
         note(a, sp_pipeline_create(r->ctx, &cfg, &p), sp_context_last_error(r->ctx));
     }
     if (a->status == SP_OK) {
@@ -286,6 +291,7 @@ TEST(sweep_with_report) { return sweep(PATH_REPORT, SP_ERR_BACKEND, 2); }
 TEST(sweep_pinned) { return sweep(PATH_PINNED, SP_ERR_BACKEND, 3); }
 TEST(sweep_registered) { return sweep(PATH_REGISTERED, SP_ERR_BACKEND, 4); }
 TEST(sweep_streams_and_pieces) { return sweep(PATH_STREAMS, SP_ERR_BACKEND, 6); }
+TEST(sweep_kernel_copies) { return sweep(PATH_KERNEL, SP_ERR_BACKEND, 7); }
 
 /* ---- device lost ------------------------------------------------------------------------- */
 
@@ -361,6 +367,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(sweep_pinned),
         TEST_ENTRY(sweep_registered),
         TEST_ENTRY(sweep_streams_and_pieces),
+        TEST_ENTRY(sweep_kernel_copies),
         TEST_ENTRY(sweep_device_lost),
     };
     return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);

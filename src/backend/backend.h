@@ -87,6 +87,13 @@ typedef struct sp_backend_ops {
     /* Asynchronous copies on q. src/dst on the host may be pinned or pageable. */
     sp_status (*copy_h2d)(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
     sp_status (*copy_d2h)(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
+    /* Optional (may be NULL): a copy between pinned host memory (is_pinned) and device memory
+     * (either direction) done by a kernel on q, so that it never waits behind copies of other
+     * queues on the copy engines; NULL: the core uses copy_h2d/copy_d2h. graph_rebase leaves
+     * such copies alone: the core does not replay graphs whose kernel copies touch memory
+     * other than its own pinned staging (run_graph.c). */
+    sp_status (*copy_kernel)(void *impl, void *dst, const void *src, size_t bytes,
+                             sp_bqueue *q);
 
     /* Runs a stage for one chunk on q (see the semantics above). */
     sp_status (*launch)(void *impl, sp_bqueue *q, sp_launch_fn fn, void *arg,

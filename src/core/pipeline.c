@@ -49,6 +49,8 @@ unsigned sp_pipeline_depth(const sp_pipeline *p) { return p ? p->depth : 0; }
 
 double sp_pipeline_last_submit_s(const sp_pipeline *p) { return p ? p->last_submit_s : 0.0; }
 
+double sp_pipeline_last_wait_s(const sp_pipeline *p) { return p ? p->last_wait_s : 0.0; }
+
 /* ---- config checks ------------------------------------------------------------------- */
 
 static sp_status check_stage(sp_context *ctx, const sp_stage *st, size_t i)
@@ -119,9 +121,20 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
     p->chunk_chosen = cfg->chunk_records == 0;
     p->chunk_capacity = p->chunk_chosen ? sp_plan_default_chunk(p->widest_record)
                                         : cfg->chunk_records;
-    p->depth = cfg->depth ? cfg->depth : sp_plan_default_depth(cfg->n_stages);
+    int overflow = 0;
+    size_t chunk_bytes = sp_mul_size(p->chunk_capacity,
+                                     p->record_bytes[0] + p->record_bytes[p->n_stages], &overflow);
+    if (overflow)
+        chunk_bytes = SIZE_MAX;
+    if (cfg->depth)
+        p->depth = cfg->depth;
+    else if (cfg->graph != SP_GRAPH_OFF)
+        p->depth = sp_plan_default_graph_depth(cfg->n_stages, chunk_bytes);
+    else
+        p->depth = sp_plan_default_depth(cfg->n_stages);
     p->priority = cfg->priority;
     p->copy_piece_bytes = cfg->copy_piece_bytes;
+    p->copy_by_kernel = cfg->copy_by_kernel != 0;
     p->graph_mode = cfg->graph;
 }
 

@@ -49,6 +49,8 @@ struct sp_pipeline {
     unsigned depth;
     int priority;
     size_t copy_piece_bytes;                /* 0: each copy whole */
+    int copy_by_kernel;                     /* copies by the backend's copy_kernel when it
+                                               has one (run.c, sp_run_enqueue_copy) */
 
     /* queues: h2d, one per stage, d2h */
     sp_bqueue *h2d;
@@ -98,6 +100,7 @@ struct sp_pipeline {
     sp_status failure_status;
 
     double last_submit_s; /* sp_pipeline_last_submit_s */
+    double last_wait_s;   /* sp_pipeline_last_wait_s */
 
     char error[SP_ERROR_TEXT];
 };

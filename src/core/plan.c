@@ -34,6 +34,20 @@ unsigned sp_plan_default_depth(size_t n_stages)
     return (unsigned)(slots > 8 ? 8 : slots);
 }
 
+/* Graph mode's chunks are small (AUTO replays chunks of at most 2 MiB in + out) and each
+ * slot's replay runs its h2d, stages and d2h one after another, a few microseconds of
+ * launch latency apart: more slots in flight hide that latency (bench/PERF.md, tiny). */
+#define GRAPH_SMALL_CHUNK_BYTES ((size_t)2 << 20)
+#define GRAPH_SMALL_CHUNK_DEPTH 16u
+
+unsigned sp_plan_default_graph_depth(size_t n_stages, size_t chunk_bytes)
+{
+    unsigned depth = sp_plan_default_depth(n_stages);
+    if (chunk_bytes <= GRAPH_SMALL_CHUNK_BYTES && depth < GRAPH_SMALL_CHUNK_DEPTH)
+        depth = GRAPH_SMALL_CHUNK_DEPTH;
+    return depth;
+}
+
 void sp_plan_run(size_t n_records, size_t capacity, int chosen, unsigned depth,
                  size_t widest_record_bytes, sp_run_plan *plan)
 {

@@ -1,8 +1,9 @@
 /* What one enqueued operation costs: many of a kind are enqueued back to back on one queue
  * and the queue is synchronized; the wall time over their number is the cost per operation
  * (the larger of the host's enqueue cost and the device's per-operation time). These are
- * the costs a report adds (two timing records per operation) and a pipeline pays per chunk
- * and engine (waits, a launch, a copy). */
+ * the costs a report adds (a timing record per operation) and a pipeline pays per chunk and
+ * engine (waits, a launch, a copy), or, in graph mode, per chunk (a graph launch and, on
+ * pinned memory, an update of its copies). */
 #include <stdio.h>
 #include <string.h>
 
@@ -87,6 +88,87 @@ static sp_status measure_all(sp_probe *pr, op_batch *b, sp_probe_result *out)
     return st;
 }
 
+/* ---- graphs: what graph mode pays per chunk instead ------------------------------------- */
+
+typedef struct graph_batch {
+    sp_bgraph *graph;
+    void *device;
+    char *pinned; /* 2 x SMALL_COPY_BYTES: the copies are pointed at either half in turn */
+    int update;   /* 1: time the update of the copies, 0: time the launches */
+} graph_batch;
+
+static sp_status measure_graph(sp_probe *pr, const void *arg, double *seconds)
+{
+    const graph_batch *g = arg;
+    sp_bqueue *q = pr->queue[PROBE_H2D];
+    sp_status st = SP_OK;
+    double t0 = sp_now();
+    for (unsigned i = 0; st == SP_OK && i < pr->cfg.overhead_ops; i++) {
+        if (!g->update) {
+            st = pr->ops->graph_launch(pr->impl, g->graph, q);
+            continue;
+        }
+        char *from = g->pinned + (i % 2) * SMALL_COPY_BYTES;
+        char *to = g->pinned + ((i + 1) % 2) * SMALL_COPY_BYTES;
+        st = pr->ops->graph_rebase(pr->impl, g->graph, 1, from, to, SMALL_COPY_BYTES);
+        if (st == SP_OK)
+            st = pr->ops->graph_rebase(pr->impl, g->graph, 0, from, to, SMALL_COPY_BYTES);
+    }
+    if (st == SP_OK && !g->update)
+        st = pr->ops->queue_sync(pr->impl, q);
+    *seconds = (sp_now() - t0) / (double)pr->cfg.overhead_ops;
+    return st == SP_OK ? SP_OK : sp_probe_fail(pr, st, "timing graph launches");
+}
+
+/* Captures h2d, an empty launch and d2h of 4 KiB on the h2d queue. */
+static sp_status capture_graph(sp_probe *pr, graph_batch *g)
+{
+    const sp_backend_ops *ops = pr->ops;
+    sp_bqueue *q = pr->queue[PROBE_H2D];
+    sp_chunk chunk = {0, 0, 1, g->device, g->device, NULL};
+    sp_status st = ops->capture_begin(pr->impl, q);
+    if (st != SP_OK)
+        return sp_probe_fail(pr, st, "beginning a capture");
+    st = ops->copy_h2d(pr->impl, g->device, g->pinned, SMALL_COPY_BYTES, q);
+    if (st == SP_OK)
+        st = launch_is_kernel(pr) ? ops->queue_delay(pr->impl, q, 1)
+                                  : ops->launch(pr->impl, q, noop_stage, NULL, &chunk);
+    if (st == SP_OK)
+        st = ops->copy_d2h(pr->impl, g->pinned, g->device, SMALL_COPY_BYTES, q);
+    sp_status ended = ops->capture_end(pr->impl, q, &g->graph);
+    if (st == SP_OK)
+        st = ended;
+    else if (ended == SP_OK) {
+        ops->graph_destroy(pr->impl, g->graph);
+        g->graph = NULL;
+    }
+    return st == SP_OK ? SP_OK : sp_probe_fail(pr, st, "capturing a graph");
+}
+
+static sp_status measure_graphs(sp_probe *pr, void *device, sp_probe_result *out)
+{
+    if (!pr->ops->capture_begin)
+        return SP_OK; /* the figures stay 0 */
+    graph_batch g = {NULL, device, NULL, 0};
+    sp_status st = pr->ops->pinned_alloc(pr->impl, 2 * SMALL_COPY_BYTES, (void **)&g.pinned);
+    if (st != SP_OK)
+        return sp_probe_fail(pr, st, "allocating 8 KiB of pinned memory");
+    memset(g.pinned, 0xC3, 2 * SMALL_COPY_BYTES);
+    st = capture_graph(pr, &g);
+    double seconds = 0.0;
+    if (st == SP_OK && (st = sp_probe_repeat(pr, measure_graph, &g, &seconds)) == SP_OK) {
+        out->graph_launch_us = seconds * 1e6;
+        g.update = 1;
+        st = sp_probe_repeat(pr, measure_graph, &g, &seconds);
+        out->graph_update_us = seconds * 1e6;
+    }
+    (void)pr->ops->queue_sync(pr->impl, pr->queue[PROBE_H2D]); /* the graph's memory idle */
+    if (g.graph)
+        pr->ops->graph_destroy(pr->impl, g.graph);
+    pr->ops->pinned_free(pr->impl, g.pinned);
+    return st;
+}
+
 sp_status sp_probe_overheads(sp_probe *pr, sp_probe_result *out)
 {
     op_batch b = {OP_ORDERING_RECORD, NULL, NULL};
@@ -101,6 +183,8 @@ sp_status sp_probe_overheads(sp_probe *pr, sp_probe_result *out)
                  launch_is_kernel(pr) ? "1 us delay kernel" : "no-op stage");
         st = measure_all(pr, &b, out);
     }
+    if (st == SP_OK)
+        st = measure_graphs(pr, b.device, out);
     sp_status synced = pr->ops->queue_sync(pr->impl, pr->queue[PROBE_H2D]); /* buffers idle */
     if (st == SP_OK && synced != SP_OK)
         st = sp_probe_fail(pr, synced, "waiting for its queue");

@@ -15,14 +15,13 @@
 #include "core/clock.h"
 #include "core/run.h"
 
-/* The event that says GPU engine g has finished chunk j: in a timed run, the chunk's own end
- * timing event (so timing adds at most one event per operation, its start, and only where
- * the queue is idle: op_start); otherwise the done event of its slot, which at the time of
- * the callers' waits holds chunk j's record. */
+/* The event that says GPU engine g has finished chunk j, for waits: the done event of its
+ * slot, which at the time of the callers' waits holds chunk j's record. Timed runs wait on it
+ * too, not on the chunk's end timing event: CUDA makes waits on events without timing the
+ * cheapest, and the H200 showed a timed run 4% slower when its waits were on timing events
+ * (bench/PERF.md, what the timeline costs). */
 static sp_bevent *finished(const sp_run *r, size_t g, size_t j)
 {
-    if (r->event_timing)
-        return *sp_run_timing_event(r, g, j, 1);
     return r->p->events[g].done[j % r->p->depth];
 }
 
@@ -65,7 +64,9 @@ static sp_status deps_running(const sp_run *r, const sp_op_deps *d, int *running
     sp_status st = SP_OK;
     for (size_t k = 0; st == SP_OK && !*running && k < n; k++) {
         int complete = 1;
-        st = ops->event_query(r->p->ctx->impl, finished(r, ask[k].g, ask[k].i), &complete);
+        /* the chunk's own end event: a slot's done event may hold a later chunk's record */
+        st = ops->event_query(r->p->ctx->impl, *sp_run_timing_event(r, ask[k].g, ask[k].i, 1),
+                              &complete);
         *running = !complete;
     }
     return st;
@@ -104,10 +105,14 @@ static sp_status op_begin(sp_run *r, size_t g, size_t i, sp_bqueue *q)
     return st;
 }
 
-/* Records what finished(g, i) will return. */
+/* Records what finished(g, i) will return, and in a timed run the end timing event first. */
 static sp_status op_end(sp_run *r, size_t g, size_t i, sp_bqueue *q)
 {
-    return r->p->ctx->ops->event_record(r->p->ctx->impl, finished(r, g, i), q);
+    const sp_backend_ops *ops = r->p->ctx->ops;
+    sp_status st = SP_OK;
+    if (r->event_timing)
+        st = ops->event_record(r->p->ctx->impl, *sp_run_timing_event(r, g, i, 1), q);
+    return st == SP_OK ? ops->event_record(r->p->ctx->impl, finished(r, g, i), q) : st;
 }
 
 sp_status sp_run_enqueue_copy(sp_run *r, int to_device, void *dst, const void *src,
@@ -115,13 +120,19 @@ sp_status sp_run_enqueue_copy(sp_run *r, int to_device, void *dst, const void *s
 {
     const sp_backend_ops *ops = r->p->ctx->ops;
     size_t piece = r->p->copy_piece_bytes ? r->p->copy_piece_bytes : bytes;
+    /* A kernel on q itself, when asked for: the copy engines serve one busy queue until it is
+     * empty, so a copy there waits behind another pipeline's (bench/PERF.md). */
+    int by_kernel = r->p->copy_by_kernel && ops->copy_kernel;
     sp_status st = SP_OK;
     for (size_t off = 0; st == SP_OK && off < bytes; off += piece) {
         size_t len = bytes - off < piece ? bytes - off : piece;
-        st = to_device ? ops->copy_h2d(r->p->ctx->impl, (char *)dst + off,
-                                       (const char *)src + off, len, q)
-                       : ops->copy_d2h(r->p->ctx->impl, (char *)dst + off,
-                                       (const char *)src + off, len, q);
+        char *to = (char *)dst + off;
+        const char *from = (const char *)src + off;
+        if (by_kernel)
+            st = ops->copy_kernel(r->p->ctx->impl, to, from, len, q);
+        else
+            st = to_device ? ops->copy_h2d(r->p->ctx->impl, to, from, len, q)
+                           : ops->copy_d2h(r->p->ctx->impl, to, from, len, q);
     }
     return st;
 }
@@ -251,7 +262,10 @@ sp_status sp_run_host_turn(sp_run *r, size_t i)
     sp_pipeline *p = r->p;
     sp_bevent *release = slot_release_event(r, i);
     if (release) {
+        double t = sp_now();
         sp_status st = p->ctx->ops->event_sync(p->ctx->impl, release);
+        if (i < r->plan.chunks) /* the turns after the last chunk are the drain's, not submit's */
+            r->wait_s += sp_now() - t;
         if (st != SP_OK)
             return sp_run_fail(r, st, "chunk %zu: waiting for chunk %zu to leave its slot", i,
                                i - p->depth);
@@ -322,6 +336,7 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
     sp_status drained = sp_run_drain(r);
     double t_end = sp_now();
     p->last_submit_s = r->t_submitted > 0.0 ? r->t_submitted - r->t0 : 0.0;
+    p->last_wait_s = r->wait_s;
     if (sp_pipeline_has_failed(p))
         st = p->failure_status; /* a stage that failed on a worker, or the first backend error */
     else if (st == SP_OK)

@@ -190,6 +190,7 @@ void sp_run_report(const sp_run *run, double t_end, sp_report *report)
         run->p->timeline.complete = run->plan.chunks > 0;
     report->graph = run->graph_end > 0;
     report->submit_s = run->t_submitted > 0.0 ? run->t_submitted - run->t0 : 0.0;
+    report->wait_s = run->wait_s;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
         snprintf(report->notes, sizeof report->notes,
                  "chunk cut from %zu to %zu records so that the short run has chunks to overlap",
@@ -198,6 +199,12 @@ void sp_run_report(const sp_run *run, double t_end, sp_report *report)
         size_t used = strlen(report->notes);
         snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
                  run->graph_note);
+    }
+    if (p->copy_by_kernel && !p->ctx->ops->copy_kernel) { /* never a silent fallback */
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used,
+                 "%scopies by the copy engines: the %s backend has no copy kernel",
+                 used ? "; " : "", p->ctx->ops->name);
     }
 }
 

@@ -54,6 +54,13 @@ int sp_run_graph_wanted(sp_run *r)
     size_t chunk_bytes = r->plan.chunk_records * (p->record_bytes[0] + p->record_bytes[M]);
     if (p->graph_mode == SP_GRAPH_AUTO && chunk_bytes > GRAPH_AUTO_MAX_CHUNK_BYTES)
         return 0; /* stream mode is as fast for chunks this big: nothing to note */
+    /* graph_rebase moves copy_h2d/copy_d2h copies only: a replayed kernel copy would keep
+     * the captured chunk's host pointers. Staging buffers never move, so staged runs can. */
+    if (p->copy_by_kernel && p->ctx->ops->copy_kernel && (!r->stage_in || !r->stage_out)) {
+        snprintf(r->graph_note, sizeof r->graph_note, "graph mode off for this run: its kernel "
+                 "copies would use the user's pinned memory, which a replay cannot follow");
+        return 0;
+    }
     if (full_chunks(r) == 0) {
         snprintf(r->graph_note, sizeof r->graph_note, "graph mode: no full chunk to replay");
         return 0;

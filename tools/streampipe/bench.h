@@ -54,6 +54,7 @@ typedef struct bench_options {
     unsigned long long stage_streams;        /* queues of the sinmix stage; 0 = one */
     unsigned long long copy_piece_bytes;     /* 0 = whole copies */
     sp_graph_mode graph;                     /* the pipelined runs' graph mode */
+    int copy_kernel;                         /* --copy-kernel */
     unsigned long long repeat;
     unsigned long long seed;
     bench_memory memory;
@@ -78,6 +79,8 @@ typedef struct bench_plan {
     unsigned stage_streams;      /* sp_stage.streams of the sinmix stage; 0 = one queue */
     size_t copy_piece_bytes;     /* sp_pipeline_config.copy_piece_bytes; 0 = whole copies */
     sp_graph_mode graph;         /* pipelined runs; not OFF: stream mode is timed beside */
+    int copy_kernel;             /* pipelined runs copy by kernel (copy_by_kernel); the
+                                    ceiling keeps the copy engines */
     unsigned repeat;
     unsigned long long seed;
     bench_memory memory;
@@ -218,6 +221,7 @@ typedef struct bench_pipeline_shape {
     unsigned stage_streams;   /* queues of the stage; 0 = one */
     size_t copy_piece_bytes;  /* 0 = whole copies */
     sp_graph_mode graph;
+    int copy_by_kernel;       /* sp_pipeline_config.copy_by_kernel */
 } bench_pipeline_shape;
 
 /* The pipelined run's settings from the plan. */
@@ -337,6 +341,8 @@ size_t bench_bytes_out(const bench_plan *plan);
 double bench_gbps(double bytes, double seconds);
 /* The median run's host submit time per chunk, in microseconds. */
 double bench_submit_us_per_chunk(const bench_series *series);
+/* Of that, the microseconds per chunk the host waited for a free slot. */
+double bench_wait_us_per_chunk(const bench_series *series);
 /* Input + output bytes over the series' median time. */
 double bench_series_gbps(const bench_plan *plan, const bench_series *series);
 

@@ -11,7 +11,8 @@
 enum bench_option_code {
     OPT_BACKEND = 256, OPT_DEVICE, OPT_WORKLOAD, OPT_RECORDS, OPT_ITERS, OPT_CHUNK, OPT_DEPTH,
     OPT_THREADS, OPT_MEMORY, OPT_REPEAT, OPT_SERIAL_CHUNK, OPT_SEED, OPT_JSON, OPT_TRACE,
-    OPT_SVG, OPT_SWEEP, OPT_SWEEP_VALUES, OPT_STREAMS, OPT_PIECE, OPT_GRAPH, OPT_HELP
+    OPT_SVG, OPT_SWEEP, OPT_SWEEP_VALUES, OPT_STREAMS, OPT_PIECE, OPT_GRAPH, OPT_COPY_KERNEL,
+    OPT_HELP
 };
 
 static const struct option long_options[] = {
@@ -26,6 +27,7 @@ static const struct option long_options[] = {
     {"streams", required_argument, NULL, OPT_STREAMS},
     {"piece", required_argument, NULL, OPT_PIECE},
     {"graph", required_argument, NULL, OPT_GRAPH},
+    {"copy-kernel", no_argument, NULL, OPT_COPY_KERNEL},
     {"memory", required_argument, NULL, OPT_MEMORY},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"serial-chunk", required_argument, NULL, OPT_SERIAL_CHUNK},
@@ -95,6 +97,9 @@ static void print_bench_usage(FILE *out)
           "                             whole chunks)\n"
           "  --graph on|off|auto        replay each slot's chunk from a CUDA graph (default\n"
           "                             off); not off: stream mode is timed beside it\n"
+          "  --copy-kernel              the pipelined runs copy by a kernel reading and\n"
+          "                             writing pinned host memory over PCIe instead of the\n"
+          "                             copy engines (copy_by_kernel; the ceiling keeps them)\n"
           "  --memory pageable|pinned   user memory: malloc, or sp_host_alloc (default pageable)\n"
           "  --repeat N                 timed runs of each kind; medians are quoted\n"
           "                             (default 5 on cuda, 3 on host)\n"
@@ -169,6 +174,7 @@ static int apply_option(int code, const char *value, bench_options *o, sweep_tex
         return args_count_option("serial-chunk", value, 0, MAX_RECORDS,
                                   &o->serial_chunk_records);
     case OPT_SEED: return args_count_option("seed", value, 0, BENCH_UNSET - 1, &o->seed);
+    case OPT_COPY_KERNEL: o->copy_kernel = 1; return CLI_EXIT_OK;
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
     case OPT_TRACE: o->trace_path = value; return CLI_EXIT_OK;
     case OPT_SVG: o->svg_path = value; return CLI_EXIT_OK;

@@ -21,6 +21,7 @@ void bench_json_write_plan(json_writer *w, const bench_plan *plan)
     json_uint(w, "repeat", plan->repeat);
     json_uint(w, "stage_streams", plan->stage_streams ? plan->stage_streams : 1);
     json_uint(w, "copy_piece_bytes", plan->copy_piece_bytes);
+    json_bool(w, "copy_by_kernel", plan->copy_kernel);
     json_string(w, "graph", plan->graph == SP_GRAPH_ON ? "on"
                             : plan->graph == SP_GRAPH_AUTO ? "auto" : "off");
 }
@@ -60,6 +61,7 @@ static void write_series(json_writer *w, const bench_plan *plan, const bench_ser
     json_uint(w, "chunks", median_report->chunks);
     json_uint(w, "depth", median_report->depth);
     json_number(w, "submit_us_per_chunk", bench_submit_us_per_chunk(series));
+    json_number(w, "wait_us_per_chunk", bench_wait_us_per_chunk(series));
     json_object_close(w);
 }
 

@@ -80,6 +80,7 @@ void bench_plan_resolve(const bench_options *o, sp_backend_kind backend, bench_p
     plan->stage_streams = (unsigned)o->stage_streams;
     plan->copy_piece_bytes = (size_t)o->copy_piece_bytes;
     plan->graph = o->graph;
+    plan->copy_kernel = o->copy_kernel;
     plan->repeat = (unsigned)given_or(o->repeat, on_cuda ? 5 : 3);
     plan->seed = given_or(o->seed, cli_clock_seed());
     plan->memory = o->memory;

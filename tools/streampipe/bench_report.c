@@ -27,6 +27,9 @@ void bench_print_job(const bench_plan *plan, FILE *out)
     fprintf(out, "bytes            in %s, out %s\n",
             cli_format_bytes((double)bench_bytes_in(plan), in, sizeof in),
             cli_format_bytes((double)bench_bytes_out(plan), outb, sizeof outb));
+    if (plan->copy_kernel)
+        fprintf(out, "copies           by kernel on the pipeline's streams (--copy-kernel); "
+                "the serial and ceiling runs use the copy engines\n");
 }
 
 static void print_setup(const bench_plan *plan, const bench_expected *e,
@@ -95,15 +98,16 @@ static void print_timings(const bench_plan *plan, const bench_results *r, FILE *
     double traced_s = bench_median(r->traced.seconds, r->traced.runs);
     fprintf(out, "timeline cost    %+.2f%% (median with a report vs without)\n",
             pipelined_s > 0.0 ? 100.0 * (traced_s / pipelined_s - 1.0) : 0.0);
-    fprintf(out, "host submit      %.2f us per chunk (median run's enqueueing / chunks)\n",
-            bench_submit_us_per_chunk(&r->pipelined));
+    fprintf(out, "host submit      %.2f us per chunk, %.2f of it waiting for a free slot "
+            "(median run)\n", bench_submit_us_per_chunk(&r->pipelined),
+            bench_wait_us_per_chunk(&r->pipelined));
     if (r->stream.runs == 0)
         return;
     double stream_s = bench_median(r->stream.seconds, r->stream.runs);
     fprintf(out, "graph mode       %.2fx stream mode's speed (%.4f s vs %.4f s); host submit "
-            "%.2f us per chunk in stream mode\n",
+            "%.2f us per chunk in stream mode, %.2f of it waiting\n",
             pipelined_s > 0.0 ? stream_s / pipelined_s : 0.0, pipelined_s, stream_s,
-            bench_submit_us_per_chunk(&r->stream));
+            bench_submit_us_per_chunk(&r->stream), bench_wait_us_per_chunk(&r->stream));
 }
 
 static void print_pipelined_report(const bench_results *r, FILE *out)

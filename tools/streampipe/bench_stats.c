@@ -67,3 +67,9 @@ double bench_submit_us_per_chunk(const bench_series *series)
     const sp_report *report = bench_median_report(series);
     return report->chunks > 0 ? 1e6 * report->submit_s / (double)report->chunks : 0.0;
 }
+
+double bench_wait_us_per_chunk(const bench_series *series)
+{
+    const sp_report *report = bench_median_report(series);
+    return report->chunks > 0 ? 1e6 * report->wait_s / (double)report->chunks : 0.0;
+}

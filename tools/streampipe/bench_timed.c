@@ -23,6 +23,7 @@ int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
     config.n_stages = stage != NULL ? 1 : 0;
     config.copy_piece_bytes = shape->copy_piece_bytes;
     config.graph = shape->graph;
+    config.copy_by_kernel = shape->copy_by_kernel;
     config.chunk_records = shape->chunk_records;
     config.depth = shape->depth;
     config.staging_threads = shape->staging_threads;
@@ -35,7 +36,8 @@ int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
 bench_pipeline_shape bench_shape_of(const bench_plan *plan)
 {
     bench_pipeline_shape shape = {plan->chunk_records, plan->depth, plan->staging_threads,
-                                  plan->stage_streams, plan->copy_piece_bytes, plan->graph};
+                                  plan->stage_streams, plan->copy_piece_bytes, plan->graph,
+                                  plan->copy_kernel};
     return shape;
 }
 
@@ -49,6 +51,7 @@ void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *sha
                         : 0;
     shape->depth = sp_pipeline_depth(pipeline);
     shape->submit_s = sp_pipeline_last_submit_s(pipeline);
+    shape->wait_s = sp_pipeline_last_wait_s(pipeline);
 }
 
 static void add_check(const bench_check *check, double seconds, bench_totals *totals)

@@ -17,14 +17,15 @@
 #define HIGH_PRIORITY (-5)
 
 /* chunk_bytes and depth 0: the library chooses. */
-static int make_pipeline(latency_job *j, size_t n_stages, int priority, size_t piece,
-                         size_t chunk_bytes, unsigned depth, sp_pipeline **out)
+static int make_pipeline(latency_job *j, size_t n_stages, int priority, int copy_by_kernel,
+                         size_t piece, size_t chunk_bytes, unsigned depth, sp_pipeline **out)
 {
     sp_stage stage = sp_sinmix_stage(&j->params);
     sp_pipeline_config config = {.in_record_bytes = sizeof(float), .stages = &stage,
                                  .n_stages = n_stages, .priority = priority,
                                  .copy_piece_bytes = piece,
-                                 .chunk_records = chunk_bytes / sizeof(float), .depth = depth};
+                                 .chunk_records = chunk_bytes / sizeof(float), .depth = depth,
+                                 .copy_by_kernel = copy_by_kernel};
     sp_status status = sp_pipeline_create(j->ctx, &config, out);
     if (status != SP_OK)
         return cli_report_failure("creating a pipeline", status, sp_context_last_error(j->ctx));
@@ -58,13 +59,15 @@ static int set_up(latency_job *j)
 {
     const latency_options *o = &j->options;
     size_t stages = (size_t)o->bulk_stages;
-    int rc = make_pipeline(j, 1, 0, 0, 0, 0, &j->request_plain);
+    int rc = make_pipeline(j, 1, 0, 0, 0, 0, 0, &j->request_plain);
+    /* Priority orders kernels, not the copy engines: the requests' copies go by kernel too. */
     if (rc == CLI_EXIT_OK)
-        rc = make_pipeline(j, 1, HIGH_PRIORITY, 0, 0, 0, &j->request_high);
+        rc = make_pipeline(j, 1, HIGH_PRIORITY, o->request_copy_kernel, 0, 0, 0,
+                           &j->request_high);
     if (rc == CLI_EXIT_OK)
-        rc = make_pipeline(j, stages, 0, 0, 0, 0, &j->bulk_whole);
+        rc = make_pipeline(j, stages, 0, 0, 0, 0, 0, &j->bulk_whole);
     if (rc == CLI_EXIT_OK)
-        rc = make_pipeline(j, stages, 0, (size_t)o->piece_bytes, (size_t)o->bulk_chunk_bytes,
+        rc = make_pipeline(j, stages, 0, 0, (size_t)o->piece_bytes, (size_t)o->bulk_chunk_bytes,
                            (unsigned)o->bulk_depth, &j->bulk_pieces);
     if (rc == CLI_EXIT_OK)
         rc = alloc_bulk(j);

@@ -26,6 +26,7 @@ typedef struct latency_options {
     unsigned long long piece_bytes;   /* the bulk pipeline's copy pieces in the last phase */
     unsigned long long bulk_chunk_bytes; /* its chunk in the last phase; 0 = the library's */
     unsigned long long bulk_depth;    /* its slots in the last phase; 0 = the library's */
+    int request_copy_kernel;          /* the last phase's requests copy by kernel (default) */
     unsigned long long seed;
     int json;
 } latency_options;

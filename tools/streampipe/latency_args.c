@@ -11,7 +11,8 @@
 
 enum latency_option_code {
     OPT_BACKEND = 256, OPT_DEVICE, OPT_BULK_RECORDS, OPT_BULK_STAGES, OPT_REQUEST_BYTES,
-    OPT_REQUESTS, OPT_PIECE, OPT_BULK_CHUNK, OPT_BULK_DEPTH, OPT_SEED, OPT_JSON, OPT_HELP
+    OPT_REQUESTS, OPT_PIECE, OPT_BULK_CHUNK, OPT_BULK_DEPTH, OPT_REQUEST_COPY, OPT_SEED,
+    OPT_JSON, OPT_HELP
 };
 
 static const struct option long_options[] = {
@@ -24,6 +25,7 @@ static const struct option long_options[] = {
     {"piece", required_argument, NULL, OPT_PIECE},
     {"bulk-chunk", required_argument, NULL, OPT_BULK_CHUNK},
     {"bulk-depth", required_argument, NULL, OPT_BULK_DEPTH},
+    {"request-copy", required_argument, NULL, OPT_REQUEST_COPY},
     {"seed", required_argument, NULL, OPT_SEED},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, OPT_HELP},
@@ -45,7 +47,9 @@ static void print_latency_usage(FILE *out)
           "  alone     requests with no bulk; then the bulk pipeline alone for a fixed time\n"
           "  load      both, default priority, whole copies\n"
           "  priority  both, the request pipeline at priority -5 (highest CUDA priority)\n"
-          "            and the bulk pipeline's copies in pieces of --piece bytes\n"
+          "            with its copies done by a kernel on its own streams (the copy engines\n"
+          "            serve one busy stream until it is empty, whatever the priority), and\n"
+          "            the bulk pipeline's copies in pieces of --piece bytes\n"
           "Reported: request p50/p99/max (us), bulk GB/s (in + out) and its fraction of\n"
           "bulk alone; then the targets: p99 with priority <= 2x p99 alone, bulk with\n"
           "priority >= 85% of alone. Targets missed still exit 0; a wrong output exits 1.\n\n"
@@ -63,10 +67,23 @@ static void print_latency_usage(FILE *out)
           "  --piece BYTES              bulk copy pieces in the priority phase (default 4M)\n"
           "  --bulk-chunk BYTES         bulk chunk in the priority phase (default: chosen)\n"
           "  --bulk-depth K             bulk slots in the priority phase (default: chosen)\n"
+          "  --request-copy engine|kernel\n"
+          "                             how the priority phase's requests copy (default\n"
+          "                             kernel; engine: the copy engines, as before)\n"
           "  --seed S                   input data seed (default from the clock; printed)\n"
           "  --json                     one JSON object on stdout instead of text\n"
           "  --help                     this text\n\n"
           "Counts take k/M/G suffixes (powers of 1024) or 2^N.\n", out);
+}
+
+static int parse_request_copy(const char *value, latency_options *o)
+{
+    static const char *const names[] = {"engine", "kernel"};
+    int index = args_parse_choice(value, names, 2);
+    if (index < 0)
+        return cli_usage_error("--request-copy: '%s' is not engine or kernel", value);
+    o->request_copy_kernel = index == 1;
+    return CLI_EXIT_OK;
 }
 
 static int apply_option(int code, const char *value, latency_options *o)
@@ -86,6 +103,7 @@ static int apply_option(int code, const char *value, latency_options *o)
         return args_count_option("bulk-chunk", value, sizeof(float), 1ULL << 34,
                                  &o->bulk_chunk_bytes);
     case OPT_BULK_DEPTH: return args_count_option("bulk-depth", value, 1, SP_MAX_DEPTH, &o->bulk_depth);
+    case OPT_REQUEST_COPY: return parse_request_copy(value, o);
     case OPT_SEED: return args_count_option("seed", value, 0, LATENCY_UNSET - 1, &o->seed);
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
     default: return cli_usage_error("internal: unhandled option %d", code);
@@ -101,6 +119,7 @@ static void set_defaults(latency_options *o)
     o->request_bytes = 1ULL << 20;
     o->requests = LATENCY_UNSET;
     o->piece_bytes = 4ULL << 20;
+    o->request_copy_kernel = 1;
     o->seed = LATENCY_UNSET;
 }
 

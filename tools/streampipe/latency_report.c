@@ -28,7 +28,8 @@ static void print_setup(const latency_job *j, FILE *out)
             "alone for %.1f s\n", o->bulk_records,
             (double)o->bulk_records * sizeof(float) / (1 << 20),
             o->bulk_stages ? "sinmix iters 0" : "copies only", j->bulk_alone_s);
-    fprintf(out, "  priority  requests at priority -5, bulk copies in pieces of %.2f MiB",
+    fprintf(out, "  priority  requests at priority -5, copies by %s, bulk copies in pieces of "
+            "%.2f MiB", o->request_copy_kernel ? "kernel" : "the copy engines",
             (double)o->piece_bytes / (1 << 20));
     if (o->bulk_chunk_bytes)
         fprintf(out, ", bulk chunks of %.2f MiB", (double)o->bulk_chunk_bytes / (1 << 20));
@@ -89,6 +90,7 @@ static void json_setup(json_writer *w, const latency_job *j)
     json_uint(w, "bulk_chunk_bytes", o->bulk_chunk_bytes);
     json_uint(w, "bulk_depth", o->bulk_depth);
     json_number(w, "priority", -5);
+    json_bool(w, "request_copy_by_kernel", o->request_copy_kernel);
 }
 
 void latency_report_json(const latency_job *j, FILE *out)

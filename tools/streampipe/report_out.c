@@ -45,8 +45,8 @@ static void print_engines(const sp_report *report, FILE *out)
 void cli_print_report(const sp_report *report, FILE *out)
 {
     if (report->n_engines == 0) { /* graph mode: replays are not timed per operation */
-        fprintf(out, "  makespan         %.4f s; host submit %.4f s\n", report->makespan_s,
-                report->submit_s);
+        fprintf(out, "  makespan         %.4f s; host submit %.4f s (%.4f s of it waiting for "
+                "slots)\n", report->makespan_s, report->submit_s, report->wait_s);
         fprintf(out, "  per engine       not measured (graph mode: chunks replayed whole)\n");
         fprintf(out, "  notes            %s\n", report->notes[0] != '\0' ? report->notes : "(none)");
         return;
@@ -95,6 +95,7 @@ void cli_json_report(json_writer *w, const sp_report *report)
     json_bool(w, "staged_out", report->staged_out);
     json_number(w, "makespan_s", report->makespan_s);
     json_number(w, "submit_s", report->submit_s);
+    json_number(w, "wait_s", report->wait_s);
     json_bool(w, "graph", report->graph);
     write_engines(w, report);
     json_number(w, "bound_s", report->bound_s);

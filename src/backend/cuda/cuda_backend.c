@@ -28,6 +28,7 @@ static const sp_backend_ops cuda_ops = {
     .is_pinned = sp_cuda_is_pinned,
     .copy_h2d = sp_cuda_copy_h2d,
     .copy_d2h = sp_cuda_copy_d2h,
+    .copy_kernel = sp_cuda_copy_kernel,
     .launch = sp_cuda_launch,
     .trace_push = sp_cuda_trace_push,
     .trace_pop = sp_cuda_trace_pop,

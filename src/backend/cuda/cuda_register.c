@@ -72,7 +72,12 @@ static sp_status register_piece(sp_cuda_impl *impl, void *ptr, size_t bytes, siz
         status = byte_is_pinned(base + length - 1, &pinned_last);
     if (status != SP_OK || (pinned_first && pinned_last))
         return status;
-    cudaError_t err = cudaHostRegister(base, length, cudaHostRegisterPortable);
+    /* Mapped as well as portable: only cudaHostRegisterDefault promises a device mapping (on
+     * unified addressing), and a pipeline with copy_by_kernel has a kernel read and write this
+     * memory directly (cuda_copy.c, copy_kernel); with Portable alone it may have no device
+     * address. cudaHostAlloc memory is mapped whatever its flags. */
+    cudaError_t err = cudaHostRegister(base, length,
+                                       cudaHostRegisterPortable | cudaHostRegisterMapped);
     if (err == cudaErrorHostMemoryAlreadyRegistered) {
         (void)sp_cuda_absorb(err); /* overlaps someone else's registration: accepted */
         return SP_OK;

@@ -342,6 +342,23 @@ static sp_status fault_copy_d2h(void *impl, void *dst, const void *src, size_t b
     return fault->inner->copy_d2h(fault->inner_impl, dst, src, bytes, inner_queue(queue));
 }
 
+/* Counted, failable and delayed like the engines' copies. Offered whatever the inner backend
+ * has (the table is const): without an inner copy_kernel the call fails as unsupported. */
+static sp_status fault_copy_kernel(void *impl, void *dst, const void *src, size_t bytes,
+                                   sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "copy_kernel");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->copy_kernel) {
+        sp_backend_fail("fault copy_kernel: the wrapped %s backend has no copy kernel",
+                        fault->inner->name);
+        return SP_ERR_UNSUPPORTED;
+    }
+    return fault->inner->copy_kernel(fault->inner_impl, dst, src, bytes, inner_queue(queue));
+}
+
 static sp_status fault_launch(void *impl, sp_bqueue *queue, sp_launch_fn fn, void *arg,
                               const sp_chunk *chunk)
 {
@@ -465,6 +482,7 @@ static const sp_backend_ops fault_ops = {
     .is_pinned = fault_is_pinned,
     .copy_h2d = fault_copy_h2d,
     .copy_d2h = fault_copy_d2h,
+    .copy_kernel = fault_copy_kernel,
     .launch = fault_launch,
     .trace_push = fault_trace_push,
     .trace_pop = fault_trace_pop,

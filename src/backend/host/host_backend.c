@@ -283,6 +283,16 @@ static sp_status op_copy_d2h(void *impl, void *dst, const void *src, size_t byte
     return enqueue_copy("copy_d2h", dst, src, bytes, 0, queue);
 }
 
+/* The same memcpy as the engines' copies, so that the core's kernel-copy path runs in every
+ * HOST test. to_device -1: like CUDA, which cannot point a replayed kernel at other memory,
+ * graph_rebase does not move these copies. */
+static sp_status op_copy_kernel(void *impl, void *dst, const void *src, size_t bytes,
+                                sp_bqueue *queue)
+{
+    (void)impl;
+    return enqueue_copy("copy_kernel", dst, src, bytes, -1, queue);
+}
+
 static sp_status op_launch(void *impl, sp_bqueue *queue, sp_launch_fn fn, void *arg,
                            const sp_chunk *chunk)
 {
@@ -363,6 +373,7 @@ static const sp_backend_ops host_ops = {
     .is_pinned = op_is_pinned,
     .copy_h2d = op_copy_h2d,
     .copy_d2h = op_copy_d2h,
+    .copy_kernel = op_copy_kernel,
     .launch = op_launch,
     .capture_begin = op_capture_begin,
     .capture_end = op_capture_end,

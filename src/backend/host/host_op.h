@@ -22,7 +22,8 @@ typedef struct host_op {
             void *dst;
             const void *src;
             size_t bytes;
-            int to_device; /* which side is the host's, for graph_rebase */
+            int to_device; /* which side is the host's, for graph_rebase: 1 h2d, 0 d2h;
+                              -1 copy_kernel, which graph_rebase leaves alone */
         } copy;
         struct {
             sp_launch_fn fn;
