@@ -117,7 +117,11 @@ typedef struct sp_probe_result {
     double launch_us;        /* an empty launch: see launch_what */
     double small_copy_us;    /* a 4 KiB pinned H2D copy */
     double graph_launch_us;  /* a graph of a 4 KiB h2d, an empty launch and a 4 KiB d2h
-                                (graph mode's replay of one chunk); 0 without graphs */
+                                (graph mode's replay of one chunk), launched back to back:
+                                each replay waits for the last, so this is its latency on
+                                the device; 0 without graphs */
+    double graph_enqueue_us; /* the host's part of each of those launches: the enqueue loop
+                                alone, before the queue is synchronized */
     double graph_update_us;  /* pointing such a graph's two copies at other host memory:
                                 host time only (graph mode pays it per chunk of pinned
                                 memory); 0 without graphs */

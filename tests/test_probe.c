@@ -85,6 +85,7 @@ TEST(every_figure_of_a_small_probe)
         CHECK(positive(r.event_record_us) && positive(r.timing_record_us));
         CHECK(positive(r.queue_wait_us) && positive(r.launch_us) && positive(r.small_copy_us));
         CHECK(positive(r.graph_launch_us) && positive(r.graph_update_us)); /* both have graphs */
+        CHECK(positive(r.graph_enqueue_us));
         CHECK(strcmp(r.launch_what, g_kind == SP_BACKEND_CUDA ? "1 us delay kernel"
                                                               : "no-op stage") == 0);
         CHECK(positive(r.seconds));

@@ -147,10 +147,15 @@ static sp_status enqueue_whole_chunk(sp_run *r, size_t i, sp_bqueue *q, void *ou
         st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1],
                                  &chunk);
     }
-    if (st == SP_OK)
-        st = sp_run_enqueue_copy(r, 0, out ? out : sp_run_d2h_target(r, i),
-                                 sp_device_slot(p, M, b), n * p->record_bytes[M], q);
-    return st;
+    if (st != SP_OK)
+        return st;
+    if (!out)
+        return sp_run_enqueue_copy(r, 0, sp_run_d2h_target(r, i), sp_device_slot(p, M, b),
+                                   n * p->record_bytes[M], q);
+    /* the check's host buffer is pageable: the copy engines take any memory, a kernel copy
+     * (copy_by_kernel) only pinned */
+    return p->ctx->ops->copy_d2h(p->ctx->impl, out, sp_device_slot(p, M, b),
+                                 n * p->record_bytes[M], q);
 }
 
 static sp_status capture(sp_run *r, size_t i)

@@ -97,8 +97,10 @@ static void print_overheads(const sp_probe_result *r, FILE *out)
     fprintf(out, "  empty launch              %8.2f   (%s)\n", r->launch_us, r->launch_what);
     fprintf(out, "  4 KiB h2d copy            %8.2f\n", r->small_copy_us);
     if (r->graph_launch_us > 0.0) {
-        fprintf(out, "  graph launch              %8.2f   (4 KiB h2d, empty launch, 4 KiB d2h)\n",
-                r->graph_launch_us);
+        fprintf(out, "  graph replay              %8.2f   (4 KiB h2d, empty launch, 4 KiB d2h; "
+                "back to back)\n", r->graph_launch_us);
+        fprintf(out, "  graph launch, host        %8.2f   (the enqueue alone)\n",
+                r->graph_enqueue_us);
         fprintf(out, "  graph copy update         %8.2f   (both copies; host time)\n",
                 r->graph_update_us);
     }
@@ -189,6 +191,7 @@ static void json_overheads(json_writer *w, const sp_probe_result *r)
     json_string(w, "empty_launch_is", r->launch_what);
     json_number(w, "copy_4k_h2d", r->small_copy_us);
     json_number(w, "graph_launch", r->graph_launch_us);
+    json_number(w, "graph_launch_host", r->graph_enqueue_us);
     json_number(w, "graph_update", r->graph_update_us);
     json_object_close(w);
 }

@@ -289,7 +289,14 @@ static sp_status op_copy_d2h(void *impl, void *dst, const void *src, size_t byte
 static sp_status op_copy_kernel(void *impl, void *dst, const void *src, size_t bytes,
                                 sp_bqueue *queue)
 {
-    (void)impl;
+    /* As on CUDA, where a kernel can reach pinned host memory only: the host side must be
+     * pinned (the other side is device memory, which the pinned ranges never hold). */
+    host_backend *backend = impl;
+    if (bytes > 0 && dst && src && !sp_host_memory_is_pinned(&backend->memory, dst, bytes) &&
+        !sp_host_memory_is_pinned(&backend->memory, src, bytes)) {
+        sp_backend_fail("host copy_kernel: neither %p nor %p is pinned host memory", dst, src);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
     return enqueue_copy("copy_kernel", dst, src, bytes, -1, queue);
 }
 
