@@ -159,6 +159,40 @@ TEST(a_stage_that_depends_on_the_chunk_is_caught)
     return TEST_OK;
 }
 
+/* Depth 8: graphs of 4 chunks. 13 full chunks make 3 replays, then a full chunk and a short
+ * one in stream mode, in slots a replay held last. With the graph queues slowed down, a
+ * stream chunk whose host turn did not wait for that replay would overwrite buffers the
+ * replay still uses. */
+TEST(stream_chunks_after_groups_wait_for_them)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 5);
+    static const mem_kind kinds[] = {MEM_PINNED, MEM_PAGEABLE};
+    for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
+        rig r;
+        memset(&r, 0, sizeof r);
+        sp_fault_config slow = {.delay_us = 3000, .delay_queue = "graph"};
+        if (!CHECK_EQ(sp_context_create_fault(g_kind, 0, &slow, &r.ctx), SP_OK))
+            return TEST_FAIL;
+        static const size_t outs[2] = {12, IN_REC};
+        mix_chain_init(&r.chain, IN_REC, 2, outs, (uint32_t)harness_seed());
+        mix_chain_position_free(&r.chain);
+        sp_pipeline_config cfg = mix_chain_config(&r.chain, CHUNK, 8);
+        cfg.graph = SP_GRAPH_ON;
+        harness_context("memory %s", mem_kind_name(kinds[k]));
+        sp_report rep;
+        for (int run = 0; run < 2 && CHECK_EQ(sp_pipeline_create(r.ctx, &cfg, &r.p), SP_OK);
+             run++) {
+            if (checked_run(&r, kinds[k], kinds[k], CHUNK * 13 + 7, &rep, &rng))
+                CHECK_MSG(rep.graph == 1, "no graph (notes: %s)", rep.notes);
+            sp_pipeline_destroy(r.p);
+            r.p = NULL;
+        }
+        rig_close(&r);
+    }
+    return TEST_OK;
+}
+
 /* AUTO replays small chunks and leaves large ones to stream mode. */
 TEST(auto_chooses_by_chunk_size)
 {
@@ -244,6 +278,7 @@ static const test_case tests[] = {
     TEST_ENTRY(replays_follow_recycled_host_memory),
     TEST_ENTRY(failures_fall_back_to_stream_mode),
     TEST_ENTRY(a_stage_that_depends_on_the_chunk_is_caught),
+    TEST_ENTRY(stream_chunks_after_groups_wait_for_them),
     TEST_ENTRY(auto_chooses_by_chunk_size),
     TEST_ENTRY(an_unknown_mode_is_refused),
     TEST_ENTRY(a_stage_cuda_cannot_capture_falls_back),

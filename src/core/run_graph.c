@@ -36,6 +36,27 @@ static size_t full_chunks(const sp_run *r)
     return r->plan.n_records / r->plan.chunk_records;
 }
 
+/* Graph mode replays GROUP consecutive chunks (in consecutive slots) with one launch: one
+ * launch, one event and one host wait per group instead of per chunk. Within a group the
+ * chunks run one after another; groups in different slots run side by side. */
+#define GROUP_MAX 4u
+
+/* Chunks per graph: the largest of 4, 2, 1 that divides the depth and leaves 2 groups. */
+static size_t group_size(const sp_pipeline *p)
+{
+    for (size_t g = GROUP_MAX; g > 1; g /= 2)
+        if (p->depth % g == 0 && p->depth / g >= 2)
+            return g;
+    return 1;
+}
+
+/* The slot of the first chunk of chunk c's group: the group's queue, graph and event. */
+static size_t group_slot(const sp_pipeline *p, size_t c)
+{
+    size_t b = c % p->depth;
+    return b - b % p->graph_group;
+}
+
 int sp_run_graph_wanted(sp_run *r)
 {
     sp_pipeline *p = r->p;
@@ -61,8 +82,9 @@ int sp_run_graph_wanted(sp_run *r)
                  "copies would use the user's pinned memory, which a replay cannot follow");
         return 0;
     }
-    if (full_chunks(r) == 0) {
-        snprintf(r->graph_note, sizeof r->graph_note, "graph mode: no full chunk to replay");
+    if (full_chunks(r) < group_size(p)) {
+        snprintf(r->graph_note, sizeof r->graph_note, "graph mode: %zu full chunks, fewer "
+                 "than a graph holds (%zu)", full_chunks(r), group_size(p));
         return 0;
     }
     if (r->timing)
@@ -71,9 +93,10 @@ int sp_run_graph_wanted(sp_run *r)
     return 1;
 }
 
+
 sp_bevent *sp_run_graph_release(const sp_run *r, size_t chunk)
 {
-    return r->p->graph_done[chunk % r->p->depth];
+    return r->p->graph_done[group_slot(r->p, chunk)];
 }
 
 static void drop_graphs(sp_pipeline *p)
@@ -168,7 +191,8 @@ static sp_status capture(sp_run *r, size_t i)
     sp_status st = ops->capture_begin(p->ctx->impl, q);
     if (st != SP_OK)
         return graph_fail(r, st, "beginning a capture", failed_before);
-    st = enqueue_whole_chunk(r, i, q, NULL);
+    for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
+        st = enqueue_whole_chunk(r, i + k, q, NULL);
     char inside[160] = "";
     if (st != SP_OK) /* the reason, before capture_end replaces it */
         snprintf(inside, sizeof inside, "%s", sp_backend_error());
@@ -183,32 +207,45 @@ static sp_status capture(sp_run *r, size_t i)
     if (ended != SP_OK)
         return graph_fail(r, ended, "ending the capture", failed_before);
     p->graph[b] = g;
-    p->graph_in_base[b] = sp_run_h2d_source(r, i);
-    p->graph_out_base[b] = sp_run_d2h_target(r, i);
+    for (size_t k = 0; k < p->graph_group; k++) {
+        p->graph_in_base[b + k] = sp_run_h2d_source(r, i + k);
+        p->graph_out_base[b + k] = sp_run_d2h_target(r, i + k);
+    }
     p->graph_capture_chunk[b] = i;
     p->graph_checked[b] = 0;
     return SP_OK;
 }
 
-/* Points slot b's graph at chunk i's host memory (nothing to do for staging buffers). */
-static sp_status rebase(sp_run *r, size_t i)
+/* Points the copies of chunk c's slot in graph g at chunk c's host memory (nothing to do for
+ * staging buffers, which never move). */
+static sp_status rebase_chunk(sp_run *r, sp_bgraph *g, size_t c)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
-    size_t b = i % p->depth, n = r->plan.chunk_records, M = p->n_stages;
-    const void *in = sp_run_h2d_source(r, i);
-    void *out = sp_run_d2h_target(r, i);
+    size_t b = c % p->depth, n = r->plan.chunk_records, M = p->n_stages;
+    const void *in = sp_run_h2d_source(r, c);
+    void *out = sp_run_d2h_target(r, c);
     sp_status st = SP_OK;
     if (in != p->graph_in_base[b])
-        st = ops->graph_rebase(p->ctx->impl, p->graph[b], 1, p->graph_in_base[b], in,
+        st = ops->graph_rebase(p->ctx->impl, g, 1, p->graph_in_base[b], in,
                                n * p->record_bytes[0]);
     if (st == SP_OK)
         p->graph_in_base[b] = in;
     if (st == SP_OK && out != p->graph_out_base[b])
-        st = ops->graph_rebase(p->ctx->impl, p->graph[b], 0, p->graph_out_base[b], out,
+        st = ops->graph_rebase(p->ctx->impl, g, 0, p->graph_out_base[b], out,
                                n * p->record_bytes[M]);
     if (st == SP_OK)
         p->graph_out_base[b] = out;
+    return st;
+}
+
+/* Points the graph of the group from chunk i at the group's chunks. */
+static sp_status rebase(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    sp_status st = SP_OK;
+    for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
+        st = rebase_chunk(r, p->graph[i % p->depth], i + k);
     return st == SP_OK ? SP_OK : graph_fail(r, st, "updating the graph's copies", 1);
 }
 
@@ -225,11 +262,14 @@ static sp_status launch(sp_run *r, size_t i)
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: launching its graph", i);
 }
 
-/* Chunk i run directly on q, its output into `want`; then q synchronized. */
-static sp_status run_directly(sp_run *r, size_t i, sp_bqueue *q, char *want)
+/* The group from chunk i run directly on q, chunk i+k's output into want + k * bytes; then q
+ * synchronized. */
+static sp_status run_directly(sp_run *r, size_t i, sp_bqueue *q, char *want, size_t bytes)
 {
     sp_pipeline *p = r->p;
-    sp_status st = enqueue_whole_chunk(r, i, q, want);
+    sp_status st = SP_OK;
+    for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
+        st = enqueue_whole_chunk(r, i + k, q, want + k * bytes);
     if (st == SP_OK)
         st = p->ctx->ops->queue_sync(p->ctx->impl, q);
     if (st == SP_OK && sp_pipeline_has_failed(p))
@@ -237,7 +277,7 @@ static sp_status run_directly(sp_run *r, size_t i, sp_bqueue *q, char *want)
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: checking a new graph", i);
 }
 
-/* Replays chunk i and compares its output with `want`; SP_OK when equal. */
+/* Replays the group from chunk i and compares its output with `want`; SP_OK when equal. */
 static sp_status replay_and_compare(sp_run *r, size_t i, sp_bqueue *q, const char *want,
                                     size_t bytes)
 {
@@ -249,41 +289,45 @@ static sp_status replay_and_compare(sp_run *r, size_t i, sp_bqueue *q, const cha
         return sp_run_fail(r, st, "chunk %zu: waiting for a graph's first replay", i);
     if (st == SP_OK && sp_pipeline_has_failed(p))
         return SP_ERR_STAGE_FAILED;
-    if (st == SP_OK && memcmp(sp_run_d2h_target(r, i), want, bytes) != 0) {
-        sp_backend_fail("its replay of chunk %zu differs from the stages run directly (does "
-                        "a stage depend on chunk->index or ->first_record?)", i);
-        st = graph_fail(r, SP_ERR_BACKEND, "checking the graph", 1);
-    }
+    for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
+        if (memcmp(sp_run_d2h_target(r, i + k), want + k * bytes, bytes) != 0) {
+            sp_backend_fail("its replay of chunk %zu differs from the stages run directly "
+                            "(does a stage depend on chunk->index or ->first_record?)", i + k);
+            st = graph_fail(r, SP_ERR_BACKEND, "checking the graph", 1);
+        }
     return st;
 }
 
-/* The check: chunk i run directly on the slot's queue into a host buffer, then replayed into
- * its real place; the outputs must be equal byte for byte. The slot is idle (the host's turn
- * waited for it). Returns SP_OK (chunk i done by the replay), GRAPH_FALLBACK (graphs off;
- * chunk i done, with the direct run's output) or a run failure. */
+/* The check: the group from chunk i run directly on its queue into a host buffer, then
+ * replayed into its real place; the outputs must be equal byte for byte. The slots are idle
+ * (the host's turns waited for them). Returns SP_OK (the group done by the replay),
+ * GRAPH_FALLBACK (graphs off; the group done, with the direct run's output) or a run
+ * failure. */
 static sp_status check(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
     size_t b = i % p->depth;
     size_t bytes = r->plan.chunk_records * p->record_bytes[p->n_stages];
-    char *want = malloc(bytes);
+    char *want = malloc(bytes * p->graph_group);
     if (!want)
-        return sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "checking a graph: no %zu bytes", bytes);
+        return sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "checking a graph: no %zu bytes",
+                           bytes * p->graph_group);
     sp_bqueue *q = p->graph_queue[b];
-    sp_status st = run_directly(r, i, q, want);
+    sp_status st = run_directly(r, i, q, want, bytes);
     if (st == SP_OK)
         st = replay_and_compare(r, i, q, want, bytes);
-    if (st == GRAPH_FALLBACK) /* the slot is idle again: a failed update launched nothing */
-        memcpy(sp_run_d2h_target(r, i), want, bytes);
+    for (size_t k = 0; st == GRAPH_FALLBACK && k < p->graph_group; k++)
+        memcpy(sp_run_d2h_target(r, i + k), want + k * bytes, bytes); /* the queue is idle */
     free(want);
     if (st == SP_OK)
         p->graph_checked[b] = 1;
     return st;
 }
 
-/* Chunk i, full, after its host turn: SP_OK, GRAPH_FALLBACK (chunk i still to do, unless the
- * check did it: then r->graph_end is already past it) or a run failure. */
-static sp_status graph_chunk(sp_run *r, size_t i)
+/* The group of full chunks from chunk i, after their host turns: SP_OK, GRAPH_FALLBACK (the
+ * group still to do, unless the check did it: then r->graph_end is already past it) or a run
+ * failure. */
+static sp_status graph_group(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
     size_t b = i % p->depth;
@@ -291,9 +335,9 @@ static sp_status graph_chunk(sp_run *r, size_t i)
     if (st == SP_OK && !p->graph[b])
         st = capture(r, i);
     if (st == SP_OK && !p->graph_checked[b] && i != p->graph_capture_chunk[b]) {
-        st = check(r, i); /* does chunk i itself, also when it falls back */
+        st = check(r, i); /* does the group itself, also when it falls back */
         if (st == SP_OK || st == GRAPH_FALLBACK)
-            r->graph_end = i + 1;
+            r->graph_end = i + p->graph_group;
         return st;
     }
     if (st == SP_OK)
@@ -311,6 +355,7 @@ static void fit_graphs(sp_run *r)
         p->graph_stage_out == r->stage_out)
         return;
     drop_graphs(p);
+    p->graph_group = group_size(p);
     p->graph_chunk_records = r->plan.chunk_records;
     p->graph_stage_in = r->stage_in;
     p->graph_stage_out = r->stage_out;
@@ -319,27 +364,28 @@ static void fit_graphs(sp_run *r)
 sp_status sp_run_graph_chunks(sp_run *r)
 {
     sp_pipeline *p = r->p;
-    size_t full = full_chunks(r), i = 0;
     fit_graphs(r);
-    for (; i < full; i++) {
+    size_t G = p->graph_group, full = full_chunks(r);
+    for (size_t i = 0; i + G <= full; i += G) {
         if (sp_pipeline_has_failed(p))
             return SP_ERR_STAGE_FAILED; /* stop submitting; the caller drains */
-        r->graph_end = i; /* chunk i-K ran as a replay: the host's turn waits for its slot */
-        sp_status st = sp_run_host_turn(r, i);
+        r->graph_end = i; /* chunks i-K.. ran as replays: the host's turns wait for them */
+        sp_status st = SP_OK;
+        for (size_t k = 0; st == SP_OK && k < G; k++)
+            st = sp_run_host_turn(r, i + k);
         if (st == SP_OK)
-            st = graph_chunk(r, i);
+            st = graph_group(r, i);
         if (st == GRAPH_FALLBACK)
             break;
         if (st != SP_OK)
             return st;
-        r->graph_end = i + 1;
+        r->graph_end = i + G;
     }
+    /* Full chunks short of a group, and a short last chunk, go in stream mode. */
     /* Stream mode needs no extra ordering after the replays: the host's turn for chunk i waits
      * for the slot-free event of chunk i-K, recorded after its whole replay. */
     size_t next = r->graph_end;
-    if (r->graph_end == 0 && r->graph_note[0] == '\0')
-        snprintf(r->graph_note, sizeof r->graph_note, "graph mode: nothing replayed");
-    else if (r->graph_note[0] == '\0')
+    if (r->graph_note[0] == '\0')
         snprintf(r->graph_note, sizeof r->graph_note, "graph mode: %zu of %zu chunks replayed",
                  r->graph_end, r->plan.chunks);
     return sp_run_stream_chunks(r, next);
