@@ -125,19 +125,20 @@ typedef struct sp_stage {
 #define SP_MAX_DEPTH 64
 
 /* Graph mode: instead of enqueueing a chunk's copies and stages one call at a time (about 15
- * us of host time per chunk on the H200), capture them once per slot as a CUDA graph and
- * replay it, pointing its copies at each chunk's memory. The capture calls each stage's
- * function once, for the first chunk of its slot, and the replays repeat that device work
- * for every full chunk of the slot: so a stage may depend on chunk->in, ->out, ->records and
- * ->stream, but not on ->index or ->first_record (its kernels would see the captured chunk's
- * values). Each new graph is checked once against stream mode on another chunk; a capture
- * that fails, a graph CUDA cannot update, or a check that differs makes the pipeline fall
- * back to stream mode for good, and the report's notes say why. The last chunk of a run,
- * when short, always runs in stream mode. A stage's `streams` are not used in graph mode:
- * each slot's chunk runs on a queue of its own, so chunks in different slots overlap. */
+ * us of host time per chunk on the H200), capture a group of up to 4 consecutive chunks (in
+ * consecutive slots, one after another) once as a CUDA graph and replay it with one launch,
+ * pointing its copies at each chunk's memory. The capture calls each stage's function once
+ * per slot, and the replays repeat that device work for every later chunk of the slot: so a
+ * stage may depend on chunk->in, ->out, ->records and ->stream, but not on ->index or
+ * ->first_record (its kernels would see the captured chunk's values). Each new graph is
+ * checked once against its stages run directly, on chunks other than the captured ones; a
+ * capture that fails, a graph CUDA cannot update, or a check that differs makes the
+ * pipeline fall back to stream mode for good, and the report's notes say why. Full chunks
+ * short of a group and a short last chunk run in stream mode. A stage's `streams` are not
+ * used in graph mode: groups in different slots run side by side on queues of their own. */
 typedef enum sp_graph_mode {
     SP_GRAPH_OFF = 0,  /* stream mode: every operation enqueued (the default) */
-    SP_GRAPH_ON = 1,   /* graphs whenever a run has full chunks */
+    SP_GRAPH_ON = 1,   /* graphs whenever a run has a group of full chunks */
     SP_GRAPH_AUTO = 2  /* graphs when chunks are small enough (at most 2 MiB in and out
                           together) for the per-operation cost to matter */
 } sp_graph_mode;
