@@ -17,9 +17,8 @@
 
 /* The event that says GPU engine g has finished chunk j, for waits: the done event of its
  * slot, which at the time of the callers' waits holds chunk j's record. Timed runs wait on it
- * too, not on the chunk's end timing event: CUDA makes waits on events without timing the
- * cheapest, and the H200 showed a timed run 4% slower when its waits were on timing events
- * (bench/PERF.md, what the timeline costs). */
+ * too, not on the chunk's end timing event, because CUDA documents waits on events without
+ * timing as the cheapest. */
 static sp_bevent *finished(const sp_run *r, size_t g, size_t j)
 {
     return r->p->events[g].done[j % r->p->depth];
@@ -209,10 +208,11 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
 /* The event the host must see complete before chunk i may take slot b from chunk i-K: the
  * d2h when there is output to copy out, else the h2d that read pinned_in[b]. With nothing to
  * stage the GPU's events alone would keep the slots safe, but the host still waits for
- * d2h(i-K): it bounds what is queued on the copy engines to K chunks. Copy engines serve
- * copies in the order they were enqueued, so without the bound a run on pinned memory would
- * enqueue all its copies at once and another pipeline's copies (a latency-critical request)
- * would wait behind the whole run (bench/PERF.md, latency under load). */
+ * d2h(i-K), so a run never has more than K chunks queued: a failure stops the run within K
+ * chunks, and the device's queues never hold a whole run that another pipeline's work must
+ * share them with. (That alone did not let another pipeline's copies through: the copy
+ * engines serve one busy queue until it is empty. Latency-critical pipelines copy by kernel
+ * instead: copy_by_kernel, bench/PERF.md, latency under load.) */
 static sp_bevent *slot_release_event(const sp_run *r, size_t i)
 {
     if (i >= r->p->depth && i - r->p->depth < r->graph_end)

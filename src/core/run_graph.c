@@ -1,14 +1,16 @@
-/* Graph mode. Slot b owns a queue, a "slot free" event and a graph holding one chunk's h2d,
- * stages and d2h, captured on that queue from the first full chunk the slot gets. Chunk i
- * (full) is then: the host's turn, as in stream mode (wait for chunk i-K to leave the slot,
- * stage pageable data); the graph's copies pointed at chunk i's memory when it is the user's
- * pinned memory (staging buffers never move); one launch on the slot's queue; one event.
- * That is about 5 backend calls per chunk instead of 10 to 17.
+/* Graph mode. The slots are cut into groups of G consecutive slots (G = 4, 2 or 1: see
+ * group_size). The group's first slot owns a queue, a "group free" event and a graph holding
+ * G chunks' h2d, stages and d2h one after another, captured on that queue from the first G
+ * full chunks the group gets. G chunks are then: the host's turn for each, as in stream mode
+ * (wait for chunk i-K to leave the slot, stage pageable data); the graph's copies pointed at
+ * the chunks' memory when it is the user's pinned memory (staging buffers never move); one
+ * launch on the group's queue; one event. That is one launch and two copy updates per chunk
+ * instead of 10 to 17 calls.
  *
  * Safety:
- * - A slot's graph replays in its queue's order and a launch of a CUDA graph waits for the
- *   previous launch of the same graph, so chunk i+K never overtakes chunk i in the slot; the
- *   host's turn waits for the slot-free event, so no buffer the host touches is in use.
+ * - A group's graph replays in its queue's order and a launch of a CUDA graph waits for the
+ *   previous launch of the same graph, so chunk i+K never overtakes chunk i in a slot; the
+ *   host's turn waits for the group-free event, so no buffer the host touches is in use.
  * - A graph reads and writes only the slot's device buffers and host memory that the run
  *   gives it before each launch: it never keeps a pointer to memory of an earlier run.
  * - A new graph is checked once against its stages run directly, on a chunk other than the

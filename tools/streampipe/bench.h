@@ -349,6 +349,10 @@ double bench_series_gbps(const bench_plan *plan, const bench_series *series);
 /* bench_names.c */
 const char *bench_memory_name(bench_memory memory);
 
+/* bench_alone.c: the GPU engines' totals in the pipelined run beside the serial run's */
+void bench_alone_print(const bench_results *results, FILE *out);
+void bench_alone_json(struct json_writer *w, const bench_results *results);
+
 /* bench_report.c, bench_json.c */
 /* The first lines of the text: library, backend, workload, bytes. */
 void bench_print_job(const bench_plan *plan, FILE *out);

@@ -92,6 +92,7 @@ void bench_print_json(const bench_plan *plan, const bench_expected *expected,
     double traced_s = bench_median(results->traced.seconds, results->traced.runs);
     json_number(&w, "timeline_cost", pipelined_s > 0.0 ? traced_s / pipelined_s - 1.0 : 0.0);
     cli_json_report(&w, bench_median_report(&results->traced));
+    bench_alone_json(&w, results);
     bench_exports_write_json(exports, &w);
     json_object_close(&w);
     json_end(&w);

@@ -123,5 +123,6 @@ void bench_print_text(const bench_plan *plan, const bench_expected *expected,
     print_setup(plan, expected, results, out);
     print_timings(plan, results, out);
     print_pipelined_report(results, out);
+    bench_alone_print(results, out);
     bench_exports_print_text(exports, out);
 }
