@@ -113,10 +113,11 @@ typedef struct sp_stage {
     unsigned streams;         /* queues the chunks of this stage take turns on (chunk i on
                                  queue i mod streams), so that kernels too small to fill the GPU
                                  run side by side; dependencies stay exact. 0 or 1: one queue;
-                                 at most SP_MAX_STAGE_STREAMS. With more than one, the stage's
-                                 function runs for several chunks at once (HOST: on several
-                                 workers; CUDA: their device work overlaps), so it must keep no
-                                 per-chunk state in `user` */
+                                 at most SP_MAX_STAGE_STREAMS. With more than one, and in
+                                 graph mode whatever this says, the stage's function runs for
+                                 several chunks at once (HOST: on several workers; CUDA: their
+                                 device work overlaps), so it must keep no per-chunk state in
+                                 `user` */
 } sp_stage;
 
 #define SP_MAX_STAGE_STREAMS 8
@@ -135,7 +136,11 @@ typedef struct sp_stage {
  * capture that fails, a graph CUDA cannot update, or a check that differs makes the
  * pipeline fall back to stream mode for good, and the report's notes say why. Full chunks
  * short of a group and a short last chunk run in stream mode. A stage's `streams` are not
- * used in graph mode: groups in different slots run side by side on queues of their own. */
+ * used in graph mode: groups in different slots run side by side on queues of their own, so
+ * every stage's work runs for several chunks at once, as with streams > 1 (it must keep no
+ * per-chunk state in `user`: a shared scratch buffer would be raced on, and the one-time
+ * check cannot be relied on to see it). On HOST, a stage failing in a replay is reported
+ * with the chunk the graph was captured with. */
 typedef enum sp_graph_mode {
     SP_GRAPH_OFF = 0,  /* stream mode: every operation enqueued (the default) */
     SP_GRAPH_ON = 1,   /* graphs whenever a run has a group of full chunks */

@@ -193,6 +193,130 @@ TEST(stream_chunks_after_groups_wait_for_them)
     return TEST_OK;
 }
 
+/* Runs over a window that slides by one chunk through one pinned buffer: each chunk's new
+ * memory is the previous chunk's old memory, so a rebase that matched the copies' current
+ * addresses would move a copy twice (found in review: SP_OK with chunks never written). */
+TEST(a_window_sliding_by_one_chunk)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 6);
+    rig r;
+    memset(&r, 0, sizeof r);
+    if (!CHECK_EQ(sp_context_create(g_kind, 0, &r.ctx), SP_OK))
+        return TEST_FAIL;
+    static const size_t outs[2] = {12, IN_REC};
+    mix_chain_init(&r.chain, IN_REC, 2, outs, (uint32_t)harness_seed());
+    mix_chain_position_free(&r.chain);
+    sp_pipeline_config cfg = mix_chain_config(&r.chain, CHUNK, 8); /* graphs of 4 chunks */
+    cfg.graph = SP_GRAPH_ON;
+    enum { RUNS = 4, N = CHUNK * 8 }; /* each group of slots used once a run */
+    void *in = NULL, *out = NULL;
+    size_t bytes = (size_t)(N + CHUNK * RUNS) * IN_REC;
+    unsigned char *want = malloc(N * IN_REC);
+    if (CHECK_EQ(sp_pipeline_create(r.ctx, &cfg, &r.p), SP_OK) &&
+        CHECK_EQ(sp_host_alloc(r.ctx, bytes, &in), SP_OK) &&
+        CHECK_EQ(sp_host_alloc(r.ctx, bytes, &out), SP_OK) && CHECK(want != NULL)) {
+        for (size_t run = 0; run < RUNS; run++) {
+            unsigned char *from = (unsigned char *)in + run * CHUNK * IN_REC;
+            unsigned char *to = (unsigned char *)out + run * CHUNK * IN_REC;
+            rng_fill(&rng, from, N * IN_REC);
+            memset(to, 0xA5, N * IN_REC);
+            mix_reference_run(r.chain.stages, 2, IN_REC, from, N, CHUNK, want);
+            sp_report rep;
+            harness_context("run %zu", run);
+            if (CHECK_STATUS(sp_pipeline_run(r.p, from, N, to, &rep), SP_OK,
+                             sp_pipeline_last_error(r.p)))
+                CHECK(compare_records(want, to, N, IN_REC, "output") == 0 && rep.graph == 1);
+        }
+    }
+    free(want);
+    sp_host_free(r.ctx, in);
+    sp_host_free(r.ctx, out);
+    rig_close(&r);
+    return TEST_OK;
+}
+
+/* One attempt of the sweep below: fail backend call k with `fail` in a graph-mode run (depth
+ * 8: groups of 4, each used twice so the check runs, then stream chunks). Returns whether the
+ * fault was reached. */
+static int sweep_attempt(mem_kind kind, unsigned long k, sp_status fail, test_rng *rng)
+{
+    sp_fault_config slow = {.delay_us = 20, .random_delay_us = 80, .seed = k,
+                            .delay_queue = "graph"};
+    rig r;
+    memset(&r, 0, sizeof r);
+    if (!CHECK_EQ(sp_context_create_fault(g_kind, 0, &slow, &r.ctx), SP_OK))
+        return 0;
+    static const size_t outs[2] = {12, IN_REC};
+    mix_chain_init(&r.chain, IN_REC, 2, outs, (uint32_t)k);
+    mix_chain_position_free(&r.chain);
+    sp_pipeline_config cfg = mix_chain_config(&r.chain, CHUNK, 8);
+    cfg.graph = SP_GRAPH_ON;
+    cfg.copy_piece_bytes = 40 * IN_REC; /* pieces: more calls, each one failed in turn */
+    size_t n = CHUNK * 17 + 5, bytes = n * IN_REC;
+    test_buf in, out;
+    unsigned char *want = malloc(bytes);
+    int reached = 0;
+    if (CHECK_EQ(sp_pipeline_create(r.ctx, &cfg, &r.p), SP_OK) && CHECK(want != NULL) &&
+        CHECK_EQ(buf_alloc(&in, r.ctx, kind, bytes), SP_OK)) {
+        if (CHECK_EQ(buf_alloc(&out, r.ctx, kind, bytes), SP_OK)) {
+            rng_fill(rng, in.data, bytes);
+            buf_poison(&out, 0xA5);
+            mix_reference_run(r.chain.stages, 2, IN_REC, in.data, n, CHUNK, want);
+            sp_fault_config f = slow;
+            f.fail_call = k;
+            f.fail_status = fail;
+            CHECK_EQ(sp_fault_set(r.ctx, &f), SP_OK); /* counting starts here */
+            sp_report rep;
+            sp_status st = sp_pipeline_run(r.p, in.data, n, out.data, &rep);
+            sp_fault_stats stats;
+            sp_fault_get_stats(r.ctx, &stats);
+            reached = stats.injected > 0;
+            if (st == SP_OK)
+                CHECK(compare_records(want, out.data, n, IN_REC, "output") == 0);
+            else
+                CHECK(sp_pipeline_last_error(r.p)[0] != '\0');
+            if (reached && fail == SP_ERR_DEVICE_LOST)
+                CHECK_EQ(st, SP_ERR_DEVICE_LOST);
+            if (fail != SP_ERR_DEVICE_LOST) { /* the pipeline works again */
+                CHECK_EQ(sp_fault_set(r.ctx, &slow), SP_OK);
+                buf_poison(&out, 0x5A);
+                if (CHECK_STATUS(sp_pipeline_run(r.p, in.data, n, out.data, &rep), SP_OK,
+                                 sp_pipeline_last_error(r.p)))
+                    CHECK(compare_records(want, out.data, n, IN_REC, "rerun") == 0);
+            }
+            buf_free(&out);
+        }
+        buf_free(&in);
+    }
+    free(want);
+    rig_close(&r);
+    return reached;
+}
+
+/* Every backend call of a graph-mode run failed in turn, with graph queues slowed down: the
+ * run either succeeds with the right output (it fell back to stream mode) or fails with a
+ * reason, a lost device is never turned into a fallback, nothing is left running that could
+ * write freed memory (found in review: the check's direct run, failed halfway), and the
+ * pipeline works again after an ordinary failure. */
+TEST(every_failed_call_fails_or_falls_back)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 7);
+    static const mem_kind kinds[] = {MEM_PINNED, MEM_PAGEABLE};
+    static const sp_status fails[] = {SP_ERR_BACKEND, SP_ERR_DEVICE_LOST};
+    unsigned long step = harness_quick() ? 3 : 1;
+    for (size_t m = 0; m < ARRAY_LEN(kinds); m++)
+        for (size_t f = 0; f < ARRAY_LEN(fails); f++)
+            for (unsigned long k = 1; k < 100000; k += step) {
+                harness_context("memory %s, call %lu fails with %s", mem_kind_name(kinds[m]),
+                                k, sp_status_name(fails[f]));
+                if (!sweep_attempt(kinds[m], k, fails[f], &rng))
+                    break;
+            }
+    return TEST_OK;
+}
+
 /* AUTO replays small chunks and leaves large ones to stream mode. */
 TEST(auto_chooses_by_chunk_size)
 {
@@ -279,6 +403,8 @@ static const test_case tests[] = {
     TEST_ENTRY(failures_fall_back_to_stream_mode),
     TEST_ENTRY(a_stage_that_depends_on_the_chunk_is_caught),
     TEST_ENTRY(stream_chunks_after_groups_wait_for_them),
+    TEST_ENTRY(a_window_sliding_by_one_chunk),
+    TEST_ENTRY_T(every_failed_call_fails_or_falls_back, 600),
     TEST_ENTRY(auto_chooses_by_chunk_size),
     TEST_ENTRY(an_unknown_mode_is_refused),
     TEST_ENTRY(a_stage_cuda_cannot_capture_falls_back),

@@ -117,9 +117,11 @@ typedef struct sp_backend_ops {
      *   anything enqueued during the capture failed or cannot be replayed.
      * - graph_rebase(g, to_device, old, new, bytes): for the next launches, every copy of g
      *   whose host side (the source of a host-to-device copy when to_device, else the
-     *   destination of a device-to-host copy) lies in [old, old + bytes) uses the same offset
-     *   into `new` instead. Launches already enqueued are not affected. Host memory given to
-     *   a graph must be pinned (is_pinned).
+     *   destination of a device-to-host copy) lay in [old, old + bytes) when it was captured
+     *   uses the same offset into `new` instead. Matching the captured address, never the
+     *   current one, keeps a copy from moving twice when one chunk's new memory is another's
+     *   old. Fails (SP_ERR_INVALID_ARGUMENT) when no copy matches. Launches already enqueued
+     *   are not affected. Host memory given to a graph must be pinned (is_pinned).
      * - graph_launch(g, q): enqueues one replay of g on q, as one operation: it starts after
      *   q's earlier operations and q's later ones start after it.
      * - graph_destroy(g): g may still be running; it is freed when done. Accepts NULL. */

@@ -322,6 +322,15 @@ void sp_pipeline_reset_failure(sp_pipeline *p)
 
 int sp_pipeline_has_failed(sp_pipeline *p) { return atomic_load(&p->failed); }
 
+/* The pipeline whose graph the calling thread is capturing, if any (run_graph.c). CUDA calls
+ * a stage's function on that thread to record its kernels; if the function refuses then, it
+ * is a reason not to use the graph, not a failure of the run: stream mode calls it again for
+ * the same chunks and fails the run then if it still refuses. Thread-local, so that a replay
+ * failing on another thread (HOST workers) meanwhile is recorded as usual. */
+static _Thread_local const sp_pipeline *capturing;
+
+void sp_pipeline_set_capturing(const sp_pipeline *p) { capturing = p; }
+
 sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
 {
     const sp_stage_call *call = arg;
@@ -333,6 +342,11 @@ sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
     sp_status status = fn(chunk, st->user);
     if (status == SP_OK)
         return SP_OK;
+    if (capturing == p) {
+        sp_backend_fail("stage '%s' returned %s while its chunk %zu was being captured",
+                        st->name, sp_status_name(status), chunk->index);
+        return status;
+    }
     pthread_mutex_lock(&p->failure_lock);
     if (!atomic_load(&p->failed)) {
         p->failure_status = SP_ERR_STAGE_FAILED;

@@ -85,8 +85,10 @@ struct sp_pipeline {
     sp_bqueue *graph_queue[SP_MAX_DEPTH];
     sp_bevent *graph_done[SP_MAX_DEPTH];
     sp_bgraph *graph[SP_MAX_DEPTH];
-    const void *graph_in_base[SP_MAX_DEPTH]; /* host memory each graph's copies point at */
+    const void *graph_in_base[SP_MAX_DEPTH]; /* host memory each slot's copies point at now */
     void *graph_out_base[SP_MAX_DEPTH];
+    const void *graph_captured_in[SP_MAX_DEPTH]; /* and pointed at when captured: what a */
+    void *graph_captured_out[SP_MAX_DEPTH];      /* rebase names them by (backend.h) */
     size_t graph_capture_chunk[SP_MAX_DEPTH]; /* the chunk index it was captured with */
     int graph_checked[SP_MAX_DEPTH];          /* compared with stream mode already */
     size_t graph_chunk_records;               /* the chunk size the graphs were made for */
@@ -124,6 +126,9 @@ sp_status sp_pipeline_fail(struct sp_pipeline *p, sp_status status, const char *
 sp_status sp_pipeline_backend_fail(struct sp_pipeline *p, sp_status status, const char *what);
 void sp_pipeline_reset_failure(struct sp_pipeline *p);
 int sp_pipeline_has_failed(struct sp_pipeline *p);
+
+/* Marks the calling thread as capturing p's graph (NULL: no longer); see pipeline.c. */
+void sp_pipeline_set_capturing(const struct sp_pipeline *p);
 
 /* The function every stage launch runs: calls the user's function for this backend unless
  * the run has already failed, and records a failure with the stage name and chunk. */

@@ -118,11 +118,11 @@ static sp_status measure_graph(sp_probe *pr, const void *arg, double *seconds)
             st = pr->ops->graph_launch(pr->impl, g->graph, q);
             continue;
         }
-        char *from = g->pinned + (i % 2) * SMALL_COPY_BYTES;
+        /* named by where they were captured (the first half), moved to either half */
         char *to = g->pinned + ((i + 1) % 2) * SMALL_COPY_BYTES;
-        st = pr->ops->graph_rebase(pr->impl, g->graph, 1, from, to, SMALL_COPY_BYTES);
+        st = pr->ops->graph_rebase(pr->impl, g->graph, 1, g->pinned, to, SMALL_COPY_BYTES);
         if (st == SP_OK)
-            st = pr->ops->graph_rebase(pr->impl, g->graph, 0, from, to, SMALL_COPY_BYTES);
+            st = pr->ops->graph_rebase(pr->impl, g->graph, 0, g->pinned, to, SMALL_COPY_BYTES);
     }
     if (host_part == pr->cfg.overhead_ops)
         g->enqueue_s = (sp_now() - t0) / (double)host_part;

@@ -75,8 +75,9 @@ static sp_status deps_running(const sp_run *r, const sp_op_deps *d, int *running
  * on the queue has finished, (b) everything it waits for has finished and (c) it has been
  * enqueued. When (a) or (b) is still pending as it is enqueued, (c) does not bind, and the
  * start is the latest of those ends, which are read after the run anyway: run_timing.c
- * infers it, exactly up to the microseconds between the question and the enqueue, and the
- * engine is spared an event record. Only an operation that may start at once, its queue
+ * infers it, exactly up to the time between the question and the enqueue (for a CUDA stage,
+ * the host time its function takes to enqueue its kernels), and the engine is spared an
+ * event record. Only an operation that may start at once, its queue
  * idle, gets a start event; so does every one when the backend cannot tell (no
  * event_query). Host waits and staging do not change this: they only delay (c). */
 static sp_status op_start(sp_run *r, size_t g, size_t i, sp_bqueue *q, const sp_op_deps *d)

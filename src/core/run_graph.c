@@ -126,8 +126,10 @@ void sp_pipeline_graph_release(sp_pipeline *p)
 }
 
 /* Turns graph mode off for the pipeline, keeping the reason; the run goes on in stream mode.
- * A lost device is no reason to fall back: then the run fails. */
-static sp_status graph_fail(sp_run *r, sp_status st, const char *what, int failed_before)
+ * A lost device is no reason to fall back: then the run fails. The pipeline's failure state
+ * is never touched here: a stage that refuses during a capture records nothing (pipeline.c),
+ * and a failure recorded meanwhile by a replay on another thread is real. */
+static sp_status graph_fail(sp_run *r, sp_status st, const char *what)
 {
     sp_pipeline *p = r->p;
     if (st == SP_ERR_DEVICE_LOST || atomic_load(&p->ctx->lost))
@@ -137,8 +139,6 @@ static sp_status graph_fail(sp_run *r, sp_status st, const char *what, int faile
              r->graph_end, p->graph_why);
     p->graph_off = 1;
     drop_graphs(p);
-    if (!failed_before && sp_pipeline_has_failed(p))
-        sp_pipeline_reset_failure(p); /* a stage refused during capture: stream mode retries */
     return GRAPH_FALLBACK;
 }
 
@@ -155,7 +155,7 @@ static sp_status make_slot(sp_run *r, size_t b)
         st = ops->queue_create(p->ctx->impl, name, p->priority, &p->graph_queue[b]);
     if (st == SP_OK)
         st = ops->event_create(p->ctx->impl, SP_EVENT_SYNC, &p->graph_done[b]);
-    return st == SP_OK ? SP_OK : graph_fail(r, st, "creating a graph queue", 1);
+    return st == SP_OK ? SP_OK : graph_fail(r, st, "creating a graph queue");
 }
 
 /* Chunk i's h2d, stages and d2h, enqueued on q (captured, or run for the check). The d2h
@@ -189,12 +189,13 @@ static sp_status capture(sp_run *r, size_t i)
     const sp_backend_ops *ops = p->ctx->ops;
     size_t b = i % p->depth;
     sp_bqueue *q = p->graph_queue[b];
-    int failed_before = sp_pipeline_has_failed(p);
     sp_status st = ops->capture_begin(p->ctx->impl, q);
     if (st != SP_OK)
-        return graph_fail(r, st, "beginning a capture", failed_before);
+        return graph_fail(r, st, "beginning a capture");
+    sp_pipeline_set_capturing(p); /* a stage refusing now is no run failure (pipeline.c) */
     for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
         st = enqueue_whole_chunk(r, i + k, q, NULL);
+    sp_pipeline_set_capturing(NULL);
     char inside[160] = "";
     if (st != SP_OK) /* the reason, before capture_end replaces it */
         snprintf(inside, sizeof inside, "%s", sp_backend_error());
@@ -204,14 +205,16 @@ static sp_status capture(sp_run *r, size_t i)
         if (ended == SP_OK)
             ops->graph_destroy(p->ctx->impl, g);
         sp_backend_fail("%s", inside);
-        return graph_fail(r, st, "enqueueing a chunk during capture", failed_before);
+        /* a lost device, whichever call saw it, must fail the run, not fall back */
+        return graph_fail(r, ended == SP_ERR_DEVICE_LOST ? ended : st,
+                          "enqueueing a chunk during capture");
     }
     if (ended != SP_OK)
-        return graph_fail(r, ended, "ending the capture", failed_before);
+        return graph_fail(r, ended, "ending the capture");
     p->graph[b] = g;
     for (size_t k = 0; k < p->graph_group; k++) {
-        p->graph_in_base[b + k] = sp_run_h2d_source(r, i + k);
-        p->graph_out_base[b + k] = sp_run_d2h_target(r, i + k);
+        p->graph_in_base[b + k] = p->graph_captured_in[b + k] = sp_run_h2d_source(r, i + k);
+        p->graph_out_base[b + k] = p->graph_captured_out[b + k] = sp_run_d2h_target(r, i + k);
     }
     p->graph_capture_chunk[b] = i;
     p->graph_checked[b] = 0;
@@ -229,12 +232,12 @@ static sp_status rebase_chunk(sp_run *r, sp_bgraph *g, size_t c)
     void *out = sp_run_d2h_target(r, c);
     sp_status st = SP_OK;
     if (in != p->graph_in_base[b])
-        st = ops->graph_rebase(p->ctx->impl, g, 1, p->graph_in_base[b], in,
+        st = ops->graph_rebase(p->ctx->impl, g, 1, p->graph_captured_in[b], in,
                                n * p->record_bytes[0]);
     if (st == SP_OK)
         p->graph_in_base[b] = in;
     if (st == SP_OK && out != p->graph_out_base[b])
-        st = ops->graph_rebase(p->ctx->impl, g, 0, p->graph_out_base[b], out,
+        st = ops->graph_rebase(p->ctx->impl, g, 0, p->graph_captured_out[b], out,
                                n * p->record_bytes[M]);
     if (st == SP_OK)
         p->graph_out_base[b] = out;
@@ -248,7 +251,7 @@ static sp_status rebase(sp_run *r, size_t i)
     sp_status st = SP_OK;
     for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
         st = rebase_chunk(r, p->graph[i % p->depth], i + k);
-    return st == SP_OK ? SP_OK : graph_fail(r, st, "updating the graph's copies", 1);
+    return st == SP_OK ? SP_OK : graph_fail(r, st, "updating the graph's copies");
 }
 
 static sp_status launch(sp_run *r, size_t i)
@@ -265,18 +268,26 @@ static sp_status launch(sp_run *r, size_t i)
 }
 
 /* The group from chunk i run directly on q, chunk i+k's output into want + k * bytes; then q
- * synchronized. */
+ * synchronized, also after a failed enqueue: the caller frees `want`, which copies already
+ * enqueued still write (a failed sync is asked once more, as in the drain). */
 static sp_status run_directly(sp_run *r, size_t i, sp_bqueue *q, char *want, size_t bytes)
 {
     sp_pipeline *p = r->p;
+    const sp_backend_ops *ops = p->ctx->ops;
     sp_status st = SP_OK;
     for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
         st = enqueue_whole_chunk(r, i + k, q, want + k * bytes);
-    if (st == SP_OK)
-        st = p->ctx->ops->queue_sync(p->ctx->impl, q);
+    if (st != SP_OK)
+        st = sp_run_fail(r, st, "chunk %zu: checking a new graph", i);
+    sp_status synced = ops->queue_sync(p->ctx->impl, q);
+    if (synced != SP_OK) {
+        (void)ops->queue_sync(p->ctx->impl, q);
+        if (st == SP_OK)
+            st = sp_run_fail(r, synced, "chunk %zu: checking a new graph", i);
+    }
     if (st == SP_OK && sp_pipeline_has_failed(p))
         return SP_ERR_STAGE_FAILED; /* the trampoline recorded why */
-    return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: checking a new graph", i);
+    return st;
 }
 
 /* Replays the group from chunk i and compares its output with `want`; SP_OK when equal. */
@@ -295,7 +306,7 @@ static sp_status replay_and_compare(sp_run *r, size_t i, sp_bqueue *q, const cha
         if (memcmp(sp_run_d2h_target(r, i + k), want + k * bytes, bytes) != 0) {
             sp_backend_fail("its replay of chunk %zu differs from the stages run directly "
                             "(does a stage depend on chunk->index or ->first_record?)", i + k);
-            st = graph_fail(r, SP_ERR_BACKEND, "checking the graph", 1);
+            st = graph_fail(r, SP_ERR_BACKEND, "checking the graph");
         }
     return st;
 }

@@ -77,6 +77,11 @@ extern "C" sp_status sp_cuda_copy_kernel_enqueue(void *dst, const void *src, siz
         head = lead < bytes ? lead : bytes;
         n_vec = (bytes - head) / COPY_VECTOR;
     }
+    // An error left over from code outside the library must not be blamed on this launch; a
+    // sticky one means the device is already gone.
+    const cudaError_t stale = cudaGetLastError();
+    if (sp_cuda_is_sticky(stale))
+        return sp_cuda_check(stale, "device check before copy_kernel", __FILE__, __LINE__);
     copy_kernel<<<grid_blocks(bytes, max_blocks), COPY_THREADS, 0, stream>>>(
         static_cast<unsigned char *>(dst), static_cast<const unsigned char *>(src), head, n_vec,
         bytes);

@@ -14,6 +14,7 @@ typedef struct graph_copy {
     enum cudaMemcpyKind kind; /* HostToDevice or DeviceToHost; others are never rebased */
     void *dst;
     const void *src;
+    const void *captured_host; /* the host side as captured: what rebases match */
     size_t bytes;
     int one_d;                /* a plain 1D copy, the only kind SetParams1D can update */
 } graph_copy;
@@ -50,6 +51,7 @@ static sp_status read_copy(cudaGraphNode_t node, graph_copy *c)
                p.srcPos.z == 0 && p.dstPos.y == 0 && p.dstPos.z == 0;
     c->src = (const char *)p.srcPtr.ptr + p.srcPos.x;
     c->dst = (char *)p.dstPtr.ptr + p.dstPos.x;
+    c->captured_host = c->kind == cudaMemcpyHostToDevice ? c->src : c->dst;
     c->bytes = p.extent.width;
     return SP_OK;
 }
@@ -103,14 +105,18 @@ sp_status sp_cuda_capture_end(void *opaque, sp_bqueue *q, sp_bgraph **out)
         return SP_ERR_INVALID_ARGUMENT;
     }
     *out = NULL;
+    /* The capture is ended even when the device cannot be made current: q must leave it. */
     sp_status status = sp_cuda_use_device(impl);
-    if (status != SP_OK)
-        return status;
     sp_bgraph *g = calloc(1, sizeof *g);
     /* Ended even when g could not be allocated: the stream must leave capture mode. */
     cudaError_t err = cudaStreamEndCapture(q->stream, g ? &g->graph : &(cudaGraph_t){NULL});
-    if (!g) {
+    if (!g || status != SP_OK) {
         (void)sp_cuda_absorb(err);
+        if (g && g->graph)
+            (void)sp_cuda_absorb(cudaGraphDestroy(g->graph));
+        free(g);
+        if (status != SP_OK)
+            return status;
         sp_backend_fail("cuda capture_end: out of host memory");
         return SP_ERR_OUT_OF_MEMORY;
     }
@@ -138,7 +144,7 @@ static sp_status rebase_copy(sp_bgraph *g, graph_copy *c, const void *old_base,
                              const void *new_base)
 {
     int h2d = c->kind == cudaMemcpyHostToDevice;
-    const char *host = h2d ? (const char *)c->src : (const char *)c->dst;
+    const char *host = c->captured_host;
     char *moved = (char *)(uintptr_t)new_base + (host - (const char *)old_base);
     if (!c->one_d) {
         sp_backend_fail("cuda graph_rebase: a captured copy is not one-dimensional");
@@ -165,11 +171,19 @@ sp_status sp_cuda_graph_rebase(void *opaque, sp_bgraph *g, int to_device, const 
     }
     sp_status status = sp_cuda_use_device(impl);
     enum cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    size_t matched = 0;
     for (size_t k = 0; status == SP_OK && k < g->n_copies; k++) {
         graph_copy *c = &g->copies[k];
-        const void *host = to_device ? c->src : c->dst;
-        if (c->kind == kind && in_range(host, old_base, bytes))
+        if (c->kind == kind && in_range(c->captured_host, old_base, bytes)) {
             status = rebase_copy(g, c, old_base, new_base);
+            matched++;
+        }
+    }
+    if (status == SP_OK && matched == 0) {
+        sp_backend_fail("cuda graph_rebase: no captured %s copy has its host side at %p "
+                        "(%zu bytes)", to_device ? "host-to-device" : "device-to-host",
+                        old_base, bytes);
+        return SP_ERR_INVALID_ARGUMENT;
     }
     return status;
 }

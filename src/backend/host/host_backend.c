@@ -336,8 +336,7 @@ static sp_status op_graph_rebase(void *impl, sp_bgraph *graph, int to_device,
     (void)impl;
     if (!graph || !old_base || !new_base)
         return invalid("graph_rebase: graph or a base is NULL");
-    sp_host_graph_rebase(graph, to_device, old_base, new_base, bytes);
-    return SP_OK;
+    return sp_host_graph_rebase(graph, to_device, old_base, new_base, bytes);
 }
 
 static sp_status op_graph_launch(void *impl, sp_bgraph *graph, sp_bqueue *queue)

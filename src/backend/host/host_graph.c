@@ -11,7 +11,8 @@
 #include "backend/host/host_graph.h"
 
 struct sp_bgraph {
-    host_op *ops;
+    host_op *ops;      /* what a launch pushes: host sides as last rebased */
+    host_op *captured; /* the same as captured, made at capture_end: what rebases match */
     size_t n, capacity;
     char broken[128]; /* why the capture cannot be replayed; "" when it can */
 };
@@ -67,6 +68,14 @@ sp_status sp_host_graph_capture_end(host_queue *queue, sp_bgraph **out)
         sp_host_graph_destroy(graph);
         return SP_ERR_UNSUPPORTED;
     }
+    graph->captured = malloc((graph->n ? graph->n : 1) * sizeof *graph->captured);
+    if (!graph->captured) {
+        sp_backend_fail("host capture_end: out of memory");
+        sp_host_graph_destroy(graph);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    if (graph->n)
+        memcpy(graph->captured, graph->ops, graph->n * sizeof *graph->ops);
     *out = graph;
     return SP_OK;
 }
@@ -77,20 +86,29 @@ static int in_range(const void *p, const void *base, size_t bytes)
     return a >= b && a - b < bytes;
 }
 
-void sp_host_graph_rebase(sp_bgraph *graph, int to_device, const void *old_base,
-                          const void *new_base, size_t bytes)
+sp_status sp_host_graph_rebase(sp_bgraph *graph, int to_device, const void *old_base,
+                               const void *new_base, size_t bytes)
 {
+    size_t matched = 0;
     for (size_t k = 0; k < graph->n; k++) {
-        host_op *op = &graph->ops[k];
-        if (op->kind != HOST_OP_COPY || op->u.copy.to_device != to_device)
+        const host_op *was = &graph->captured[k];
+        if (was->kind != HOST_OP_COPY || was->u.copy.to_device != to_device)
             continue;
-        if (to_device && in_range(op->u.copy.src, old_base, bytes))
-            op->u.copy.src = (const char *)new_base +
-                             ((const char *)op->u.copy.src - (const char *)old_base);
-        if (!to_device && in_range(op->u.copy.dst, old_base, bytes))
-            op->u.copy.dst = (char *)(uintptr_t)new_base +
-                             ((char *)op->u.copy.dst - (const char *)old_base);
+        const char *host = to_device ? was->u.copy.src : was->u.copy.dst;
+        if (!in_range(host, old_base, bytes))
+            continue;
+        char *moved = (char *)(uintptr_t)new_base + (host - (const char *)old_base);
+        if (to_device)
+            graph->ops[k].u.copy.src = moved;
+        else
+            graph->ops[k].u.copy.dst = moved;
+        matched++;
     }
+    if (matched > 0)
+        return SP_OK;
+    sp_backend_fail("host graph_rebase: no captured copy has its host side at %p (%zu bytes)",
+                    old_base, bytes);
+    return SP_ERR_INVALID_ARGUMENT;
 }
 
 sp_status sp_host_graph_launch(sp_bgraph *graph, host_queue *queue)
@@ -109,5 +127,6 @@ void sp_host_graph_destroy(sp_bgraph *graph)
     if (!graph)
         return;
     free(graph->ops);
+    free(graph->captured);
     free(graph);
 }
