@@ -270,7 +270,10 @@ typedef struct sp_report {
  * failure the run stops submitting, drains everything in flight and returns; the pipeline
  * can be run again.
  * The host thread keeps at most `depth` chunks queued ahead of the device, also with pinned
- * memory, so that another pipeline's copies never queue behind a whole run. */
+ * memory, so a failure stops the run within `depth` chunks and the device's queues never hold
+ * a whole run. That does not let another pipeline's copies through sooner (the copy engines
+ * serve one busy queue until it is empty): a latency-critical pipeline beside a bulk one
+ * should set copy_by_kernel (bench/PERF.md, latency under load). */
 sp_status sp_pipeline_run(sp_pipeline *pipeline, const void *in, size_t n_records, void *out,
                           sp_report *report);
 
