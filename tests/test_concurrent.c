@@ -78,35 +78,28 @@ TEST(two_pipelines_one_context)
     return TEST_OK;
 }
 
-TEST(two_pipelines_under_delays)
+/* Two rounds of verified_runs on a context with random delays on every queue; graph mode
+ * (scenario_set_graph) while they run when `graph` is set. */
+static int runs_under_delays(int graph, uint64_t salt)
 {
     sp_fault_config cfg = {.delay_us = 10, .random_delay_us = 100};
-    cfg.seed = (unsigned long)harness_seed();
+    cfg.seed = (unsigned long)(harness_seed() + salt);
     sp_context *ctx = NULL;
     if (!CHECK_EQ(sp_context_create_fault(SP_BACKEND_HOST, 0, &cfg, &ctx), SP_OK))
         return TEST_FAIL;
+    scenario_set_graph(graph);
     for (unsigned round = 0; round < 2; round++)
-        run_threads(ctx, verified_runs, round, 2);
-    sp_context_destroy(ctx);
-    return TEST_OK;
-}
-
-/* The same in graph mode: each thread's pipeline replays its own graphs on its own slot
- * queues while the other's do too. */
-TEST(two_graph_pipelines_under_delays)
-{
-    sp_fault_config cfg = {.delay_us = 10, .random_delay_us = 100};
-    cfg.seed = (unsigned long)harness_seed() + 5;
-    sp_context *ctx = NULL;
-    if (!CHECK_EQ(sp_context_create_fault(SP_BACKEND_HOST, 0, &cfg, &ctx), SP_OK))
-        return TEST_FAIL;
-    scenario_set_graph(1);
-    for (unsigned round = 0; round < 2; round++)
-        run_threads(ctx, verified_runs, round, 5);
+        run_threads(ctx, verified_runs, round, salt);
     scenario_set_graph(0);
     sp_context_destroy(ctx);
     return TEST_OK;
 }
+
+TEST(two_pipelines_under_delays) { return runs_under_delays(0, 2); }
+
+/* The same in graph mode: each thread's pipeline replays its own graphs on its own slot
+ * queues while the other's do too. */
+TEST(two_graph_pipelines_under_delays) { return runs_under_delays(1, 5); }
 
 /* ---- a failing neighbour ----------------------------------------------------------------- */
 

@@ -92,9 +92,6 @@ struct sp_pipeline {
     size_t graph_capture_chunk[SP_MAX_DEPTH]; /* the chunk index it was captured with */
     int graph_checked[SP_MAX_DEPTH];          /* compared with stream mode already */
     size_t graph_chunk_records;               /* the chunk size the graphs were made for */
-    size_t graph_group;                       /* chunks per graph, in consecutive slots;
-                                                 slot b % graph_group == 0 holds the group's
-                                                 queue, event and graph */
     int graph_stage_in, graph_stage_out;      /* and their staging */
     int graph_off;                            /* a failure turned graph mode off for good */
     char graph_why[160];                      /* why, for the report's notes */

@@ -271,10 +271,16 @@ sp_status sp_run_host_turn(sp_run *r, size_t i)
             return sp_run_fail(r, st, "chunk %zu: waiting for chunk %zu to leave its slot", i,
                                i - p->depth);
     }
+    sp_run_stage_turn(r, i);
+    return SP_OK;
+}
+
+void sp_run_stage_turn(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
     size_t out_chunk = i >= p->depth ? i - p->depth : SIZE_MAX;
     size_t in_chunk = i < r->plan.chunks ? i : SIZE_MAX;
     stage_copies(r, out_chunk, in_chunk);
-    return SP_OK;
 }
 
 sp_status sp_run_enqueue_chunk(sp_run *r, size_t i)

@@ -72,6 +72,8 @@ sp_status sp_run_timing_collect(sp_run *run);
  * stages i-K's output out and i's input in (pageable memory). i may be past the last chunk,
  * to retire the final K chunks. */
 sp_status sp_run_host_turn(sp_run *run, size_t i);
+/* The staging half of a host turn alone, for a caller that has already waited for the slot. */
+void sp_run_stage_turn(sp_run *run, size_t i);
 /* Stream mode from chunk `first` to the end, then the turns that retire the last K chunks. */
 sp_status sp_run_stream_chunks(sp_run *run, size_t first);
 /* Enqueues chunk i's h2d, stages and d2h in stream mode (after its host turn). */

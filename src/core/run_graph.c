@@ -56,7 +56,7 @@ static size_t group_size(const sp_pipeline *p)
 static size_t group_slot(const sp_pipeline *p, size_t c)
 {
     size_t b = c % p->depth;
-    return b - b % p->graph_group;
+    return b - b % group_size(p);
 }
 
 int sp_run_graph_wanted(sp_run *r)
@@ -94,7 +94,6 @@ int sp_run_graph_wanted(sp_run *r)
     r->timing = 0;
     return 1;
 }
-
 
 sp_bevent *sp_run_graph_release(const sp_run *r, size_t chunk)
 {
@@ -193,7 +192,7 @@ static sp_status capture(sp_run *r, size_t i)
     if (st != SP_OK)
         return graph_fail(r, st, "beginning a capture");
     sp_pipeline_set_capturing(p); /* a stage refusing now is no run failure (pipeline.c) */
-    for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
+    for (size_t k = 0; st == SP_OK && k < group_size(p); k++)
         st = enqueue_whole_chunk(r, i + k, q, NULL);
     sp_pipeline_set_capturing(NULL);
     char inside[160] = "";
@@ -212,7 +211,7 @@ static sp_status capture(sp_run *r, size_t i)
     if (ended != SP_OK)
         return graph_fail(r, ended, "ending the capture");
     p->graph[b] = g;
-    for (size_t k = 0; k < p->graph_group; k++) {
+    for (size_t k = 0; k < group_size(p); k++) {
         p->graph_in_base[b + k] = p->graph_captured_in[b + k] = sp_run_h2d_source(r, i + k);
         p->graph_out_base[b + k] = p->graph_captured_out[b + k] = sp_run_d2h_target(r, i + k);
     }
@@ -249,7 +248,7 @@ static sp_status rebase(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
     sp_status st = SP_OK;
-    for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
+    for (size_t k = 0; st == SP_OK && k < group_size(p); k++)
         st = rebase_chunk(r, p->graph[i % p->depth], i + k);
     return st == SP_OK ? SP_OK : graph_fail(r, st, "updating the graph's copies");
 }
@@ -275,7 +274,7 @@ static sp_status run_directly(sp_run *r, size_t i, sp_bqueue *q, char *want, siz
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
     sp_status st = SP_OK;
-    for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
+    for (size_t k = 0; st == SP_OK && k < group_size(p); k++)
         st = enqueue_whole_chunk(r, i + k, q, want + k * bytes);
     if (st != SP_OK)
         st = sp_run_fail(r, st, "chunk %zu: checking a new graph", i);
@@ -302,7 +301,7 @@ static sp_status replay_and_compare(sp_run *r, size_t i, sp_bqueue *q, const cha
         return sp_run_fail(r, st, "chunk %zu: waiting for a graph's first replay", i);
     if (st == SP_OK && sp_pipeline_has_failed(p))
         return SP_ERR_STAGE_FAILED;
-    for (size_t k = 0; st == SP_OK && k < p->graph_group; k++)
+    for (size_t k = 0; st == SP_OK && k < group_size(p); k++)
         if (memcmp(sp_run_d2h_target(r, i + k), want + k * bytes, bytes) != 0) {
             sp_backend_fail("its replay of chunk %zu differs from the stages run directly "
                             "(does a stage depend on chunk->index or ->first_record?)", i + k);
@@ -321,15 +320,15 @@ static sp_status check(sp_run *r, size_t i)
     sp_pipeline *p = r->p;
     size_t b = i % p->depth;
     size_t bytes = r->plan.chunk_records * p->record_bytes[p->n_stages];
-    char *want = malloc(bytes * p->graph_group);
+    char *want = malloc(bytes * group_size(p));
     if (!want)
         return sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "checking a graph: no %zu bytes",
-                           bytes * p->graph_group);
+                           bytes * group_size(p));
     sp_bqueue *q = p->graph_queue[b];
     sp_status st = run_directly(r, i, q, want, bytes);
     if (st == SP_OK)
         st = replay_and_compare(r, i, q, want, bytes);
-    for (size_t k = 0; st == GRAPH_FALLBACK && k < p->graph_group; k++)
+    for (size_t k = 0; st == GRAPH_FALLBACK && k < group_size(p); k++)
         memcpy(sp_run_d2h_target(r, i + k), want + k * bytes, bytes); /* the queue is idle */
     free(want);
     if (st == SP_OK)
@@ -350,7 +349,7 @@ static sp_status graph_group(sp_run *r, size_t i)
     if (st == SP_OK && !p->graph_checked[b] && i != p->graph_capture_chunk[b]) {
         st = check(r, i); /* does the group itself, also when it falls back */
         if (st == SP_OK || st == GRAPH_FALLBACK)
-            r->graph_end = i + p->graph_group;
+            r->graph_end = i + group_size(p);
         return st;
     }
     if (st == SP_OK)
@@ -368,7 +367,6 @@ static void fit_graphs(sp_run *r)
         p->graph_stage_out == r->stage_out)
         return;
     drop_graphs(p);
-    p->graph_group = group_size(p);
     p->graph_chunk_records = r->plan.chunk_records;
     p->graph_stage_in = r->stage_in;
     p->graph_stage_out = r->stage_out;
@@ -378,14 +376,15 @@ sp_status sp_run_graph_chunks(sp_run *r)
 {
     sp_pipeline *p = r->p;
     fit_graphs(r);
-    size_t G = p->graph_group, full = full_chunks(r);
+    size_t G = group_size(p), full = full_chunks(r);
     for (size_t i = 0; i + G <= full; i += G) {
         if (sp_pipeline_has_failed(p))
             return SP_ERR_STAGE_FAILED; /* stop submitting; the caller drains */
         r->graph_end = i; /* chunks i-K.. ran as replays: the host's turns wait for them */
-        sp_status st = SP_OK;
-        for (size_t k = 0; st == SP_OK && k < G; k++)
-            st = sp_run_host_turn(r, i + k);
+        /* the group's chunks leave one replay of chunks i-K.., so one wait frees all slots */
+        sp_status st = sp_run_host_turn(r, i);
+        for (size_t k = 1; st == SP_OK && k < G; k++)
+            sp_run_stage_turn(r, i + k);
         if (st == SP_OK)
             st = graph_group(r, i);
         if (st == GRAPH_FALLBACK)
@@ -394,9 +393,9 @@ sp_status sp_run_graph_chunks(sp_run *r)
             return st;
         r->graph_end = i + G;
     }
-    /* Full chunks short of a group, and a short last chunk, go in stream mode. */
-    /* Stream mode needs no extra ordering after the replays: the host's turn for chunk i waits
-     * for the slot-free event of chunk i-K, recorded after its whole replay. */
+    /* Full chunks short of a group, and a short last chunk, go in stream mode. It needs no
+     * extra ordering after the replays: the host's turn for chunk i waits for the group-free
+     * event of chunk i-K, recorded after its whole replay. */
     size_t next = r->graph_end;
     if (r->graph_note[0] == '\0')
         snprintf(r->graph_note, sizeof r->graph_note, "graph mode: %zu of %zu chunks replayed",

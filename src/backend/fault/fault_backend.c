@@ -391,13 +391,12 @@ static sp_status fault_capture_begin(void *impl, sp_bqueue *queue)
 static sp_status fault_capture_end(void *impl, sp_bqueue *queue, sp_bgraph **out)
 {
     fault_backend *fault = impl;
-    sp_status status = SP_OK;
     if (!fault->inner->capture_end)
         return no_graphs("capture_end");
     /* The capture is ended even when this call is made to fail: so is a real failure. */
     sp_bgraph *graph = NULL;
     sp_status inner = fault->inner->capture_end(fault->inner_impl, inner_queue(queue), &graph);
-    status = sp_fault_state_count_call(&fault->state, "capture_end");
+    sp_status status = sp_fault_state_count_call(&fault->state, "capture_end");
     if (status != SP_OK || inner != SP_OK) {
         if (inner == SP_OK)
             fault->inner->graph_destroy(fault->inner_impl, graph);
