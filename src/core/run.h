@@ -87,7 +87,8 @@ const void *sp_run_h2d_source(const sp_run *run, size_t i);
 void *sp_run_d2h_target(const sp_run *run, size_t i);
 
 /* Graph mode (run_graph.c). Whether this run replays graphs (else r->graph_note may say why
- * not); the run itself; and the slot-free event of a chunk that ran as a graph replay. */
+ * not; when it does, the run's per-operation timing is turned off, since replays have none);
+ * the run itself; and the group-free event of a chunk that ran as a graph replay. */
 int sp_run_graph_wanted(sp_run *run);
 sp_status sp_run_graph_chunks(sp_run *run);
 sp_bevent *sp_run_graph_release(const sp_run *run, size_t chunk);
