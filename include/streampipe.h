@@ -126,21 +126,22 @@ typedef struct sp_stage {
 #define SP_MAX_DEPTH 64
 
 /* Graph mode: instead of enqueueing a chunk's copies and stages one call at a time (about 15
- * us of host time per chunk on the H200), capture a group of up to 4 consecutive chunks (in
- * consecutive slots, one after another) once as a CUDA graph and replay it with one launch,
- * pointing its copies at each chunk's memory. The capture calls each stage's function once
- * per slot, and the replays repeat that device work for every later chunk of the slot: so a
- * stage may depend on chunk->in, ->out, ->records and ->stream, but not on ->index or
- * ->first_record (its kernels would see the captured chunk's values). Each new graph is
- * checked once against its stages run directly, on chunks other than the captured ones; a
- * capture that fails, a graph CUDA cannot update, or a check that differs makes the
- * pipeline fall back to stream mode for good, and the report's notes say why. Full chunks
- * short of a group and a short last chunk run in stream mode. A stage's `streams` are not
- * used in graph mode: groups in different slots run side by side on queues of their own, so
- * every stage's work runs for several chunks at once, as with streams > 1 (it must keep no
- * per-chunk state in `user`: a shared scratch buffer would be raced on, and the one-time
- * check cannot be relied on to see it). On HOST, a stage failing in a replay is reported
- * with the chunk the graph was captured with. */
+ * us of host time per chunk on the H200), capture a group of up to 16 consecutive chunks (in
+ * consecutive slots; the group is the largest power of two that divides the depth and leaves
+ * two groups) once as a CUDA graph and replay it with one launch, pointing its copies at each
+ * chunk's memory. Within the graph each chunk is a chain of its own, so the group's chunks
+ * run side by side. The capture calls each stage's function once per slot, and the replays
+ * repeat that device work for every later chunk of the slot: so a stage may depend on
+ * chunk->in, ->out, ->records and ->stream, but not on ->index or ->first_record (its
+ * kernels would see the captured chunk's values). Each new graph is checked once against its
+ * stages run directly, on chunks other than the captured ones; a capture that fails, a graph
+ * CUDA cannot update, or a check that differs makes the pipeline fall back to stream mode for
+ * good, and the report's notes say why. Full chunks short of a group and a short last chunk
+ * run in stream mode. A stage's `streams` are not used in graph mode: chunks run side by side
+ * within a graph and across groups, so every stage's work runs for several chunks at once, as
+ * with streams > 1 (it must keep no per-chunk state in `user`: a shared scratch buffer would
+ * be raced on, and the one-time check cannot be relied on to see it). On HOST, a stage
+ * failing in a replay is reported with the chunk the graph was captured with. */
 typedef enum sp_graph_mode {
     SP_GRAPH_OFF = 0,  /* stream mode: every operation enqueued (the default) */
     SP_GRAPH_ON = 1,   /* graphs whenever a run has a group of full chunks */

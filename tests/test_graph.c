@@ -27,21 +27,27 @@ typedef struct rig {
     sp_pipeline *p;
 } rig;
 
-/* Two position-free mix stages (8 -> 12 -> 8 bytes) on a fault context with no faults. */
-static int rig_open(rig *r, sp_graph_mode mode, size_t chunk, int position_free)
+/* Two mix stages (8 -> 12 -> 8 bytes) on a fault context with `faults` (NULL: none). */
+static int rig_open_with(rig *r, sp_graph_mode mode, size_t chunk, int position_free,
+                         unsigned depth, const sp_fault_config *faults)
 {
     memset(r, 0, sizeof *r);
-    if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &r->ctx), SP_OK,
+    if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, faults, &r->ctx), SP_OK,
                       sp_last_open_error()))
         return 0;
     static const size_t outs[2] = {12, IN_REC};
     mix_chain_init(&r->chain, IN_REC, 2, outs, (uint32_t)harness_seed());
     if (position_free)
         mix_chain_position_free(&r->chain);
-    sp_pipeline_config cfg = mix_chain_config(&r->chain, chunk, DEPTH);
+    sp_pipeline_config cfg = mix_chain_config(&r->chain, chunk, depth);
     cfg.graph = mode;
     return CHECK_STATUS(sp_pipeline_create(r->ctx, &cfg, &r->p), SP_OK,
                         sp_context_last_error(r->ctx));
+}
+
+static int rig_open(rig *r, sp_graph_mode mode, size_t chunk, int position_free)
+{
+    return rig_open_with(r, mode, chunk, position_free, DEPTH, NULL);
 }
 
 static void rig_close(rig *r)
@@ -190,6 +196,41 @@ TEST(stream_chunks_after_groups_wait_for_them)
         }
         rig_close(&r);
     }
+    return TEST_OK;
+}
+
+/* Every group size (depth 2..64: groups of 1..16 chunks), each chunk of a group a branch of
+ * the graph on a queue of its own, with those queues delayed at random so that the branches
+ * finish in every order. Each run has two and a half depths of full chunks (whole groups,
+ * then chunks short of a group in stream mode) and a short tail; the note says how many
+ * were replayed. */
+TEST(groups_of_every_size)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 6);
+    static const unsigned depths[] = {2, 4, 8, 16, 32, 64};
+    static const mem_kind kinds[] = {MEM_PINNED, MEM_PAGEABLE};
+    sp_fault_config shaken = {.random_delay_us = 200, .seed = harness_seed(),
+                              .delay_queue = "graph"};
+    for (size_t d = 0; d < ARRAY_LEN(depths); d++)
+        for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
+            rig r;
+            if (!rig_open_with(&r, SP_GRAPH_ON, CHUNK, 1, depths[d], &shaken))
+                return TEST_FAIL;
+            harness_context("depth %u, memory %s", depths[d], mem_kind_name(kinds[k]));
+            size_t group = depths[d] / 2 < 16 ? (depths[d] > 1 ? depths[d] / 2 : 1) : 16;
+            size_t full = 2 * depths[d] + depths[d] / 2 + 1;
+            char want[64];
+            snprintf(want, sizeof want, "graph mode: %zu of %zu chunks replayed",
+                     full / group * group, full + 1);
+            for (int run = 0; run < 2; run++) { /* the second run replays checked graphs */
+                sp_report rep;
+                if (!checked_run(&r, kinds[k], kinds[k], CHUNK * full + 7, &rep, &rng))
+                    break;
+                CHECK_HAS(rep.notes, want);
+            }
+            rig_close(&r);
+        }
     return TEST_OK;
 }
 
@@ -404,6 +445,7 @@ static const test_case tests[] = {
     TEST_ENTRY(a_stage_that_depends_on_the_chunk_is_caught),
     TEST_ENTRY(stream_chunks_after_groups_wait_for_them),
     TEST_ENTRY(a_window_sliding_by_one_chunk),
+    TEST_ENTRY(groups_of_every_size),
     TEST_ENTRY_T(every_failed_call_fails_or_falls_back, 600),
     TEST_ENTRY(auto_chooses_by_chunk_size),
     TEST_ENTRY(an_unknown_mode_is_refused),

@@ -78,11 +78,13 @@ struct sp_pipeline {
     sp_staging_pool *pool;
     sp_timeline timeline;
 
-    /* graph mode (run_graph.c): per slot, a queue, a "slot free" event and a graph, made on
+    /* graph mode (run_graph.c): per slot, a queue and a fork/join event for capturing its
+     * chunk; per group of slots (at its first slot), a "group free" event and a graph. Made on
      * first use; the graphs fit one chunk size and one choice of staging, and are made again
      * when a run needs another */
     sp_graph_mode graph_mode;
     sp_bqueue *graph_queue[SP_MAX_DEPTH];
+    sp_bevent *graph_join[SP_MAX_DEPTH];
     sp_bevent *graph_done[SP_MAX_DEPTH];
     sp_bgraph *graph[SP_MAX_DEPTH];
     const void *graph_in_base[SP_MAX_DEPTH]; /* host memory each slot's copies point at now */

@@ -1,13 +1,18 @@
-/* Graph mode. The slots are cut into groups of G consecutive slots (G = 4, 2 or 1: see
- * group_size). The group's first slot owns a queue, a "group free" event and a graph holding
- * G chunks' h2d, stages and d2h one after another, captured on that queue from the first G
- * full chunks the group gets. G chunks are then: the host's turn for each, as in stream mode
- * (wait for chunk i-K to leave the slot, stage pageable data); the graph's copies pointed at
- * the chunks' memory when it is the user's pinned memory (staging buffers never move); one
- * launch on the group's queue; one event. That is one launch and two copy updates per chunk
- * instead of 10 to 17 calls.
+/* Graph mode. The slots are cut into groups of G consecutive slots (G = 16, 8, 4, 2 or 1:
+ * see group_size). The group's first slot owns a queue, a "group free" event and a graph
+ * holding G chunks, each chunk's h2d, stages and d2h a chain of its own: the chunks use
+ * different slots, so nothing orders them, and the chains run side by side as the chunks of
+ * stream mode do. The graph is captured from the first G full chunks the group gets: each
+ * chunk on its slot's queue, forked from the group's queue and joined back to it. G chunks
+ * are then: the host's turn for each, as in stream mode (wait for chunk i-K to leave the
+ * slot, stage pageable data); the graph's copies pointed at the chunks' memory when it is
+ * the user's pinned memory (staging buffers never move); one launch on the group's queue;
+ * one event. That is 1/G of a launch and two copy updates per chunk instead of 10 to 17
+ * calls.
  *
  * Safety:
+ * - The chains of one graph share nothing: each has its own slot's device buffers and its
+ *   own chunk's host memory.
  * - A group's graph replays in its queue's order and a launch of a CUDA graph waits for the
  *   previous launch of the same graph, so chunk i+K never overtakes chunk i in a slot; the
  *   host's turn waits for the group-free event, so no buffer the host touches is in use.
@@ -38,12 +43,14 @@ static size_t full_chunks(const sp_run *r)
     return r->plan.n_records / r->plan.chunk_records;
 }
 
-/* Graph mode replays GROUP consecutive chunks (in consecutive slots) with one launch: one
- * launch, one event and one host wait per group instead of per chunk. Within a group the
- * chunks run one after another; groups in different slots run side by side. */
-#define GROUP_MAX 4u
+/* Graph mode replays up to GROUP_MAX consecutive chunks (in consecutive slots) with one
+ * launch: one launch, one event and one host wait per group instead of per chunk. A graph
+ * launch costs the host about 9 us on the H200 (bench/PERF.md), so bigger groups cut its
+ * share per chunk; two groups at least keep the host filling one while the other runs. */
+#define GROUP_MAX 16u
 
-/* Chunks per graph: the largest of 4, 2, 1 that divides the depth and leaves 2 groups. */
+/* Chunks per graph: the largest power of two up to GROUP_MAX that divides the depth and
+ * leaves 2 groups. */
 static size_t group_size(const sp_pipeline *p)
 {
     for (size_t g = GROUP_MAX; g > 1; g /= 2)
@@ -119,8 +126,11 @@ void sp_pipeline_graph_release(sp_pipeline *p)
             ops->queue_destroy(p->ctx->impl, p->graph_queue[b]);
         if (p->graph_done[b])
             ops->event_destroy(p->ctx->impl, p->graph_done[b]);
+        if (p->graph_join[b])
+            ops->event_destroy(p->ctx->impl, p->graph_join[b]);
         p->graph_queue[b] = NULL;
         p->graph_done[b] = NULL;
+        p->graph_join[b] = NULL;
     }
 }
 
@@ -141,19 +151,22 @@ static sp_status graph_fail(sp_run *r, sp_status st, const char *what)
     return GRAPH_FALLBACK;
 }
 
-static sp_status make_slot(sp_run *r, size_t b)
+/* The queues and events of the group of slots from slot b. */
+static sp_status make_group(sp_run *r, size_t b)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
-    if (p->graph_queue[b] && p->graph_done[b])
-        return SP_OK;
-    char name[16];
-    snprintf(name, sizeof name, "graph%zu", b);
     sp_status st = SP_OK;
-    if (!p->graph_queue[b])
-        st = ops->queue_create(p->ctx->impl, name, p->priority, &p->graph_queue[b]);
-    if (st == SP_OK)
+    if (!p->graph_done[b])
         st = ops->event_create(p->ctx->impl, SP_EVENT_SYNC, &p->graph_done[b]);
+    for (size_t k = b; st == SP_OK && k < b + group_size(p); k++) {
+        char name[16];
+        snprintf(name, sizeof name, "graph%zu", k);
+        if (!p->graph_queue[k])
+            st = ops->queue_create(p->ctx->impl, name, p->priority, &p->graph_queue[k]);
+        if (st == SP_OK && !p->graph_join[k])
+            st = ops->event_create(p->ctx->impl, SP_EVENT_SYNC, &p->graph_join[k]);
+    }
     return st == SP_OK ? SP_OK : graph_fail(r, st, "creating a graph queue");
 }
 
@@ -182,6 +195,31 @@ static sp_status enqueue_whole_chunk(sp_run *r, size_t i, sp_bqueue *q, void *ou
                                  n * p->record_bytes[M], q);
 }
 
+/* The group from chunk i, each chunk on its slot's queue: the other queues fork from q (they
+ * wait for an event recorded on q, which brings them into q's capture) and are joined back
+ * (q waits for an event recorded on each). Every queue that forked is joined, also after a
+ * failure, so that the capture can end. */
+static sp_status enqueue_branches(sp_run *r, size_t i, sp_bqueue *q)
+{
+    sp_pipeline *p = r->p;
+    const sp_backend_ops *ops = p->ctx->ops;
+    size_t b = i % p->depth, G = group_size(p), forked = 1;
+    sp_status st = G > 1 ? ops->event_record(p->ctx->impl, p->graph_join[b], q) : SP_OK;
+    for (; st == SP_OK && forked < G; forked++)
+        st = ops->queue_wait(p->ctx->impl, p->graph_queue[b + forked], p->graph_join[b]);
+    for (size_t k = 0; st == SP_OK && k < G; k++)
+        st = enqueue_whole_chunk(r, i + k, p->graph_queue[b + k], NULL);
+    for (size_t k = 1; k < forked; k++) {
+        sp_status joined = ops->event_record(p->ctx->impl, p->graph_join[b + k],
+                                             p->graph_queue[b + k]);
+        if (joined == SP_OK)
+            joined = ops->queue_wait(p->ctx->impl, q, p->graph_join[b + k]);
+        if (st == SP_OK)
+            st = joined;
+    }
+    return st;
+}
+
 static sp_status capture(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
@@ -192,8 +230,7 @@ static sp_status capture(sp_run *r, size_t i)
     if (st != SP_OK)
         return graph_fail(r, st, "beginning a capture");
     sp_pipeline_set_capturing(p); /* a stage refusing now is no run failure (pipeline.c) */
-    for (size_t k = 0; st == SP_OK && k < group_size(p); k++)
-        st = enqueue_whole_chunk(r, i + k, q, NULL);
+    st = enqueue_branches(r, i, q);
     sp_pipeline_set_capturing(NULL);
     char inside[160] = "";
     if (st != SP_OK) /* the reason, before capture_end replaces it */
@@ -343,7 +380,7 @@ static sp_status graph_group(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
     size_t b = i % p->depth;
-    sp_status st = make_slot(r, b);
+    sp_status st = make_group(r, b);
     if (st == SP_OK && !p->graph[b])
         st = capture(r, i);
     if (st == SP_OK && !p->graph_checked[b] && i != p->graph_capture_chunk[b]) {

@@ -126,25 +126,17 @@ static void op_event_destroy(void *impl, sp_bevent *event)
     sp_host_event_destroy(event);
 }
 
-/* Events cannot be part of a HOST graph (host_graph.c): the capture breaks, as on CUDA. */
-static sp_status refuse_if_capturing(sp_bqueue *queue, const char *what)
-{
-    sp_bgraph *graph = sp_host_queue_capture(queue);
-    if (!graph)
-        return SP_OK;
-    sp_host_graph_break(graph, "an event was recorded or waited for during the capture");
-    sp_backend_fail("host %s: not allowed while the queue is capturing a graph", what);
-    return SP_ERR_UNSUPPORTED;
-}
-
+/* During a capture, event records and waits are the capture's forks and joins
+ * (host_graph.c): nothing is pushed. */
 static sp_status op_event_record(void *impl, sp_bevent *event, sp_bqueue *queue)
 {
     (void)impl;
     if (!event || !queue)
         return invalid("event_record: event or queue is NULL");
-    sp_status st = refuse_if_capturing(queue, "event_record");
-    if (st != SP_OK)
-        return st;
+    sp_bgraph *graph = sp_host_queue_capture(queue);
+    if (graph)
+        return sp_host_graph_record(graph, queue, event);
+    sp_host_event_set_recorded_in(event, NULL);
     /* The generation is taken with the slot reserved, so a full FIFO cannot leave behind a
      * generation that no operation will ever complete. */
     host_op *op = sp_host_queue_begin_push(queue);
@@ -162,9 +154,8 @@ static sp_status op_queue_wait(void *impl, sp_bqueue *queue, sp_bevent *event)
     (void)impl;
     if (!event || !queue)
         return invalid("queue_wait: event or queue is NULL");
-    sp_status st = refuse_if_capturing(queue, "queue_wait");
-    if (st != SP_OK)
-        return st;
+    if (sp_host_queue_capture(queue) || sp_host_event_recorded_in(event))
+        return sp_host_graph_wait(queue, event);
     host_op *op = sp_host_queue_begin_push(queue);
     if (!op)
         return SP_ERR_OUT_OF_MEMORY;
@@ -175,11 +166,26 @@ static sp_status op_queue_wait(void *impl, sp_bqueue *queue, sp_bevent *event)
     return SP_OK;
 }
 
+/* An event recorded in a capture under way stands for work that has not been launched, as
+ * on CUDA: asking after it is an error and breaks the capture. */
+static sp_status refuse_captured(sp_bevent *event, const char *what)
+{
+    sp_bgraph *graph = sp_host_event_recorded_in(event);
+    if (!graph)
+        return SP_OK;
+    sp_host_graph_break(graph, "an event recorded in the capture was waited for by the host");
+    sp_backend_fail("host %s: the event was recorded in a capture under way", what);
+    return SP_ERR_UNSUPPORTED;
+}
+
 static sp_status op_event_sync(void *impl, sp_bevent *event)
 {
     (void)impl;
     if (!event)
         return invalid("event_sync: event is NULL");
+    sp_status st = refuse_captured(event, "event_sync");
+    if (st != SP_OK)
+        return st;
     sp_host_event_sync(event);
     return SP_OK;
 }
@@ -189,6 +195,9 @@ static sp_status op_event_query(void *impl, sp_bevent *event, int *complete)
     (void)impl;
     if (!event || !complete)
         return invalid("event_query: event or complete is NULL");
+    sp_status st = refuse_captured(event, "event_query");
+    if (st != SP_OK)
+        return st;
     *complete = sp_host_event_query(event);
     return SP_OK;
 }

@@ -20,6 +20,7 @@ struct sp_bevent {
     unsigned long long recorded;
     unsigned long long completed;
     struct timespec completed_at; /* TIMING events: when `completed` last grew */
+    struct sp_bgraph *recorded_in; /* last recorded during this capture (host_graph.c) */
 };
 
 sp_status sp_host_event_create(host_list *owner, unsigned flags, host_event **out)
@@ -86,6 +87,28 @@ unsigned long long sp_host_event_begin_record(host_event *event)
     unsigned long long generation = ++event->recorded;
     pthread_mutex_unlock(&event->lock);
     return generation;
+}
+
+void sp_host_event_hold(host_event *event)
+{
+    pthread_mutex_lock(&event->lock);
+    event->refs++;
+    pthread_mutex_unlock(&event->lock);
+}
+
+void sp_host_event_set_recorded_in(host_event *event, struct sp_bgraph *graph)
+{
+    pthread_mutex_lock(&event->lock);
+    event->recorded_in = graph;
+    pthread_mutex_unlock(&event->lock);
+}
+
+struct sp_bgraph *sp_host_event_recorded_in(host_event *event)
+{
+    pthread_mutex_lock(&event->lock);
+    struct sp_bgraph *graph = event->recorded_in;
+    pthread_mutex_unlock(&event->lock);
+    return graph;
 }
 
 unsigned long long sp_host_event_capture(host_event *event)

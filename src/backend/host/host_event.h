@@ -25,6 +25,14 @@ void sp_host_event_destroy_all(host_list *owner);
 unsigned long long sp_host_event_begin_record(host_event *event); /* the new generation */
 unsigned long long sp_host_event_capture(host_event *event);      /* generation to wait for */
 void sp_host_event_release(host_event *event);
+/* One more reference, for a graph being captured that names the event (host_graph.c). */
+void sp_host_event_hold(host_event *event);
+
+/* Graph capture (host_graph.c): the capture the event was last recorded in, NULL when its
+ * last record was an ordinary one (or the capture has ended). */
+struct sp_bgraph;
+void sp_host_event_set_recorded_in(host_event *event, struct sp_bgraph *graph);
+struct sp_bgraph *sp_host_event_recorded_in(host_event *event);
 
 /* Run by a queue's worker: generation `generation` has reached its point in the queue. */
 void sp_host_event_complete(host_event *event, unsigned long long generation);

@@ -1,38 +1,155 @@
 /* HOST graphs: a capture records the operations pushed on a queue; a launch pushes copies
  * of them, so a later rebase cannot change a replay already enqueued. This is the
  * executable specification of backend.h's graph entries, so that the core's graph mode
- * runs (and is tested) without a GPU. Event records and waits cannot be replayed (each
- * record takes a new generation when it is enqueued), so capturing one breaks the graph,
- * as it would break a CUDA capture that records an event of another stream's work. */
+ * runs (and is tested) without a GPU.
+ *
+ * Forks and joins follow CUDA's stream capture: a queue that waits on an event recorded in
+ * the capture joins it, and its operations go into the same graph; before the capture ends,
+ * the queue it began on must wait on an event recorded on each joined queue after that
+ * queue's last operation. A launch replays everything on one queue in the order it was
+ * captured, which keeps every dependency the forks and joins expressed. Stricter than CUDA:
+ * only a wait by the origin queue joins a branch back. Waiting on an event recorded outside
+ * the capture breaks the graph, as it would break a CUDA capture. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/host/host_graph.h"
 
+/* A queue in the capture (the origin first) and how many operations it added; `joined` is
+ * that count as of the last event of it the origin waited for. */
+typedef struct branch {
+    host_queue *queue;
+    size_t added, joined;
+    int rejoined;
+} branch;
+
+/* An event recorded during the capture: on which branch, after how many of its operations. */
+typedef struct mark {
+    host_event *event; /* a reference held until the capture ends */
+    size_t branch, added;
+} mark;
+
 struct sp_bgraph {
     host_op *ops;      /* what a launch pushes: host sides as last rebased */
     host_op *captured; /* the same as captured, made at capture_end: what rebases match */
     size_t n, capacity;
+    branch *branches; /* branches[0] is the origin queue */
+    size_t n_branches, branches_capacity;
+    mark *marks;
+    size_t n_marks, marks_capacity;
     char broken[128]; /* why the capture cannot be replayed; "" when it can */
 };
 
+/* Room for one more item of `size` bytes in *items (n used of *capacity); 0 when out of
+ * memory. */
+static int make_room(void **items, size_t n, size_t *capacity, size_t size)
+{
+    if (n < *capacity)
+        return 1;
+    size_t grown = *capacity ? *capacity * 2 : 8;
+    void *more = realloc(*items, grown * size);
+    if (!more)
+        return 0;
+    *items = more;
+    *capacity = grown;
+    return 1;
+}
+
 host_op *sp_host_graph_begin_append(sp_bgraph *graph)
 {
-    if (graph->n == graph->capacity) {
-        size_t capacity = graph->capacity ? graph->capacity * 2 : 8;
-        host_op *ops = realloc(graph->ops, capacity * sizeof *ops);
-        if (!ops) {
-            sp_backend_fail("host graph: out of memory recording operation %zu", graph->n);
-            return NULL;
-        }
-        graph->ops = ops;
-        graph->capacity = capacity;
+    if (!make_room((void **)&graph->ops, graph->n, &graph->capacity, sizeof *graph->ops)) {
+        sp_backend_fail("host graph: out of memory recording operation %zu", graph->n);
+        return NULL;
     }
     return &graph->ops[graph->n];
 }
 
-void sp_host_graph_end_append(sp_bgraph *graph) { graph->n++; }
+/* The index of `queue` among the capture's branches (it is one: its capture is `graph`). */
+static size_t branch_of(const sp_bgraph *graph, const host_queue *queue)
+{
+    size_t b = 0;
+    while (b + 1 < graph->n_branches && graph->branches[b].queue != queue)
+        b++;
+    return b;
+}
+
+void sp_host_graph_end_append(sp_bgraph *graph, host_queue *queue)
+{
+    graph->n++;
+    graph->branches[branch_of(graph, queue)].added++;
+}
+
+static sp_status add_branch(sp_bgraph *graph, host_queue *queue)
+{
+    if (!make_room((void **)&graph->branches, graph->n_branches, &graph->branches_capacity,
+                   sizeof *graph->branches)) {
+        sp_backend_fail("host graph: out of memory for a queue joining the capture");
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    graph->branches[graph->n_branches++] = (branch){queue, 0, 0, 0};
+    return SP_OK;
+}
+
+sp_status sp_host_graph_record(sp_bgraph *graph, host_queue *queue, host_event *event)
+{
+    size_t k = 0;
+    while (k < graph->n_marks && graph->marks[k].event != event)
+        k++;
+    if (k == graph->n_marks) {
+        if (!make_room((void **)&graph->marks, graph->n_marks, &graph->marks_capacity,
+                       sizeof *graph->marks)) {
+            sp_backend_fail("host event_record: out of memory in a capture");
+            return SP_ERR_OUT_OF_MEMORY;
+        }
+        sp_host_event_hold(event);
+        graph->n_marks++;
+    }
+    size_t b = branch_of(graph, queue);
+    graph->marks[k] = (mark){event, b, graph->branches[b].added};
+    sp_host_event_set_recorded_in(event, graph);
+    return SP_OK;
+}
+
+/* The origin waited for `event`, recorded in the capture: its branch is joined up to it. */
+static void join(sp_bgraph *graph, const host_event *event)
+{
+    for (size_t k = 0; k < graph->n_marks; k++) {
+        const mark *m = &graph->marks[k];
+        if (m->event != event)
+            continue;
+        branch *joined = &graph->branches[m->branch];
+        if (!joined->rejoined || m->added > joined->joined)
+            joined->joined = m->added;
+        joined->rejoined = 1;
+    }
+}
+
+sp_status sp_host_graph_wait(host_queue *queue, host_event *event)
+{
+    sp_bgraph *mine = sp_host_queue_capture(queue), *its = sp_host_event_recorded_in(event);
+    if (!its) {
+        sp_host_graph_break(mine, "a queue in the capture waited for an event recorded "
+                                  "outside it");
+        sp_backend_fail("host queue_wait: the event was not recorded in this capture");
+        return SP_ERR_UNSUPPORTED;
+    }
+    if (!mine) { /* a fork: the queue joins the capture */
+        sp_status st = add_branch(its, queue);
+        if (st == SP_OK)
+            sp_host_queue_set_capture(queue, its);
+        return st;
+    }
+    if (mine != its) {
+        sp_host_graph_break(mine, "a queue waited for an event of another capture");
+        sp_host_graph_break(its, "a queue of another capture waited for its event");
+        sp_backend_fail("host queue_wait: the event was recorded in another capture");
+        return SP_ERR_UNSUPPORTED;
+    }
+    if (queue == mine->branches[0].queue)
+        join(mine, event);
+    return SP_OK; /* a launch replays in capture order: the wait is kept by that order */
+}
 
 void sp_host_graph_break(sp_bgraph *graph, const char *why)
 {
@@ -47,12 +164,33 @@ sp_status sp_host_graph_capture_begin(host_queue *queue)
         return SP_ERR_INVALID_ARGUMENT;
     }
     sp_bgraph *graph = calloc(1, sizeof *graph);
-    if (!graph) {
+    if (!graph || add_branch(graph, queue) != SP_OK) {
+        free(graph);
         sp_backend_fail("host capture_begin: out of memory");
         return SP_ERR_OUT_OF_MEMORY;
     }
     sp_host_queue_set_capture(queue, graph);
     return SP_OK;
+}
+
+/* Every queue leaves the capture and every event recorded in it becomes an ordinary event
+ * again (its last ordinary record is what a wait then sees). Notes an unjoined branch. */
+static void close_capture(sp_bgraph *graph)
+{
+    for (size_t b = 0; b < graph->n_branches; b++) {
+        const branch *br = &graph->branches[b];
+        sp_host_queue_set_capture(br->queue, NULL);
+        if (b > 0 && (!br->rejoined || br->joined < br->added))
+            sp_host_graph_break(graph, "a queue that joined the capture was not joined back "
+                                       "to the queue it began on");
+    }
+    for (size_t k = 0; k < graph->n_marks; k++) {
+        host_event *event = graph->marks[k].event;
+        if (sp_host_event_recorded_in(event) == graph)
+            sp_host_event_set_recorded_in(event, NULL);
+        sp_host_event_release(event);
+    }
+    graph->n_marks = 0;
 }
 
 sp_status sp_host_graph_capture_end(host_queue *queue, sp_bgraph **out)
@@ -62,7 +200,12 @@ sp_status sp_host_graph_capture_end(host_queue *queue, sp_bgraph **out)
         sp_backend_fail("host capture_end: the queue is not capturing");
         return SP_ERR_INVALID_ARGUMENT;
     }
-    sp_host_queue_set_capture(queue, NULL);
+    if (graph->branches[0].queue != queue) {
+        sp_backend_fail("host capture_end: the queue joined a capture; end it on the queue "
+                        "it began on");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    close_capture(graph);
     if (graph->broken[0] != '\0') {
         sp_backend_fail("host capture_end: %s", graph->broken);
         sp_host_graph_destroy(graph);
@@ -128,5 +271,7 @@ void sp_host_graph_destroy(sp_bgraph *graph)
         return;
     free(graph->ops);
     free(graph->captured);
+    free(graph->branches);
+    free(graph->marks);
     free(graph);
 }

@@ -203,7 +203,7 @@ host_op *sp_host_queue_begin_push(host_queue *queue)
 void sp_host_queue_end_push(host_queue *queue)
 {
     if (queue->capture) {
-        sp_host_graph_end_append(queue->capture);
+        sp_host_graph_end_append(queue->capture, queue);
         pthread_mutex_unlock(&queue->lock);
         return;
     }

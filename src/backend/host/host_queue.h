@@ -35,6 +35,6 @@ struct sp_bgraph *sp_host_queue_capture(host_queue *queue);
 /* The next free op of a graph being captured (NULL, reason set, if it cannot grow), and
  * counting it in once filled. */
 host_op *sp_host_graph_begin_append(struct sp_bgraph *graph);
-void sp_host_graph_end_append(struct sp_bgraph *graph);
+void sp_host_graph_end_append(struct sp_bgraph *graph, host_queue *queue);
 
 #endif /* SP_HOST_QUEUE_H */

@@ -1,0 +1,220 @@
+/* Unit test of HOST graph capture with forks and joins (host_graph.c), through backend.h:
+ * queues that join a capture by waiting on an event recorded in it, the rule that every
+ * joined queue is joined back before the capture ends, and what is refused meanwhile. The
+ * same table runs again through the fault backend with random delays, as the core sees it
+ * in the tests. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "streampipe_fault.h"
+
+static int failures;
+
+static int check(int ok, const char *expr, int line)
+{
+    if (!ok) {
+        printf("test_host_graph.c:%d: check failed: %s (%s)\n", line, expr, sp_backend_error());
+        failures++;
+    }
+    return ok;
+}
+
+#define CHECK(cond) check((cond) != 0, #cond, __LINE__)
+#define CHECK_STATUS(call, want) check((call) == (want), #call " == " #want, __LINE__)
+#define CHECK_OK(call) CHECK_STATUS(call, SP_OK)
+
+typedef struct backend {
+    const sp_backend_ops *ops;
+    void *impl;
+} backend;
+
+enum { QUEUES = 3, BYTES = 4096 };
+
+/* Three queues (0 the origin) and an event for each. */
+typedef struct rig {
+    backend b;
+    sp_bqueue *q[QUEUES];
+    sp_bevent *e[QUEUES];
+} rig;
+
+static int rig_open(backend b, rig *r)
+{
+    memset(r, 0, sizeof *r);
+    r->b = b;
+    int ok = 1;
+    for (int k = 0; k < QUEUES; k++) {
+        ok &= CHECK_OK(b.ops->queue_create(b.impl, "graph", 0, &r->q[k]));
+        ok &= CHECK_OK(b.ops->event_create(b.impl, SP_EVENT_SYNC, &r->e[k]));
+    }
+    return ok;
+}
+
+static void rig_close(rig *r)
+{
+    for (int k = 0; k < QUEUES; k++) {
+        r->b.ops->event_destroy(r->b.impl, r->e[k]);
+        r->b.ops->queue_destroy(r->b.impl, r->q[k]);
+    }
+}
+
+static sp_status fork_to(rig *r, int k)
+{
+    sp_status st = r->b.ops->event_record(r->b.impl, r->e[0], r->q[0]);
+    return st == SP_OK ? r->b.ops->queue_wait(r->b.impl, r->q[k], r->e[0]) : st;
+}
+
+static sp_status join_from(rig *r, int k)
+{
+    sp_status st = r->b.ops->event_record(r->b.impl, r->e[k], r->q[k]);
+    return st == SP_OK ? r->b.ops->queue_wait(r->b.impl, r->q[0], r->e[k]) : st;
+}
+
+/* A copy on every queue, the branches forked and joined: one launch on the origin does all
+ * three copies, and a rebase moves a branch's copy. After the capture the branches are
+ * ordinary queues again. */
+static void test_fork_join_replays_every_branch(backend b)
+{
+    static unsigned char src[QUEUES][BYTES], moved[BYTES], dev[QUEUES][BYTES];
+    rig r;
+    if (!rig_open(b, &r))
+        return;
+    CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+    for (int k = 1; k < QUEUES; k++)
+        CHECK_OK(fork_to(&r, k));
+    for (int k = 0; k < QUEUES; k++)
+        CHECK_OK(b.ops->copy_h2d(b.impl, dev[k], src[k], BYTES, r.q[k]));
+    for (int k = 1; k < QUEUES; k++)
+        CHECK_OK(join_from(&r, k));
+    sp_bgraph *g = NULL;
+    CHECK_OK(b.ops->capture_end(b.impl, r.q[0], &g));
+    for (int k = 0; k < QUEUES; k++)
+        memset(src[k], 0x30 + k, BYTES);
+    memset(dev, 0, sizeof dev);
+    if (CHECK(g != NULL) && CHECK_OK(b.ops->graph_launch(b.impl, g, r.q[0])) &&
+        CHECK_OK(b.ops->queue_sync(b.impl, r.q[0])))
+        for (int k = 0; k < QUEUES; k++)
+            CHECK(memcmp(dev[k], src[k], BYTES) == 0);
+    memset(moved, 0x77, BYTES);
+    if (g && CHECK_OK(b.ops->graph_rebase(b.impl, g, 1, src[2], moved, BYTES)) &&
+        CHECK_OK(b.ops->graph_launch(b.impl, g, r.q[0])) &&
+        CHECK_OK(b.ops->queue_sync(b.impl, r.q[0]))) {
+        CHECK(memcmp(dev[2], moved, BYTES) == 0);
+        CHECK(memcmp(dev[1], src[1], BYTES) == 0);
+    }
+    /* the branch runs its own work again, and the fork event is an ordinary event */
+    memset(dev[1], 0, BYTES);
+    CHECK_OK(b.ops->copy_h2d(b.impl, dev[1], src[1], BYTES, r.q[1]));
+    CHECK_OK(b.ops->queue_sync(b.impl, r.q[1]));
+    CHECK(memcmp(dev[1], src[1], BYTES) == 0);
+    int complete = 0;
+    CHECK_OK(b.ops->event_query(b.impl, r.e[0], &complete));
+    CHECK(complete);
+    b.ops->graph_destroy(b.impl, g);
+    rig_close(&r);
+}
+
+/* Ends a capture that must fail with `want`, and checks the queues are out of it. */
+static void end_must_fail(rig *r, sp_status want)
+{
+    sp_bgraph *g = (sp_bgraph *)r; /* must be reset, not left as it was */
+    CHECK_STATUS(r->b.ops->capture_end(r->b.impl, r->q[0], &g), want);
+    CHECK(g == NULL);
+    for (int k = 0; k < QUEUES; k++)
+        CHECK_OK(r->b.ops->queue_sync(r->b.impl, r->q[k]));
+}
+
+/* A branch never joined back, and one with work after its join: the capture cannot end. */
+static void test_unjoined_branch_fails(backend b)
+{
+    static unsigned char src[BYTES], dev[BYTES];
+    rig r;
+    if (!rig_open(b, &r))
+        return;
+    CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+    CHECK_OK(fork_to(&r, 1));
+    CHECK_OK(b.ops->copy_h2d(b.impl, dev, src, BYTES, r.q[1]));
+    end_must_fail(&r, SP_ERR_UNSUPPORTED);
+    CHECK(strstr(sp_backend_error(), "not joined back") != NULL);
+
+    CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+    CHECK_OK(fork_to(&r, 1));
+    CHECK_OK(join_from(&r, 1));
+    CHECK_OK(b.ops->copy_h2d(b.impl, dev, src, BYTES, r.q[1]));
+    end_must_fail(&r, SP_ERR_UNSUPPORTED);
+    rig_close(&r);
+}
+
+/* capture_end belongs to the origin; a joined queue asking is refused and changes nothing. */
+static void test_end_on_branch_refused(backend b)
+{
+    rig r;
+    if (!rig_open(b, &r))
+        return;
+    CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+    CHECK_OK(fork_to(&r, 1));
+    sp_bgraph *g = NULL;
+    CHECK_STATUS(b.ops->capture_end(b.impl, r.q[1], &g), SP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(join_from(&r, 1));
+    CHECK_OK(b.ops->capture_end(b.impl, r.q[0], &g));
+    CHECK(g != NULL);
+    b.ops->graph_destroy(b.impl, g);
+    rig_close(&r);
+}
+
+/* Waiting on an event recorded outside the capture, or asking the host about one recorded
+ * in it, breaks the capture. */
+static void test_outside_events_break_the_capture(backend b)
+{
+    rig r;
+    if (!rig_open(b, &r))
+        return;
+    CHECK_OK(b.ops->event_record(b.impl, r.e[2], r.q[2]));
+    CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+    CHECK_STATUS(b.ops->queue_wait(b.impl, r.q[0], r.e[2]), SP_ERR_UNSUPPORTED);
+    end_must_fail(&r, SP_ERR_UNSUPPORTED);
+
+    CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+    CHECK_OK(b.ops->event_record(b.impl, r.e[0], r.q[0]));
+    int complete = 0;
+    CHECK_STATUS(b.ops->event_query(b.impl, r.e[0], &complete), SP_ERR_UNSUPPORTED);
+    CHECK_STATUS(b.ops->event_sync(b.impl, r.e[0]), SP_ERR_UNSUPPORTED);
+    end_must_fail(&r, SP_ERR_UNSUPPORTED);
+    rig_close(&r);
+}
+
+static void run_all(backend b)
+{
+    test_fork_join_replays_every_branch(b);
+    test_unjoined_branch_fails(b);
+    test_end_on_branch_refused(b);
+    test_outside_events_break_the_capture(b);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    backend host = {sp_backend_host_ops(), NULL};
+    if (CHECK_OK(host.ops->open(0, &host.impl))) {
+        run_all(host);
+        host.ops->close(host.impl);
+    }
+    /* the fault backend closes the HOST one it wraps */
+    sp_fault_config jitter = {.random_delay_us = 200, .seed = 7};
+    backend fault = {sp_backend_fault_ops(), NULL};
+    void *inner = NULL;
+    if (CHECK_OK(host.ops->open(0, &inner))) {
+        if (CHECK_OK(sp_fault_open(host.ops, inner, &jitter, &fault.impl))) {
+            run_all(fault);
+            fault.ops->close(fault.impl);
+        } else {
+            host.ops->close(inner);
+        }
+    }
+    if (failures) {
+        printf("test_host_graph: %d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("test_host_graph: all checks passed\n");
+    return 0;
+}
