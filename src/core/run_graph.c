@@ -160,7 +160,7 @@ static sp_status make_group(sp_run *r, size_t b)
     if (!p->graph_done[b])
         st = ops->event_create(p->ctx->impl, SP_EVENT_SYNC, &p->graph_done[b]);
     for (size_t k = b; st == SP_OK && k < b + group_size(p); k++) {
-        char name[16];
+        char name[32]; /* room for any size_t: some compilers check */
         snprintf(name, sizeof name, "graph%zu", k);
         if (!p->graph_queue[k])
             st = ops->queue_create(p->ctx->impl, name, p->priority, &p->graph_queue[k]);
