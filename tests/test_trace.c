@@ -6,6 +6,7 @@
  * operation it enqueues.
  * SP_TRACE_KEEP=<folder> writes the files there and keeps them, to look at.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,39 @@ TEST(serial_run)
     return TEST_OK;
 }
 
+/* CUDA reads its event times as float milliseconds, so a span's ends fall between
+ * nanoseconds, and an operation that waited for the one before it on its queue starts at that
+ * one's end (run_timing.c). Here the backend's times get such fractions, one way on odd
+ * nanoseconds and the other on even ones: rounding each event's start and duration apart
+ * would then end some events a nanosecond after the next one on their track starts. */
+static const sp_backend_ops *g_exact_ops;
+
+static sp_status elapsed_between_ns(void *impl, sp_bevent *from, sp_bevent *to, double *seconds)
+{
+    sp_status st = g_exact_ops->event_elapsed(impl, from, to, seconds);
+    long long ns = llround(*seconds * 1e9);
+    *seconds = ((double)ns + (ns % 2 ? 0.6 : 0.4)) * 1e-9;
+    return st;
+}
+
+TEST(times_between_nanoseconds)
+{
+    fixture fx;
+    fixture_shape shape = {2, 8000, 20, 4, MEM_PAGEABLE, NULL, NULL, NULL}; /* 400 chunks */
+    harness_context("times_between_nanoseconds: 400 chunks");
+    if (fixture_open(&fx, &shape)) {
+        g_exact_ops = fx.ctx->ops;
+        sp_backend_ops fractional = *fx.ctx->ops;
+        fractional.event_elapsed = elapsed_between_ns;
+        fx.ctx->ops = &fractional;
+        if (fixture_run(&fx, &fx.report) == SP_OK)
+            check_files(&fx, "between-ns");
+        fx.ctx->ops = g_exact_ops;
+    }
+    fixture_close(&fx);
+    return TEST_OK;
+}
+
 /* ---- what the writers refuse ------------------------------------------------------------- */
 
 static sp_status trace_to_null_device(sp_pipeline *p)
@@ -447,6 +481,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(many_chunks),
         TEST_ENTRY(stages_on_several_queues),
         TEST_ENTRY(stage_names_that_need_escaping),
+        TEST_ENTRY(times_between_nanoseconds),
         TEST_ENTRY(serial_run),
         TEST_ENTRY(refuses_without_a_good_timed_run),
         TEST_ENTRY(svg_refuses_a_report_of_another_run),

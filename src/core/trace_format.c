@@ -35,11 +35,13 @@ static size_t utf8_length(const unsigned char *s)
     return n;
 }
 
-/* Writes text, handing each ASCII byte to `ascii` and copying valid multi-byte UTF-8 as is. */
-static void put_text(sp_trace_writer *w, const char *text, void (*ascii)(sp_trace_writer *, char))
+/* Writes the first `bytes` of text, handing each ASCII byte to `ascii` and copying valid
+ * multi-byte UTF-8 as is. */
+static void put_text(sp_trace_writer *w, const char *text, size_t bytes,
+                     void (*ascii)(sp_trace_writer *, char))
 {
-    const unsigned char *s = (const unsigned char *)text;
-    while (*s && !w->error) {
+    const unsigned char *s = (const unsigned char *)text, *end = s + bytes;
+    while (s < end && *s && !w->error) {
         size_t n = utf8_length(s);
         if (n == 1)
             ascii(w, (char)*s);
@@ -74,8 +76,22 @@ static void xml_ascii(sp_trace_writer *w, char c)
     }
 }
 
-void sp_trace_put_json_text(sp_trace_writer *w, const char *text) { put_text(w, text, json_ascii); }
-void sp_trace_put_xml_text(sp_trace_writer *w, const char *text) { put_text(w, text, xml_ascii); }
+void sp_trace_put_json_text(sp_trace_writer *w, const char *text)
+{
+    /* Perfetto's JSON reader takes the quote that follows an escaped backslash, as in
+     * {"name":"a\\"}, for an escaped quote, and then fails to load the whole trace. A
+     * backslash that ends the text (and so may end the string) is written \u005c instead,
+     * which every JSON reader, Perfetto included, reads as the same backslash. */
+    size_t n = strlen(text);
+    int last_is_backslash = n > 0 && text[n - 1] == '\\';
+    put_text(w, text, last_is_backslash ? n - 1 : n, json_ascii);
+    if (last_is_backslash)
+        sp_trace_printf(w, "\\u005c");
+}
+void sp_trace_put_xml_text(sp_trace_writer *w, const char *text)
+{
+    put_text(w, text, strlen(text), xml_ascii);
+}
 
 sp_trace_number sp_trace_fixed(double value, int decimals)
 {

@@ -4,6 +4,8 @@
  * engine has a track; a stage on several queues has one per queue ("name q0", "name q1", ...;
  * chunk i on queue i mod streams), since its chunks overlap and one track would stack them.
  * Times are microseconds with nanosecond decimals. */
+#include <math.h>
+
 #include "core/trace_common.h"
 #include "streampipe_trace.h"
 
@@ -52,11 +54,22 @@ static void put_track_names(sp_trace_writer *w, const sp_pipeline *p, const sp_t
             put_track_name(w, t, e, k);
 }
 
+/* seconds as whole nanoseconds */
+static long long to_ns(double seconds) { return llround(seconds * 1e9); }
+
+/* whole nanoseconds as microseconds with three decimals (exact below 2^53 ns) */
+static sp_trace_number ns_as_us(long long ns) { return sp_trace_fixed((double)ns / 1e3, 3); }
+
 static void put_chunk_event(sp_trace_writer *w, const sp_timeline *t, size_t e, size_t c)
 {
     sp_span s = t->spans[e * t->chunks + c];
     if (s.end < s.start)
         return; /* never recorded */
+    /* Both ends are rounded, and the duration is their difference: an operation that started
+     * when the one before it on its queue ended then starts exactly where that one ends.
+     * Rounding the start and the duration apart could end the first a nanosecond later, and
+     * Perfetto drops an event that starts inside the one before it on its track. */
+    long long start_ns = to_ns(s.start), end_ns = to_ns(s.end);
     sp_trace_printf(w, ",\n{\"name\":\"");
     sp_trace_put_json_text(w, t->name[e]);
     unsigned lane = sp_trace_lane_of(t, e, c);
@@ -64,8 +77,7 @@ static void put_chunk_event(sp_trace_writer *w, const sp_timeline *t, size_t e, 
                        "\"ts\":%s,\"dur\":%s,\"args\":{\"chunk\":%zu,\"records\":%zu,"
                        "\"bytes\":%zu",
                     c, engine_category(t->kind[e]), TRACE_PID, track_of(t, e, lane),
-                    sp_trace_fixed(s.start * 1e6, 3).text,
-                    sp_trace_fixed((s.end - s.start) * 1e6, 3).text, c,
+                    ns_as_us(start_ns).text, ns_as_us(end_ns - start_ns).text, c,
                     sp_timeline_chunk_records(t, c), sp_timeline_chunk_bytes(t, e, c));
     if (sp_trace_lanes(t, e) > 1)
         sp_trace_printf(w, ",\"queue\":%u", lane);
