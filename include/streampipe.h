@@ -129,8 +129,10 @@ typedef struct sp_stage {
  * us of host time per chunk on the H200), capture a group of up to 16 consecutive chunks (in
  * consecutive slots; the group is the largest power of two that divides the depth and leaves
  * two groups) once as a CUDA graph and replay it with one launch, pointing its copies at each
- * chunk's memory. Within the graph each chunk is a chain of its own, so the group's chunks
- * run side by side. The capture calls each stage's function once per slot, and the replays
+ * chunk's memory. Within the graph each chunk's stages are a chain of their own, so the
+ * group's chunks run side by side. When the group's chunks lie back to back on the device
+ * as in host memory (a chunk fills its slot: chunk bytes a multiple of 256), the group is
+ * copied in and out with one copy each way; otherwise each chunk has its own. The capture calls each stage's function once per slot, and the replays
  * repeat that device work for every later chunk of the slot: so a stage may depend on
  * chunk->in, ->out, ->records and ->stream, but not on ->index or ->first_record (its
  * kernels would see the captured chunk's values). Each new graph is checked once against its

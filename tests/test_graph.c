@@ -201,31 +201,38 @@ TEST(stream_chunks_after_groups_wait_for_them)
 
 /* Every group size (depth 2..64: groups of 1..16 chunks), each chunk of a group a branch of
  * the graph on a queue of its own, with those queues delayed at random so that the branches
- * finish in every order. Each run has two and a half depths of full chunks (whole groups,
- * then chunks short of a group in stream mode) and a short tail; the note says how many
- * were replayed. */
+ * finish in every order. Chunks of 32 records fill their slots, so a group moves with one
+ * copy each way; chunks of 33 do not, so each chunk has its copies. Each run has two and a
+ * half depths of full chunks (whole groups, then chunks short of a group in stream mode) and
+ * a short tail; the note says how many were replayed and how. */
 TEST(groups_of_every_size)
 {
     test_rng rng;
     rng_init(&rng, harness_seed() + 6);
     static const unsigned depths[] = {2, 4, 8, 16, 32, 64};
     static const mem_kind kinds[] = {MEM_PINNED, MEM_PAGEABLE};
+    static const size_t chunks[] = {CHUNK, CHUNK + 1};
     sp_fault_config shaken = {.random_delay_us = 200, .seed = harness_seed(),
                               .delay_queue = "graph"};
     for (size_t d = 0; d < ARRAY_LEN(depths); d++)
-        for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
+        for (size_t c = 0; c < ARRAY_LEN(chunks) * ARRAY_LEN(kinds); c++) {
             rig r;
-            if (!rig_open_with(&r, SP_GRAPH_ON, CHUNK, 1, depths[d], &shaken))
+            size_t chunk = chunks[c % 2];
+            mem_kind kind = kinds[c / 2];
+            if (!rig_open_with(&r, SP_GRAPH_ON, chunk, 1, depths[d], &shaken))
                 return TEST_FAIL;
-            harness_context("depth %u, memory %s", depths[d], mem_kind_name(kinds[k]));
+            harness_context("depth %u, chunk %zu, memory %s", depths[d], chunk,
+                            mem_kind_name(kind));
             size_t group = depths[d] / 2 < 16 ? (depths[d] > 1 ? depths[d] / 2 : 1) : 16;
             size_t full = 2 * depths[d] + depths[d] / 2 + 1;
-            char want[64];
-            snprintf(want, sizeof want, "graph mode: %zu of %zu chunks replayed",
-                     full / group * group, full + 1);
+            char want[160];
+            snprintf(want, sizeof want, "graph mode: %zu of %zu chunks replayed, in groups of "
+                     "%zu with %s", full / group * group, full + 1, group,
+                     group > 1 && chunk == CHUNK ? "one copy each way per group"
+                                                 : "copies per chunk");
             for (int run = 0; run < 2; run++) { /* the second run replays checked graphs */
                 sp_report rep;
-                if (!checked_run(&r, kinds[k], kinds[k], CHUNK * full + 7, &rep, &rng))
+                if (!checked_run(&r, kind, kind, chunk * full + 7, &rep, &rng))
                     break;
                 CHECK_HAS(rep.notes, want);
             }

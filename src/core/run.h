@@ -23,6 +23,7 @@ typedef struct sp_run {
     double t_submitted;      /* host clock when the last chunk had been enqueued */
     double wait_s;           /* of that, host time spent waiting for slots to come free */
     size_t graph_end;        /* chunks [0, graph_end) ran as graph replays (run_graph.c) */
+    int group_copies;        /* graph mode: one copy per direction for a whole group */
     char graph_note[200];    /* graph mode's line for the report's notes; "" when none */
     sp_status status;        /* the first failure */
 } sp_run;
