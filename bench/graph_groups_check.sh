@@ -34,15 +34,15 @@ json() { python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); r=o["repor
 phase tiny
 for d in 8 16 32 64 16 32; do
     timeout 60 $sp bench --backend cuda --workload tiny --memory pinned --graph on --depth $d \
-        --repeat 9 --json >"$OUT/tiny.json" 2>>"$OUT/bench.log"; json "$OUT/tiny.json" "tiny pinned graph=on"
+        --repeat 9 --json >/tmp/tiny.json 2>>"$OUT/bench.log"; json /tmp/tiny.json "tiny pinned graph=on"
 done
 # 16383 records: a chunk no longer fills its 256-byte-aligned slot, so each chunk has its own copies
 timeout 60 $sp bench --backend cuda --workload tiny --memory pinned --graph on --chunk 16383 \
-    --repeat 9 --json >"$OUT/tiny.json" 2>>"$OUT/bench.log"; json "$OUT/tiny.json" "tiny pinned graph=on chunk 16383"
+    --repeat 9 --json >/tmp/tiny.json 2>>"$OUT/bench.log"; json /tmp/tiny.json "tiny pinned graph=on chunk 16383"
 timeout 60 $sp bench --backend cuda --workload tiny --memory pinned --graph auto --repeat 9 --json \
-    >"$OUT/tiny.json" 2>>"$OUT/bench.log"; json "$OUT/tiny.json" "tiny pinned graph=auto (default depth)"
+    >/tmp/tiny.json 2>>"$OUT/bench.log"; json /tmp/tiny.json "tiny pinned graph=auto (default depth)"
 timeout 60 $sp bench --backend cuda --workload tiny --memory pageable --graph on --repeat 5 --json \
-    >"$OUT/tiny.json" 2>>"$OUT/bench.log"; json "$OUT/tiny.json" "tiny pageable graph=on"
+    >/tmp/tiny.json 2>>"$OUT/bench.log"; json /tmp/tiny.json "tiny pageable graph=on"
 phase trace
 timeout 60 $sp bench --backend cuda --workload seed --memory pinned --repeat 3 --trace "$OUT/seed-trace.json" \
     --svg "$OUT/seed.svg" >"$OUT/seed-trace.txt" 2>>"$OUT/bench.log"; echo "seed trace rc=$?"
@@ -50,6 +50,6 @@ phase headline
 for wm in "seed pinned" "transfer pinned" "seed pinned" "transfer pinned"; do
     set -- $wm
     timeout 40 $sp bench --backend cuda --workload "$1" --memory "$2" --repeat 9 --json \
-        >"$OUT/b.json" 2>>"$OUT/bench.log"; json "$OUT/b.json" "$1/$2"
+        >/tmp/b.json 2>>"$OUT/bench.log"; json /tmp/b.json "$1/$2"
 done
 phase done
