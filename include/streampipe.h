@@ -159,7 +159,8 @@ typedef struct sp_pipeline_config {
                                  for short runs so that there are enough chunks to overlap) */
     unsigned depth;           /* K, slots in the buffer ring (1..SP_MAX_DEPTH); 0 = choose:
                                  stages + 4, at most 8; in graph mode with chunks of at most
-                                 2 MiB in + out, 16 */
+                                 2 MiB in + out, 16 to 64: enough for four groups of 2 MiB
+                                 (64 for chunks of 128 KiB in + out) */
     unsigned staging_threads; /* host threads copying pageable data; 0 = choose from the CPU */
     int priority;             /* stream priority: 0 = default, negative = higher (CUDA) */
     size_t copy_piece_bytes;  /* enqueue each chunk's copies in pieces of at most this many

@@ -19,6 +19,13 @@ TEST(plan_defaults)
     CHECK_EQ(sp_plan_default_depth(0), 4);
     CHECK_EQ(sp_plan_default_depth(1), 5);
     CHECK_EQ(sp_plan_default_depth(16), 8);
+    /* graph mode: four groups of 2 MiB in + out for small chunks */
+    CHECK_EQ(sp_plan_default_graph_depth(1, (size_t)128 << 10), 64);
+    CHECK_EQ(sp_plan_default_graph_depth(1, (size_t)256 << 10), 32);
+    CHECK_EQ(sp_plan_default_graph_depth(1, (size_t)1 << 20), 16);
+    CHECK_EQ(sp_plan_default_graph_depth(1, (size_t)2 << 20), 16);
+    CHECK_EQ(sp_plan_default_graph_depth(1, 64), 64);
+    CHECK_EQ(sp_plan_default_graph_depth(1, ((size_t)2 << 20) + 1), 5);
     return TEST_OK;
 }
 

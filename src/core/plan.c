@@ -34,17 +34,23 @@ unsigned sp_plan_default_depth(size_t n_stages)
     return (unsigned)(slots > 8 ? 8 : slots);
 }
 
-/* Graph mode's chunks are small (AUTO replays chunks of at most 2 MiB in + out) and each
- * slot's replay runs its h2d, stages and d2h one after another, a few microseconds of
- * launch latency apart: more slots in flight hide that latency (bench/PERF.md, tiny). */
+/* Graph mode's chunks are small (AUTO replays chunks of at most 2 MiB in + out). Its groups
+ * (run_graph.c: up to 16 chunks, the depth over two or more) move a group's data with one
+ * copy each way, and the host prepares one group while others run: enough slots for four
+ * groups of at least GRAPH_GROUP_BYTES keep the copy engines busy (bench/PERF.md, tiny: 64
+ * KiB chunks at depth 16, 32 and 64 ran at 42, 53 and 65 GB/s). */
 #define GRAPH_SMALL_CHUNK_BYTES ((size_t)2 << 20)
 #define GRAPH_SMALL_CHUNK_DEPTH 16u
+#define GRAPH_GROUP_BYTES ((size_t)2 << 20)
 
 unsigned sp_plan_default_graph_depth(size_t n_stages, size_t chunk_bytes)
 {
     unsigned depth = sp_plan_default_depth(n_stages);
-    if (chunk_bytes <= GRAPH_SMALL_CHUNK_BYTES && depth < GRAPH_SMALL_CHUNK_DEPTH)
-        depth = GRAPH_SMALL_CHUNK_DEPTH;
+    if (chunk_bytes > GRAPH_SMALL_CHUNK_BYTES)
+        return depth;
+    depth = depth < GRAPH_SMALL_CHUNK_DEPTH ? GRAPH_SMALL_CHUNK_DEPTH : depth;
+    while (depth < SP_MAX_DEPTH && depth / 4 * chunk_bytes < GRAPH_GROUP_BYTES)
+        depth *= 2;
     return depth;
 }
 

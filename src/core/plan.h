@@ -26,9 +26,9 @@ size_t sp_plan_default_chunk(size_t widest_record_bytes);
 /* Slots when the config says 0: one per engine a chunk passes through plus one, so that
  * every engine can hold a chunk while the host stages the next; at most 8. */
 unsigned sp_plan_default_depth(size_t n_stages);
-/* The same for graph mode with chunks of chunk_bytes (in + out): a slot's replay is one
- * chain whose latency, not its engines' rates, sets how many slots keep the GPU busy when
- * chunks are small. */
+/* The same for graph mode with chunks of chunk_bytes (in + out): for chunks of at most 2
+ * MiB, 16 slots or more, up to SP_MAX_DEPTH, so that four groups of replayed chunks move 2
+ * MiB each; larger chunks get the stream-mode depth. */
 unsigned sp_plan_default_graph_depth(size_t n_stages, size_t chunk_bytes);
 /* Cuts a run: `capacity` is the pipeline's chunk size; when `chosen` (the user left it 0) a
  * short run gets smaller chunks so that at least 2*depth chunks can overlap, never below
