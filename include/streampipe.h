@@ -204,6 +204,14 @@ unsigned sp_pipeline_depth(const sp_pipeline *pipeline);
 double sp_pipeline_last_submit_s(const sp_pipeline *pipeline);
 /* Of that, the time the host waited for slots to come free (sp_report.wait_s). */
 double sp_pipeline_last_wait_s(const sp_pipeline *pipeline);
+/* Host seconds from the last run's first enqueue until every queue had drained: the same
+ * clock readings as sp_report.makespan_s, taken the same way whether or not a report was
+ * asked for, so the figure excludes what a run with a report does after the drain (reading
+ * its timing events, computing the figures). Set by sp_pipeline_run (stream or graph mode)
+ * and sp_pipeline_run_serial, also when the run failed once started (then up to its drain).
+ * These three getters read 0 before the first run and after a run that did not start: no
+ * records, bad arguments, a lost context, no memory for the timeline. */
+double sp_pipeline_last_makespan_s(const sp_pipeline *pipeline);
 
 /* ---- the report of one run ---------------------------------------------------------------- */
 
@@ -236,7 +244,9 @@ typedef struct sp_report {
     unsigned staging_threads;
     int staged_in;         /* 1 when input was pageable and went through pinned staging */
     int staged_out;        /* 1 when output was pageable and went through pinned staging */
-    double makespan_s;     /* first enqueue to last completion, host clock */
+    double makespan_s;     /* first enqueue to last completion, host clock; the same as
+                              sp_pipeline_last_makespan_s (reading the timing events after
+                              the run is not in it) */
 
     size_t n_engines;      /* engines[0..n_engines) were active in this run */
     sp_engine_report engines[SP_MAX_ENGINES];

@@ -13,7 +13,9 @@
  * inference broken in a scratch copy: no inference, inference everywhere, the previous
  * operation, the RAW or the WAR left out, the neighbouring queue's chunk taken as the
  * previous operation.
- * Also the backend entry it rests on, event_query, on HOST and through the fault backend.
+ * Also the backend entry it rests on, event_query, on HOST and through the fault backend;
+ * and the makespan the pipeline keeps of its last run (sp_pipeline_last_makespan_s) in
+ * every run kind, with a report and without.
  * White-box: the spans and the "start inferred" flags are read from the pipeline.
  */
 #include <stdint.h>
@@ -21,6 +23,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/clock.h"
 #include "core/pipeline.h"
 #include "core/run.h"
 #include "harness.h"
@@ -274,6 +277,79 @@ TEST(idle_queue_gets_a_start_event)
     return TEST_OK;
 }
 
+/* ---- the makespan the library keeps --------------------------------------------------- */
+
+typedef sp_status (*run_fn)(sp_pipeline *, const void *, size_t, void *, sp_report *);
+
+/* One checked run of the rig's data through `p`; returns the pipeline's last makespan and
+ * the caller's wall time around the call in *wall. */
+static double makespan_of(rig *r, sp_pipeline *p, run_fn run, sp_report *report, double *wall)
+{
+    for (size_t k = 0; k < r->in.bytes; k++)
+        r->in.data[k] = (unsigned char)(k * 5 + 1);
+    buf_poison(&r->out, 0x5A);
+    double t = sp_now();
+    sp_status st = run(p, r->in.data, r->chunks * CHUNK, r->out.data, report);
+    *wall = sp_now() - t;
+    if (CHECK_STATUS(st, SP_OK, sp_pipeline_last_error(p)))
+        compare_records(r->in.data, r->out.data, r->chunks * CHUNK, 4, "output");
+    return sp_pipeline_last_makespan_s(p);
+}
+
+/* Every queue delayed, so that each run kind lasts at least the delays of one of its
+ * queues. For stream, serial and graph runs, with a report and without, the pipeline's last
+ * makespan must lie between those delays and the wall time around the call, and with a
+ * report equal the report's: taken after the drain, before the events are read (were it
+ * taken after, it would differ from the report's). A run that does not start reads 0. */
+TEST(last_makespan_of_every_run_kind)
+{
+    rig r;
+    sp_pipeline *graph = NULL;
+    int ok = rig_open(&r, 1, 1, 4, 8, MEM_PINNED, MEM_PAGEABLE, ""); /* "": every queue */
+    sp_pipeline_config cfg = {.in_record_bytes = 4, .stages = r.stages, .n_stages = 1,
+                              .chunk_records = CHUNK, .depth = 4, .graph = SP_GRAPH_ON};
+    if (!ok || !CHECK_EQ(sp_pipeline_create(r.ctx, &cfg, &graph), SP_OK)) {
+        rig_close(&r);
+        return TEST_FAIL;
+    }
+    double chunks = (double)r.chunks;
+    const struct {
+        const char *name;
+        sp_pipeline *p;
+        run_fn run;
+        double at_least; /* its delays one after another: h2d's; h2d, stage, d2h's; one */
+    } kinds[] = {{"stream", r.p, sp_pipeline_run, chunks * DELAY_S},
+                 {"serial", r.p, sp_pipeline_run_serial, 3 * chunks * DELAY_S},
+                 {"graph", graph, sp_pipeline_run, DELAY_S}};
+    for (size_t k = 0; k < ARRAY_LEN(kinds); k++)
+        for (int with_report = 0; with_report < 2; with_report++) {
+            harness_context("%s run %s a report", kinds[k].name, with_report ? "with" : "without");
+            sp_report rep;
+            memset(&rep, 0, sizeof rep);
+            double wall;
+            double m = makespan_of(&r, kinds[k].p, kinds[k].run, with_report ? &rep : NULL,
+                                   &wall);
+            CHECK_MSG(m >= kinds[k].at_least - EPS && m <= wall + EPS,
+                      "last makespan %.6f s, outside [%.6f, %.6f] (its delays, the wall time)",
+                      m, kinds[k].at_least, wall);
+            if (with_report)
+                CHECK_MSG(m == rep.makespan_s, "last makespan %.9f s, the report's %.9f s", m,
+                          rep.makespan_s);
+            if (with_report && kinds[k].p == graph)
+                CHECK_MSG(rep.graph == 1, "no graph (notes: %s)", rep.notes);
+        }
+    harness_context("%s", "");
+    CHECK_EQ(sp_pipeline_run(r.p, r.in.data, 0, r.out.data, NULL), SP_OK);
+    CHECK(sp_pipeline_last_makespan_s(r.p) == 0.0 && sp_pipeline_last_submit_s(r.p) == 0.0);
+    double wall;
+    CHECK(makespan_of(&r, r.p, sp_pipeline_run, NULL, &wall) > 0.0);
+    CHECK_EQ(sp_pipeline_run(r.p, NULL, 1, r.out.data, NULL), SP_ERR_INVALID_ARGUMENT);
+    CHECK(sp_pipeline_last_makespan_s(r.p) == 0.0 && sp_pipeline_last_makespan_s(NULL) == 0.0);
+    sp_pipeline_destroy(graph);
+    rig_close(&r);
+    return TEST_OK;
+}
+
 /* The backend entry the inference rests on, on HOST and through the fault backend: an event
  * never recorded is complete, one recorded behind a delay is not until the delay is over. */
 static void query_one_backend(const sp_backend_ops *ops, void *impl)
@@ -320,6 +396,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(busy_queue_starts_are_inferred),
         TEST_ENTRY(stage_on_two_queues),
         TEST_ENTRY(idle_queue_gets_a_start_event),
+        TEST_ENTRY(last_makespan_of_every_run_kind),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

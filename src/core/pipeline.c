@@ -51,6 +51,8 @@ double sp_pipeline_last_submit_s(const sp_pipeline *p) { return p ? p->last_subm
 
 double sp_pipeline_last_wait_s(const sp_pipeline *p) { return p ? p->last_wait_s : 0.0; }
 
+double sp_pipeline_last_makespan_s(const sp_pipeline *p) { return p ? p->last_makespan_s : 0.0; }
+
 /* ---- config checks ------------------------------------------------------------------- */
 
 static sp_status check_stage(sp_context *ctx, const sp_stage *st, size_t i)

@@ -103,8 +103,9 @@ struct sp_pipeline {
     pthread_mutex_t failure_lock;
     sp_status failure_status;
 
-    double last_submit_s; /* sp_pipeline_last_submit_s */
-    double last_wait_s;   /* sp_pipeline_last_wait_s */
+    double last_submit_s;   /* sp_pipeline_last_submit_s */
+    double last_wait_s;     /* sp_pipeline_last_wait_s */
+    double last_makespan_s; /* sp_pipeline_last_makespan_s */
 
     char error[SP_ERROR_TEXT];
 };

@@ -18,7 +18,11 @@
 /* The event that says GPU engine g has finished chunk j, for waits: the done event of its
  * slot, which at the time of the callers' waits holds chunk j's record. Timed runs wait on it
  * too, not on the chunk's end timing event, because CUDA documents waits on events without
- * timing as the cheapest. */
+ * timing as the cheapest. That costs a timed run a second record per operation. Until
+ * 544f68c timed runs waited on their end events instead, one record each; the H200 showed no
+ * clear difference at 8 MiB chunks (bench/PERF.md, second session, calls 3 and 4: +3.7 to
+ * +4.4% then, +2.0 and +4.1% after, both on wall time), so going back waits for a
+ * measurement. */
 static sp_bevent *finished(const sp_run *r, size_t g, size_t j)
 {
     return r->p->events[g].done[j % r->p->depth];
@@ -342,6 +346,9 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
     sp_pipeline *p = r->p;
     sp_status drained = sp_run_drain(r);
     double t_end = sp_now();
+    /* the makespan is taken here, before a timed run reads its events, for every run mode
+     * (serial and graph runs end here too): with or without a report it is the same span */
+    p->last_makespan_s = t_end - r->t0;
     p->last_submit_s = r->t_submitted > 0.0 ? r->t_submitted - r->t0 : 0.0;
     p->last_wait_s = r->wait_s;
     if (sp_pipeline_has_failed(p))

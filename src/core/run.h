@@ -39,7 +39,8 @@ sp_status sp_run_fail(sp_run *run, sp_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* Drains every queue and settles the run's status: a recorded failure wins over `st`. */
+/* Drains every queue and settles the run's status: a recorded failure wins over `st`. Sets
+ * the pipeline's last makespan, submit and wait times; every run that started ends here. */
 sp_status sp_run_finish(sp_run *run, sp_status st, sp_report *report);
 /* Syncs every queue, so nothing of this run is in flight when it returns. */
 sp_status sp_run_drain(sp_run *run);

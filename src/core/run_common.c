@@ -61,6 +61,9 @@ sp_status sp_run_prepare(sp_run *run, sp_pipeline *p, const void *in, size_t n, 
     run->in = in;
     run->out = out;
     run->timing = timing;
+    /* a run that does not start leaves no figures of an earlier one behind; sp_run_finish
+     * sets them for every run that started, whatever its mode */
+    p->last_submit_s = p->last_wait_s = p->last_makespan_s = 0.0;
     if (atomic_load(&p->ctx->lost)) /* not via the context's text: another thread may write it */
         return sp_pipeline_fail(p, SP_ERR_DEVICE_LOST,
                                 "the device context was lost earlier; destroy and recreate it");

@@ -1,10 +1,12 @@
 /* Per-chunk timing of GPU operations, all read once the run has drained. Reading them during
  * the run would make the host wait for each chunk and stall the enqueueing it exists to keep
- * ahead.
+ * ahead. The run's makespan is taken before they are read (run.c, sp_run_finish), so it is
+ * measured alike with and without timing; the reading is the caller's time, not the run's.
  *
- * Every operation records an end event (which also serves as its dependency event, run.c),
- * but a start event only where its queue was idle when it was enqueued: a busy queue starts
- * it when the last of its dependencies ends, and those ends are read here anyway. On an H200
+ * Every operation records an end event (beside its slot's ordering event, which the waits
+ * use: run.c, finished), but a start event only where its queue was idle when it was
+ * enqueued: a busy queue starts it when the last of its dependencies ends, and those ends
+ * are read here anyway. On an H200
  * each event record costs the engine about 1.4 us, so a start event per operation cost 3-8%
  * of the makespan at 8 MiB chunks and nearly doubled it at 64 KiB. */
 #include <stdlib.h>

@@ -133,11 +133,15 @@ typedef struct bench_check {
     double max_rel_error;   /* |got - want| / max(1, |want|) */
 } bench_check;
 
-/* One kind of run, repeated. */
+/* One kind of run, repeated. `seconds` is the caller's wall time around each run, what the
+ * rates are computed from; `makespan` is the library's own (sp_pipeline_last_makespan_s),
+ * which leaves out what a run does before its first enqueue and, with a report, after its
+ * drain. */
 typedef struct bench_series {
     const char *name;
     size_t runs;
     double seconds[BENCH_MAX_REPEAT];
+    double makespan[BENCH_MAX_REPEAT];
     sp_report reports[BENCH_MAX_REPEAT];
 } bench_series;
 
@@ -345,6 +349,14 @@ double bench_submit_us_per_chunk(const bench_series *series);
 double bench_wait_us_per_chunk(const bench_series *series);
 /* Input + output bytes over the series' median time. */
 double bench_series_gbps(const bench_plan *plan, const bench_series *series);
+/* What the per-chunk timeline costs the run itself: the median makespan with a report over
+ * the median without, less 1. */
+double bench_timeline_cost(const bench_results *results);
+/* What reading the timeline costs after the run has drained: the median, over the runs with
+ * a report, of wall time less makespan (seconds). It also holds the call's work before the
+ * first enqueue (argument checks, pinned detection, the timeline's reset), which is small
+ * and which a run without a report does too, but for the reset. */
+double bench_timeline_read_s(const bench_results *results);
 
 /* bench_names.c */
 const char *bench_memory_name(bench_memory memory);

@@ -73,3 +73,20 @@ double bench_wait_us_per_chunk(const bench_series *series)
     const sp_report *report = bench_median_report(series);
     return report->chunks > 0 ? 1e6 * report->wait_s / (double)report->chunks : 0.0;
 }
+
+double bench_timeline_cost(const bench_results *r)
+{
+    double traced = bench_median(r->traced.makespan, r->traced.runs);
+    double bare = bench_median(r->pipelined.makespan, r->pipelined.runs);
+    return bare > 0.0 ? traced / bare - 1.0 : 0.0;
+}
+
+/* Per run, then the median: the wall and makespan medians may come from different runs. */
+double bench_timeline_read_s(const bench_results *r)
+{
+    double after[BENCH_MAX_REPEAT];
+    size_t n = r->traced.runs <= BENCH_MAX_REPEAT ? r->traced.runs : BENCH_MAX_REPEAT;
+    for (size_t i = 0; i < n; i++)
+        after[i] = r->traced.seconds[i] - r->traced.makespan[i];
+    return bench_median(after, n);
+}
