@@ -4,7 +4,8 @@
 # mode against stream mode by depth (depth 8/16/32/64: groups of 4/8/16/16 chunks), and the
 # headline runs for the timeline's cost. Every benchmark verifies every element. Logs go to
 # $OUT (at most 8 files come back).
-# Usage: OUT=dir bench/graph_groups_check.sh [tests|bench]   (default: both)
+# Usage: OUT=dir bench/graph_groups_check.sh [tests|bench|timeline]   (default: tests and bench;
+# timeline: only the timeline's cost on the headline workloads and tiny at the default depth)
 set -u
 : "${OUT:?set OUT}"
 cd "$(dirname "$0")/.." || exit 2
@@ -30,7 +31,19 @@ if [[ $what != bench ]]; then
     done
 fi
 [[ $what == tests ]] && exit 0
-json() { python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); r=o["report"]; p=o["pipelined"]; s=o.get("stream"); print(sys.argv[2], "depth %d pipelined %.4f s %.1f GB/s submit %.2f us/chunk (waiting %.2f)%s timeline %+.2f%% notes: %s" % (r["depth"], p["median_s"], p["gbps"], p["submit_us_per_chunk"], p.get("wait_us_per_chunk", 0.0), (" | stream %.4f s %.1f GB/s submit %.2f us/chunk graph_speedup %.2fx" % (s["median_s"], s["gbps"], s["submit_us_per_chunk"], o["graph_speedup"])) if s else "", 100*o["timeline_cost"], r["notes"]))' "$1" "$2" || echo "$2 FAILED"; }
+json() { python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); r=o["report"]; p=o["pipelined"]; s=o.get("stream"); print(sys.argv[2], "depth %d pipelined %.4f s %.1f GB/s submit %.2f us/chunk (waiting %.2f)%s timeline %+.2f%% (read after %.3f ms) notes: %s" % (r["depth"], p["median_s"], p["gbps"], p["submit_us_per_chunk"], p.get("wait_us_per_chunk", 0.0), (" | stream %.4f s %.1f GB/s submit %.2f us/chunk graph_speedup %.2fx" % (s["median_s"], s["gbps"], s["submit_us_per_chunk"], o["graph_speedup"])) if s else "", 100*o["timeline_cost"], 1e3*o.get("timeline_read_s", 0.0), r["notes"]))' "$1" "$2" || echo "$2 FAILED"; }
+if [[ $what == timeline ]]; then
+    phase timeline
+    for wm in "seed pinned" "transfer pinned" "compute pinned" "seed pinned" "transfer pinned" "compute pinned"; do
+        set -- $wm
+        timeout 60 $sp bench --backend cuda --workload "$1" --memory "$2" --repeat 15 --json \
+            >/tmp/b.json 2>>"$OUT/bench.log"; json /tmp/b.json "$1/$2"
+    done
+    timeout 60 $sp bench --backend cuda --workload tiny --memory pinned --graph auto --repeat 9 \
+        --json >/tmp/tiny.json 2>>"$OUT/bench.log"; json /tmp/tiny.json "tiny pinned graph=auto (default depth)"
+    phase done
+    exit 0
+fi
 phase tiny
 for d in 8 16 32 64 16 32; do
     timeout 60 $sp bench --backend cuda --workload tiny --memory pinned --graph on --depth $d \
