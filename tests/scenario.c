@@ -102,6 +102,16 @@ static void check_engine(const sp_report *rep, const char *name, sp_engine_kind 
     CHECK(e->busy_s >= 0.0 && e->max_chunk_s >= 0.0 && e->max_chunk_s <= e->busy_s * 1.0001);
 }
 
+/* Chunks per graph at this depth (run_graph.c): the largest power of two up to 16 that
+ * divides it and leaves two groups. */
+static size_t graph_group(size_t depth)
+{
+    size_t g = 16;
+    while (g > 1 && (depth % g != 0 || depth / g < 2))
+        g /= 2;
+    return g;
+}
+
 static void check_depth(const sp_report *rep, const scenario *sc)
 {
     if (sc->depth == 0)
@@ -176,8 +186,9 @@ static void check_report(const sp_report *rep, const scenario *sc, const mix_cha
         CHECK_EQ(rep->n_engines, 0);
         return;
     } else if (g_graph && !serial) {
-        /* a graph holds up to 4 chunks: 4 full chunks always make a replay, fewer may not */
-        CHECK_MSG(sc->n < 4 * chunk && strstr(rep->notes, "graph mode") != NULL,
+        /* a graph holds a group of chunks: a group's worth of full chunks always makes a
+         * replay, fewer may not */
+        CHECK_MSG(sc->n < graph_group(rep->depth) * chunk && strstr(rep->notes, "graph mode") != NULL,
                   "no graph for %zu records in chunks of %zu (notes: %.256s)", sc->n, chunk,
                   rep->notes);
     }

@@ -36,9 +36,10 @@ unsigned sp_plan_default_depth(size_t n_stages)
 
 /* Graph mode's chunks are small (AUTO replays chunks of at most 2 MiB in + out). Its groups
  * (run_graph.c: up to 16 chunks, the depth over two or more) move a group's data with one
- * copy each way, and the host prepares one group while others run: enough slots for four
- * groups of at least GRAPH_GROUP_BYTES keep the copy engines busy (bench/PERF.md, tiny: 64
- * KiB chunks at depth 16, 32 and 64 ran at 42, 53 and 65 GB/s). */
+ * copy each way, and the host prepares one group while others run. The depth grows until a
+ * quarter of it (a group of up to 16 chunks, so four groups, or two of 16 for chunks of 256
+ * KiB to 1 MiB) moves at least GRAPH_GROUP_BYTES (bench/PERF.md, tiny: 64 KiB chunks at depth
+ * 16, 32 and 64 ran at 42, 53 and 65 GB/s). */
 #define GRAPH_SMALL_CHUNK_BYTES ((size_t)2 << 20)
 #define GRAPH_SMALL_CHUNK_DEPTH 16u
 #define GRAPH_GROUP_BYTES ((size_t)2 << 20)

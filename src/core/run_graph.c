@@ -247,11 +247,16 @@ static sp_status enqueue_branches(sp_run *r, size_t i, sp_bqueue *q)
     sp_status st = r->group_copies ? enqueue_group_copy(r, i, q, 1) : SP_OK;
     if (st == SP_OK && G > 1)
         st = ops->event_record(p->ctx->impl, p->graph_join[b], q);
-    for (; st == SP_OK && forked < G; forked++)
+    while (st == SP_OK && forked < G) { /* a queue whose wait failed is not in the capture */
         st = ops->queue_wait(p->ctx->impl, p->graph_queue[b + forked], p->graph_join[b]);
+        forked += st == SP_OK;
+    }
     for (size_t k = 0; st == SP_OK && k < G; k++)
         st = r->group_copies ? enqueue_stages(r, i + k, p->graph_queue[b + k])
                              : enqueue_whole_chunk(r, i + k, p->graph_queue[b + k], NULL);
+    char why[160] = ""; /* the first failure's reason: the joins below may fail too */
+    if (st != SP_OK)
+        snprintf(why, sizeof why, "%s", sp_backend_error());
     for (size_t k = 1; k < forked; k++) {
         sp_status joined = ops->event_record(p->ctx->impl, p->graph_join[b + k],
                                              p->graph_queue[b + k]);
@@ -260,6 +265,8 @@ static sp_status enqueue_branches(sp_run *r, size_t i, sp_bqueue *q)
         if (st == SP_OK)
             st = joined;
     }
+    if (why[0] != '\0')
+        sp_backend_fail("%s", why);
     return st == SP_OK && r->group_copies ? enqueue_group_copy(r, i, q, 0) : st;
 }
 
