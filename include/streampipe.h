@@ -131,11 +131,12 @@ typedef struct sp_stage {
  * two groups) once as a CUDA graph and replay it with one launch, pointing its copies at each
  * chunk's memory. Within the graph each chunk's stages are a chain of their own, so the
  * group's chunks run side by side. When the group's chunks lie back to back on the device
- * as in host memory (a chunk fills its slot: chunk bytes a multiple of 256), the group is
- * copied in and out with one copy each way; otherwise each chunk has its own. The capture calls each stage's function once per slot, and the replays
- * repeat that device work for every later chunk of the slot: so a stage may depend on
- * chunk->in, ->out, ->records and ->stream, but not on ->index or ->first_record (its
- * kernels would see the captured chunk's values). Each new graph is checked once against its
+ * as in host memory (each chunk fills its slot: the run's chunks are the pipeline's chunk
+ * size, in and out a multiple of 256 bytes), the group is copied in and out with one copy
+ * each way; otherwise each chunk has its own. The capture calls each stage's function once
+ * per slot, and the replays repeat that device work for every later chunk of the slot: so a
+ * stage may depend on chunk->in, ->out, ->records and ->stream, but not on ->index or
+ * ->first_record (its kernels would see the captured chunk's values). Each new graph is checked once against its
  * stages run directly, on chunks other than the captured ones; a capture that fails, a graph
  * CUDA cannot update, or a check that differs makes the pipeline fall back to stream mode for
  * good, and the report's notes say why. Full chunks short of a group and a short last chunk

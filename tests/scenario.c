@@ -188,7 +188,8 @@ static void check_report(const sp_report *rep, const scenario *sc, const mix_cha
     } else if (g_graph && !serial) {
         /* a graph holds a group of chunks: a group's worth of full chunks always makes a
          * replay, fewer may not */
-        CHECK_MSG(sc->n < graph_group(rep->depth) * chunk && strstr(rep->notes, "graph mode") != NULL,
+        CHECK_MSG(sc->n < graph_group(rep->depth) * chunk &&
+                      strstr(rep->notes, "graph mode") != NULL,
                   "no graph for %zu records in chunks of %zu (notes: %.256s)", sc->n, chunk,
                   rep->notes);
     }

@@ -200,8 +200,10 @@ TEST(stream_chunks_after_groups_wait_for_them)
 }
 
 /* Every group size (depth 2..64: groups of 1..16 chunks), each chunk of a group a branch of
- * the graph on a queue of its own, with those queues delayed at random so that the branches
- * finish in every order. Chunks of 32 records fill their slots, so a group moves with one
+ * the graph on a queue of its own, with those queues delayed at random (on CUDA the branches
+ * then finish in any order; HOST launches alternate between running the branches and the
+ * group's copies as early as the graph's edges allow, so a missing fork or join shows on
+ * HOST too). Chunks of 32 records fill their slots, so a group moves with one
  * copy each way; chunks of 33 do not, so each chunk has its copies. Each run has two and a
  * half depths of full chunks (whole groups, then chunks short of a group in stream mode) and
  * a short tail; the note says how many were replayed and how. */

@@ -72,7 +72,8 @@ static sp_status join_from(rig *r, int k)
 
 /* A copy on every queue, the branches forked and joined: one launch on the origin does all
  * three copies, and a rebase moves a branch's copy. After the capture the branches are
- * ordinary queues again. */
+ * ordinary queues again, and the fork event an ordinary event (HOST's rule; the core never
+ * uses an event recorded in a capture outside it). */
 static void test_fork_join_replays_every_branch(backend b)
 {
     static unsigned char src[QUEUES][BYTES], moved[BYTES], dev[QUEUES][BYTES];
@@ -145,7 +146,81 @@ static void test_unjoined_branch_fails(backend b)
     rig_close(&r);
 }
 
-/* capture_end belongs to the origin; a joined queue asking is refused and changes nothing. */
+static sp_status copy_cell(const sp_chunk *c, void *user)
+{
+    (void)c;
+    unsigned char **cells = user; /* cells[1] = cells[0] */
+    *cells[1] = *cells[0];
+    return SP_OK;
+}
+
+/* Launches take turns with two orders: branches as early as the edges allow, and the origin
+ * as early as they allow. Here the branch reads a cell the origin writes, but the fork comes
+ * before that write: nothing orders them, and one of two launches must show it. With the
+ * fork after the write, every launch is right. */
+static void test_unstated_dependency_shows(backend b)
+{
+    static unsigned char src = 0x5A, dev, seen;
+    unsigned char *cells[2] = {&dev, &seen};
+    sp_chunk chunk = {0};
+    for (int fork_after_write = 0; fork_after_write < 2; fork_after_write++) {
+        rig r;
+        if (!rig_open(b, &r))
+            return;
+        CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+        if (fork_after_write)
+            CHECK_OK(b.ops->copy_h2d(b.impl, &dev, &src, 1, r.q[0]));
+        CHECK_OK(fork_to(&r, 1));
+        if (!fork_after_write)
+            CHECK_OK(b.ops->copy_h2d(b.impl, &dev, &src, 1, r.q[0]));
+        CHECK_OK(b.ops->launch(b.impl, r.q[1], copy_cell, cells, &chunk));
+        CHECK_OK(join_from(&r, 1));
+        sp_bgraph *g = NULL;
+        CHECK_OK(b.ops->capture_end(b.impl, r.q[0], &g));
+        int wrong = 0;
+        for (int launch = 0; g && launch < 2; launch++) {
+            dev = seen = 0;
+            CHECK_OK(b.ops->graph_launch(b.impl, g, r.q[0]));
+            CHECK_OK(b.ops->queue_sync(b.impl, r.q[0]));
+            wrong += seen != src;
+        }
+        CHECK(fork_after_write ? wrong == 0 : wrong > 0);
+        b.ops->graph_destroy(b.impl, g);
+        rig_close(&r);
+    }
+}
+
+/* A queue destroyed during a capture: a branch breaks it; the origin ends it, and the
+ * queues that joined are ordinary queues again. */
+static void test_queue_destroyed_during_capture(backend b)
+{
+    static unsigned char src[BYTES], dev[BYTES];
+    rig r;
+    if (!rig_open(b, &r))
+        return;
+    CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+    CHECK_OK(fork_to(&r, 1));
+    b.ops->queue_destroy(b.impl, r.q[1]);
+    CHECK_OK(b.ops->queue_create(b.impl, "graph", 0, &r.q[1]));
+    end_must_fail(&r, SP_ERR_UNSUPPORTED);
+    CHECK(strstr(sp_backend_error(), "destroyed") != NULL);
+
+    CHECK_OK(b.ops->capture_begin(b.impl, r.q[0]));
+    CHECK_OK(fork_to(&r, 2));
+    b.ops->queue_destroy(b.impl, r.q[0]);
+    r.q[0] = NULL;
+    memset(src, 0x42, BYTES);
+    CHECK_OK(b.ops->copy_h2d(b.impl, dev, src, BYTES, r.q[2]));
+    CHECK_OK(b.ops->queue_sync(b.impl, r.q[2]));
+    CHECK(memcmp(dev, src, BYTES) == 0);
+    int complete = 0;
+    CHECK_OK(b.ops->event_query(b.impl, r.e[0], &complete));
+    CHECK_OK(b.ops->queue_create(b.impl, "graph", 0, &r.q[0]));
+    rig_close(&r);
+}
+
+/* capture_end belongs to the origin; a joined queue asking is refused and changes nothing
+ * (HOST's rule: CUDA refuses it too, with cudaErrorStreamCaptureUnmatched). */
 static void test_end_on_branch_refused(backend b)
 {
     rig r;
@@ -188,6 +263,8 @@ static void run_all(backend b)
     test_fork_join_replays_every_branch(b);
     test_unjoined_branch_fails(b);
     test_end_on_branch_refused(b);
+    test_unstated_dependency_shows(b);
+    test_queue_destroyed_during_capture(b);
     test_outside_events_break_the_capture(b);
 }
 

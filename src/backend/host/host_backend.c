@@ -154,8 +154,9 @@ static sp_status op_queue_wait(void *impl, sp_bqueue *queue, sp_bevent *event)
     (void)impl;
     if (!event || !queue)
         return invalid("queue_wait: event or queue is NULL");
-    if (sp_host_queue_capture(queue) || sp_host_event_recorded_in(event))
-        return sp_host_graph_wait(queue, event);
+    sp_bgraph *mine = sp_host_queue_capture(queue), *its = sp_host_event_recorded_in(event);
+    if (mine || its)
+        return sp_host_graph_wait(queue, event, mine, its);
     host_op *op = sp_host_queue_begin_push(queue);
     if (!op)
         return SP_ERR_OUT_OF_MEMORY;

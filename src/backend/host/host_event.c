@@ -103,6 +103,14 @@ void sp_host_event_set_recorded_in(host_event *event, struct sp_bgraph *graph)
     pthread_mutex_unlock(&event->lock);
 }
 
+void sp_host_event_forget_capture(host_event *event, struct sp_bgraph *graph)
+{
+    pthread_mutex_lock(&event->lock);
+    if (event->recorded_in == graph)
+        event->recorded_in = NULL;
+    pthread_mutex_unlock(&event->lock);
+}
+
 struct sp_bgraph *sp_host_event_recorded_in(host_event *event)
 {
     pthread_mutex_lock(&event->lock);

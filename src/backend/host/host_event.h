@@ -33,6 +33,8 @@ void sp_host_event_hold(host_event *event);
 struct sp_bgraph;
 void sp_host_event_set_recorded_in(host_event *event, struct sp_bgraph *graph);
 struct sp_bgraph *sp_host_event_recorded_in(host_event *event);
+/* The capture `graph` has ended: the event, if last recorded in it, is ordinary again. */
+void sp_host_event_forget_capture(host_event *event, struct sp_bgraph *graph);
 
 /* Run by a queue's worker: generation `generation` has reached its point in the queue. */
 void sp_host_event_complete(host_event *event, unsigned long long generation);

@@ -6,20 +6,26 @@
  * Forks and joins follow CUDA's stream capture: a queue that waits on an event recorded in
  * the capture joins it, and its operations go into the same graph; before the capture ends,
  * the queue it began on must wait on an event recorded on each joined queue after that
- * queue's last operation. A launch replays everything on one queue in the order it was
- * captured, which keeps every dependency the forks and joins expressed. Stricter than CUDA:
- * only a wait by the origin queue joins a branch back. Waiting on an event recorded outside
- * the capture breaks the graph, as it would break a CUDA capture. */
+ * queue's last operation. Each such wait is an edge between branches. A launch runs the
+ * operations one after another on the launch queue, in an order that keeps the edges and
+ * each branch's own order but is otherwise as far from the capture's order as it can be
+ * (host_graph_order.c), so that a dependency nobody stated shows here as on a GPU. Stricter
+ * than CUDA: only a wait by the origin queue joins a branch back. Waiting on an event
+ * recorded outside the capture breaks the graph, as it would break a CUDA capture.
+ *
+ * A capture and the queues in it are driven from one thread, as the core does (and as
+ * CUDA's thread-local capture mode expects): nothing here is locked beyond the queues. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/host/host_graph.h"
+#include "backend/host/host_graph_order.h"
 
 /* A queue in the capture (the origin first) and how many operations it added; `joined` is
  * that count as of the last event of it the origin waited for. */
 typedef struct branch {
-    host_queue *queue;
+    host_queue *queue; /* NULL once destroyed during the capture */
     size_t added, joined;
     int rejoined;
 } branch;
@@ -33,11 +39,16 @@ typedef struct mark {
 struct sp_bgraph {
     host_op *ops;      /* what a launch pushes: host sides as last rebased */
     host_op *captured; /* the same as captured, made at capture_end: what rebases match */
+    size_t *owner;     /* the branch each operation was captured on */
     size_t n, capacity;
     branch *branches; /* branches[0] is the origin queue */
     size_t n_branches, branches_capacity;
     mark *marks;
     size_t n_marks, marks_capacity;
+    host_graph_edge *edges;
+    size_t n_edges, edges_capacity;
+    size_t *orders[2];       /* made at capture_end: [1] origin first, [0] branches first */
+    unsigned long launches;  /* which order the next launch takes */
     char broken[128]; /* why the capture cannot be replayed; "" when it can */
 };
 
@@ -58,10 +69,19 @@ static int make_room(void **items, size_t n, size_t *capacity, size_t size)
 
 host_op *sp_host_graph_begin_append(sp_bgraph *graph)
 {
-    if (!make_room((void **)&graph->ops, graph->n, &graph->capacity, sizeof *graph->ops)) {
+    size_t capacity = graph->capacity;
+    int ok = make_room((void **)&graph->ops, graph->n, &capacity, sizeof *graph->ops);
+    if (ok && capacity != graph->capacity) { /* the owners grow with the operations */
+        size_t *owner = realloc(graph->owner, capacity * sizeof *owner);
+        ok = owner != NULL;
+        if (ok)
+            graph->owner = owner;
+    }
+    if (!ok) {
         sp_backend_fail("host graph: out of memory recording operation %zu", graph->n);
         return NULL;
     }
+    graph->capacity = capacity;
     return &graph->ops[graph->n];
 }
 
@@ -76,8 +96,9 @@ static size_t branch_of(const sp_bgraph *graph, const host_queue *queue)
 
 void sp_host_graph_end_append(sp_bgraph *graph, host_queue *queue)
 {
-    graph->n++;
-    graph->branches[branch_of(graph, queue)].added++;
+    size_t b = branch_of(graph, queue);
+    graph->owner[graph->n++] = b;
+    graph->branches[b].added++;
 }
 
 static sp_status add_branch(sp_bgraph *graph, host_queue *queue)
@@ -125,9 +146,27 @@ static void join(sp_bgraph *graph, const host_event *event)
     }
 }
 
-sp_status sp_host_graph_wait(host_queue *queue, host_event *event)
+/* Branch `waiter` waited, after `at` of its operations, for `event` of this capture. */
+static sp_status add_edge(sp_bgraph *graph, size_t waiter, size_t at, const host_event *event)
 {
-    sp_bgraph *mine = sp_host_queue_capture(queue), *its = sp_host_event_recorded_in(event);
+    size_t k = 0;
+    while (k < graph->n_marks && graph->marks[k].event != event)
+        k++;
+    if (k == graph->n_marks || graph->marks[k].branch == waiter)
+        return SP_OK; /* a branch's own order already keeps it */
+    if (!make_room((void **)&graph->edges, graph->n_edges, &graph->edges_capacity,
+                   sizeof *graph->edges)) {
+        sp_backend_fail("host queue_wait: out of memory in a capture");
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    graph->edges[graph->n_edges++] =
+        (host_graph_edge){waiter, at, graph->marks[k].branch, graph->marks[k].added};
+    return SP_OK;
+}
+
+sp_status sp_host_graph_wait(host_queue *queue, host_event *event, sp_bgraph *mine,
+                             sp_bgraph *its)
+{
     if (!its) {
         sp_host_graph_break(mine, "a queue in the capture waited for an event recorded "
                                   "outside it");
@@ -136,6 +175,8 @@ sp_status sp_host_graph_wait(host_queue *queue, host_event *event)
     }
     if (!mine) { /* a fork: the queue joins the capture */
         sp_status st = add_branch(its, queue);
+        if (st == SP_OK)
+            st = add_edge(its, its->n_branches - 1, 0, event);
         if (st == SP_OK)
             sp_host_queue_set_capture(queue, its);
         return st;
@@ -148,7 +189,8 @@ sp_status sp_host_graph_wait(host_queue *queue, host_event *event)
     }
     if (queue == mine->branches[0].queue)
         join(mine, event);
-    return SP_OK; /* a launch replays in capture order: the wait is kept by that order */
+    size_t b = branch_of(mine, queue);
+    return add_edge(mine, b, mine->branches[b].added, event);
 }
 
 void sp_host_graph_break(sp_bgraph *graph, const char *why)
@@ -179,18 +221,31 @@ static void close_capture(sp_bgraph *graph)
 {
     for (size_t b = 0; b < graph->n_branches; b++) {
         const branch *br = &graph->branches[b];
-        sp_host_queue_set_capture(br->queue, NULL);
+        if (br->queue)
+            sp_host_queue_set_capture(br->queue, NULL);
         if (b > 0 && (!br->rejoined || br->joined < br->added))
             sp_host_graph_break(graph, "a queue that joined the capture was not joined back "
                                        "to the queue it began on");
     }
     for (size_t k = 0; k < graph->n_marks; k++) {
         host_event *event = graph->marks[k].event;
-        if (sp_host_event_recorded_in(event) == graph)
-            sp_host_event_set_recorded_in(event, NULL);
+        sp_host_event_forget_capture(event, graph);
         sp_host_event_release(event);
     }
     graph->n_marks = 0;
+}
+
+/* The two orders launches take turns with (host_graph_order.c). */
+static int make_orders(sp_bgraph *graph)
+{
+    for (int k = 0; k < 2; k++) {
+        graph->orders[k] = malloc((graph->n ? graph->n : 1) * sizeof *graph->orders[k]);
+        if (!graph->orders[k] ||
+            !sp_host_graph_order(graph->owner, graph->n, graph->n_branches, graph->edges,
+                                 graph->n_edges, k, graph->orders[k]))
+            return 0;
+    }
+    return 1;
 }
 
 sp_status sp_host_graph_capture_end(host_queue *queue, sp_bgraph **out)
@@ -219,8 +274,25 @@ sp_status sp_host_graph_capture_end(host_queue *queue, sp_bgraph **out)
     }
     if (graph->n)
         memcpy(graph->captured, graph->ops, graph->n * sizeof *graph->ops);
+    if (!make_orders(graph)) {
+        sp_backend_fail("host capture_end: out of memory, or the waits make a cycle");
+        sp_host_graph_destroy(graph);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
     *out = graph;
     return SP_OK;
+}
+
+void sp_host_graph_queue_gone(sp_bgraph *graph, host_queue *queue)
+{
+    size_t b = branch_of(graph, queue);
+    if (b == 0) { /* the capture can never end: its other queues leave it */
+        close_capture(graph);
+        sp_host_graph_destroy(graph);
+        return;
+    }
+    sp_host_graph_break(graph, "a queue in the capture was destroyed");
+    graph->branches[b].queue = NULL;
 }
 
 static int in_range(const void *p, const void *base, size_t bytes)
@@ -256,8 +328,9 @@ sp_status sp_host_graph_rebase(sp_bgraph *graph, int to_device, const void *old_
 
 sp_status sp_host_graph_launch(sp_bgraph *graph, host_queue *queue)
 {
+    const size_t *order = graph->orders[graph->launches++ % 2];
     for (size_t k = 0; k < graph->n; k++) {
-        sp_status st = sp_host_queue_push(queue, &graph->ops[k]);
+        sp_status st = sp_host_queue_push(queue, &graph->ops[order[k]]);
         if (st != SP_OK)
             return st;
     }
@@ -271,7 +344,11 @@ void sp_host_graph_destroy(sp_bgraph *graph)
         return;
     free(graph->ops);
     free(graph->captured);
+    free(graph->owner);
     free(graph->branches);
     free(graph->marks);
+    free(graph->edges);
+    free(graph->orders[0]);
+    free(graph->orders[1]);
     free(graph);
 }

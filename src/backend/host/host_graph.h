@@ -13,9 +13,11 @@ sp_status sp_host_graph_capture_end(host_queue *queue, sp_bgraph **out);
 void sp_host_graph_break(sp_bgraph *graph, const char *why);
 /* An event recorded on `queue`, which is in `graph`'s capture: a fork or join point. */
 sp_status sp_host_graph_record(sp_bgraph *graph, host_queue *queue, host_event *event);
-/* A wait by `queue` where the queue is capturing or the event was recorded in a capture: a
- * fork (the queue joins), a join (the origin waits for a branch) or an error. */
-sp_status sp_host_graph_wait(host_queue *queue, host_event *event);
+/* A wait by `queue` where the queue is capturing (in `mine`) or the event was recorded in a
+ * capture (`its`), one of them not NULL: a fork (the queue joins), a join (the origin waits
+ * for a branch) or an error. */
+sp_status sp_host_graph_wait(host_queue *queue, host_event *event, sp_bgraph *mine,
+                             sp_bgraph *its);
 sp_status sp_host_graph_rebase(sp_bgraph *graph, int to_device, const void *old_base,
                                const void *new_base, size_t bytes);
 sp_status sp_host_graph_launch(sp_bgraph *graph, host_queue *queue);

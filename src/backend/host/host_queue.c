@@ -106,6 +106,9 @@ void sp_host_queue_destroy(host_queue *queue)
     if (!queue)
         return;
     sp_host_list_remove(queue->owner, &queue->link);
+    struct sp_bgraph *capture = sp_host_queue_capture(queue);
+    if (capture) /* the capture must not keep a pointer to this queue */
+        sp_host_graph_queue_gone(capture, queue);
     pthread_mutex_lock(&queue->lock);
     queue->stopping = 1;
     pthread_cond_signal(&queue->work_ready);

@@ -36,5 +36,8 @@ struct sp_bgraph *sp_host_queue_capture(host_queue *queue);
  * counting it in once filled. */
 host_op *sp_host_graph_begin_append(struct sp_bgraph *graph);
 void sp_host_graph_end_append(struct sp_bgraph *graph, host_queue *queue);
+/* `queue`, in `graph`'s capture, is being destroyed: the capture breaks (or, if the queue
+ * began it, goes with it, and its other queues leave it). */
+void sp_host_graph_queue_gone(struct sp_bgraph *graph, host_queue *queue);
 
 #endif /* SP_HOST_QUEUE_H */
