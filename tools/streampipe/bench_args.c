@@ -95,7 +95,7 @@ static void print_bench_usage(FILE *out)
           "                             (concurrent kernels; default 1)\n"
           "  --piece BYTES              enqueue copies in pieces of at most BYTES (default:\n"
           "                             whole chunks)\n"
-          "  --graph on|off|auto        replay each slot's chunk from a CUDA graph (default\n"
+          "  --graph on|off|auto        replay groups of chunks from CUDA graphs (default\n"
           "                             off); not off: stream mode is timed beside it\n"
           "  --copy-kernel              the pipelined runs copy by a kernel reading and\n"
           "                             writing pinned host memory over PCIe instead of the\n"
