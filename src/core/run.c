@@ -18,11 +18,9 @@
 /* The event that says GPU engine g has finished chunk j, for waits: the done event of its
  * slot, which at the time of the callers' waits holds chunk j's record. Timed runs wait on it
  * too, not on the chunk's end timing event, because CUDA documents waits on events without
- * timing as the cheapest. That costs a timed run a second record per operation. Until
- * 544f68c timed runs waited on their end events instead, one record each; the H200 showed no
- * clear difference at 8 MiB chunks (bench/PERF.md, second session, calls 3 and 4: +3.7 to
- * +4.4% then, +2.0 and +4.1% after, both on wall time), so going back waits for a
- * measurement. */
+ * timing as the cheapest. That costs a timed run a second record per operation, which on
+ * the H200 costs nothing measurable: a record without timing adds 0.02 us to a chain of
+ * kernels, a timing record 2 us (bench/event_cost.cu; bench/PERF.md, third session). */
 static sp_bevent *finished(const sp_run *r, size_t g, size_t j)
 {
     return r->p->events[g].done[j % r->p->depth];

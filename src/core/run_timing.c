@@ -6,9 +6,9 @@
  * Every operation records an end event (beside its slot's ordering event, which the waits
  * use: run.c, finished), but a start event only where its queue was idle when it was
  * enqueued: a busy queue starts it when the last of its dependencies ends, and those ends
- * are read here anyway. On an H200
- * each event record costs the engine about 1.4 us, so a start event per operation cost 3-8%
- * of the makespan at 8 MiB chunks and nearly doubled it at 64 KiB. */
+ * are read here anyway. On an H200 a timing record costs the GPU 2-2.5 us wherever it is
+ * recorded (bench/PERF.md, third session), so the end events alone cost about 3% of the
+ * makespan at 8 MiB chunks, and under 0.1% once operations last milliseconds. */
 #include <stdlib.h>
 
 #include "core/run.h"
