@@ -139,18 +139,35 @@ sp_status sp_run_enqueue_copy(sp_run *r, int to_device, void *dst, const void *s
     return st;
 }
 
+/* Chunk i in the user's input and output, and its slot's staging buffers. */
+static const char *user_in(const sp_run *r, size_t i)
+{
+    return r->in + sp_chunk_first(r, i) * r->p->record_bytes[0];
+}
+
+static char *user_out(const sp_run *r, size_t i)
+{
+    return r->out + sp_chunk_first(r, i) * r->p->record_bytes[r->p->n_stages];
+}
+
+static char *staging_in(const sp_run *r, size_t i)
+{
+    return r->p->pinned_in + (i % r->p->depth) * r->p->pinned_in_stride;
+}
+
+static char *staging_out(const sp_run *r, size_t i)
+{
+    return r->p->pinned_out + (i % r->p->depth) * r->p->pinned_out_stride;
+}
+
 const void *sp_run_h2d_source(const sp_run *r, size_t i)
 {
-    const sp_pipeline *p = r->p;
-    return r->stage_in ? p->pinned_in + (i % p->depth) * p->pinned_in_stride
-                       : r->in + sp_chunk_first(r, i) * p->record_bytes[0];
+    return r->stage_in ? staging_in(r, i) : user_in(r, i);
 }
 
 void *sp_run_d2h_target(const sp_run *r, size_t i)
 {
-    const sp_pipeline *p = r->p;
-    return r->stage_out ? p->pinned_out + (i % p->depth) * p->pinned_out_stride
-                        : r->out + sp_chunk_first(r, i) * p->record_bytes[p->n_stages];
+    return r->stage_out ? staging_out(r, i) : user_out(r, i);
 }
 
 static sp_status enqueue_h2d(sp_run *r, size_t i)
@@ -233,18 +250,12 @@ static void stage_copies(sp_run *r, size_t out_chunk, size_t in_chunk)
     size_t M = p->n_stages;
     sp_copy copies[2];
     size_t n = 0;
-    if (r->stage_out && out_chunk != SIZE_MAX) {
-        size_t b = out_chunk % p->depth;
-        copies[n++] = (sp_copy){r->out + sp_chunk_first(r, out_chunk) * p->record_bytes[M],
-                                p->pinned_out + b * p->pinned_out_stride,
+    if (r->stage_out && out_chunk != SIZE_MAX)
+        copies[n++] = (sp_copy){user_out(r, out_chunk), staging_out(r, out_chunk),
                                 sp_chunk_records(r, out_chunk) * p->record_bytes[M]};
-    }
-    if (r->stage_in && in_chunk != SIZE_MAX) {
-        size_t b = in_chunk % p->depth;
-        copies[n++] = (sp_copy){p->pinned_in + b * p->pinned_in_stride,
-                                r->in + sp_chunk_first(r, in_chunk) * p->record_bytes[0],
+    if (r->stage_in && in_chunk != SIZE_MAX)
+        copies[n++] = (sp_copy){staging_in(r, in_chunk), user_in(r, in_chunk),
                                 sp_chunk_records(r, in_chunk) * p->record_bytes[0]};
-    }
     if (n == 0)
         return;
     sp_run_trace_push(r, "stage", in_chunk != SIZE_MAX ? in_chunk : out_chunk);
@@ -358,7 +369,7 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
     if (st == SP_OK && r->event_timing)
         st = sp_run_timing_collect(r); /* after t_end: reading the events is not the run's */
     if (st == SP_OK && report)
-        sp_run_report(r, t_end, report);
+        sp_run_report(r, report);
     return st;
 }
 
@@ -371,7 +382,7 @@ sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void
     sp_status st = sp_run_prepare(&r, p, in, n_records, out, report != NULL);
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)
-            sp_run_report(&r, 0.0, report);
+            sp_run_report(&r, report);
         return st;
     }
     int graphs = sp_run_graph_wanted(&r); /* graph mode measures no per-operation times */

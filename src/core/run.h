@@ -95,8 +95,8 @@ int sp_run_graph_wanted(sp_run *run);
 sp_status sp_run_graph_chunks(sp_run *run);
 sp_bevent *sp_run_graph_release(const sp_run *run, size_t chunk);
 
-/* Fills the report after the run ended at host time t_end. */
-void sp_run_report(const sp_run *run, double t_end, sp_report *report);
+/* Fills the report from the run and the times sp_run_finish kept in the pipeline. */
+void sp_run_report(const sp_run *run, sp_report *report);
 
 /* Profiler ranges around what the run enqueues ("h2d c12", "<stage> c12", "stage c12"),
  * when the backend has trace_push; without it nothing is formatted. */

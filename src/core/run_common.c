@@ -171,7 +171,7 @@ sp_status sp_run_timeline_start(sp_run *run)
     return SP_OK;
 }
 
-void sp_run_report(const sp_run *run, double t_end, sp_report *report)
+void sp_run_report(const sp_run *run, sp_report *report)
 {
     const sp_pipeline *p = run->p;
     memset(report, 0, sizeof *report);
@@ -182,7 +182,7 @@ void sp_run_report(const sp_run *run, double t_end, sp_report *report)
     report->staging_threads = sp_staging_pool_threads(p->pool);
     report->staged_in = run->stage_in;
     report->staged_out = run->stage_out;
-    report->makespan_s = run->plan.n_records ? t_end - run->t0 : 0.0;
+    report->makespan_s = p->last_makespan_s; /* sp_run_finish's, or 0: no run started */
     if (run->timing && run->plan.chunks) {
         sp_timeline_figures(&p->timeline, report);
         run->p->timeline.makespan_s = report->makespan_s;
@@ -192,8 +192,8 @@ void sp_run_report(const sp_run *run, double t_end, sp_report *report)
     if (run->timing)
         run->p->timeline.complete = run->plan.chunks > 0;
     report->graph = run->graph_end > 0;
-    report->submit_s = run->t_submitted > 0.0 ? run->t_submitted - run->t0 : 0.0;
-    report->wait_s = run->wait_s;
+    report->submit_s = p->last_submit_s;
+    report->wait_s = p->last_wait_s;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
         snprintf(report->notes, sizeof report->notes,
                  "chunk cut from %zu to %zu records so that the short run has chunks to overlap",

@@ -64,7 +64,7 @@ sp_status sp_pipeline_run_serial(sp_pipeline *p, const void *in, size_t n_record
     r.stage_in = r.stage_out = 0; /* straight from and to the user's memory */
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)
-            sp_run_report(&r, 0.0, report);
+            sp_run_report(&r, report);
         return st;
     }
     if (r.timing && (st = sp_run_timeline_start(&r)) != SP_OK)
