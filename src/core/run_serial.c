@@ -35,10 +35,11 @@ static sp_status serial_chunk(sp_run *r, size_t i)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
-    size_t M = p->n_stages, first = sp_chunk_first(r, i), n = sp_chunk_records(r, i);
+    size_t M = p->n_stages, n = sp_chunk_records(r, i);
     double t = sp_now();
+    /* no staging (sp_pipeline_run_serial): the chunk's h2d source is the user's memory */
     sp_status st = ops->copy_h2d(p->ctx->impl, sp_device_slot(p, 0, 0),
-                                 r->in + first * p->record_bytes[0], n * p->record_bytes[0], p->h2d);
+                                 sp_run_h2d_source(r, i), n * p->record_bytes[0], p->h2d);
     if (st == SP_OK)
         st = timed_sync(r, p->h2d, SP_TL_GPU(0), i, t);
     if (st != SP_OK)
@@ -47,8 +48,8 @@ static sp_status serial_chunk(sp_run *r, size_t i)
         if ((st = serial_stage(r, s, i)) != SP_OK)
             return st;
     t = sp_now();
-    st = ops->copy_d2h(p->ctx->impl, r->out + first * p->record_bytes[M],
-                       sp_device_slot(p, M, 0), n * p->record_bytes[M], p->d2h);
+    st = ops->copy_d2h(p->ctx->impl, sp_run_d2h_target(r, i), sp_device_slot(p, M, 0),
+                       n * p->record_bytes[M], p->d2h);
     if (st == SP_OK)
         st = timed_sync(r, p->d2h, SP_TL_GPU(M + 1), i, t);
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: d2h copy", i);
