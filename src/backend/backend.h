@@ -27,6 +27,7 @@
 #define SP_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "streampipe.h"
 
@@ -147,6 +148,13 @@ sp_status sp_fault_open(const sp_backend_ops *inner, void *inner_impl,
 void sp_fault_configure(void *impl, const struct sp_fault_config *cfg);
 struct sp_fault_stats;
 void sp_fault_stats_read(void *impl, struct sp_fault_stats *out);
+
+/* Whether p lies in [base, base + bytes): how graph_rebase matches a copy's host side. */
+static inline int sp_backend_in_range(const void *p, const void *base, size_t bytes)
+{
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)base;
+    return a >= b && a - b < bytes;
+}
 
 /* Thread-local reason for the last backend failure on this thread (printf-style). */
 void sp_backend_fail(const char *fmt, ...)

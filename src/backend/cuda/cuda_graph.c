@@ -133,12 +133,6 @@ sp_status sp_cuda_capture_end(void *opaque, sp_bqueue *q, sp_bgraph **out)
     return SP_OK;
 }
 
-static int in_range(const void *p, const void *base, size_t bytes)
-{
-    uintptr_t a = (uintptr_t)p, b = (uintptr_t)base;
-    return a >= b && a - b < bytes;
-}
-
 /* The copy's host side moved from old_base to new_base (same offset). */
 static sp_status rebase_copy(sp_bgraph *g, graph_copy *c, const void *old_base,
                              const void *new_base)
@@ -174,7 +168,7 @@ sp_status sp_cuda_graph_rebase(void *opaque, sp_bgraph *g, int to_device, const 
     size_t matched = 0;
     for (size_t k = 0; status == SP_OK && k < g->n_copies; k++) {
         graph_copy *c = &g->copies[k];
-        if (c->kind == kind && in_range(c->captured_host, old_base, bytes)) {
+        if (c->kind == kind && sp_backend_in_range(c->captured_host, old_base, bytes)) {
             status = rebase_copy(g, c, old_base, new_base);
             matched++;
         }

@@ -136,7 +136,6 @@ static sp_status op_event_record(void *impl, sp_bevent *event, sp_bqueue *queue)
     sp_bgraph *graph = sp_host_queue_capture(queue);
     if (graph)
         return sp_host_graph_record(graph, queue, event);
-    sp_host_event_set_recorded_in(event, NULL);
     /* The generation is taken with the slot reserved, so a full FIFO cannot leave behind a
      * generation that no operation will ever complete. */
     host_op *op = sp_host_queue_begin_push(queue);

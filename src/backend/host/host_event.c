@@ -84,6 +84,7 @@ unsigned long long sp_host_event_begin_record(host_event *event)
 {
     pthread_mutex_lock(&event->lock);
     event->refs++;
+    event->recorded_in = NULL; /* an ordinary record: no capture's any more */
     unsigned long long generation = ++event->recorded;
     pthread_mutex_unlock(&event->lock);
     return generation;

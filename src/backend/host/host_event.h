@@ -22,7 +22,8 @@ void sp_host_event_destroy_all(host_list *owner);
 
 /* For the queue side. Both take a reference that sp_host_event_release() gives back once the
  * operation has run. */
-unsigned long long sp_host_event_begin_record(host_event *event); /* the new generation */
+/* the new generation; the event is no longer one recorded in a capture */
+unsigned long long sp_host_event_begin_record(host_event *event);
 unsigned long long sp_host_event_capture(host_event *event);      /* generation to wait for */
 void sp_host_event_release(host_event *event);
 /* One more reference, for a graph being captured that names the event (host_graph.c). */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/host/host_array.h"
 #include "backend/host/host_graph.h"
 #include "backend/host/host_graph_order.h"
 
@@ -39,8 +40,9 @@ typedef struct mark {
 struct sp_bgraph {
     host_op *ops;      /* what a launch pushes: host sides as last rebased */
     host_op *captured; /* the same as captured, made at capture_end: what rebases match */
-    size_t *owner;     /* the branch each operation was captured on */
     size_t n, capacity;
+    size_t *owner; /* the branch each operation was captured on */
+    size_t owner_capacity;
     branch *branches; /* branches[0] is the origin queue */
     size_t n_branches, branches_capacity;
     mark *marks;
@@ -52,36 +54,14 @@ struct sp_bgraph {
     char broken[128]; /* why the capture cannot be replayed; "" when it can */
 };
 
-/* Room for one more item of `size` bytes in *items (n used of *capacity); 0 when out of
- * memory. */
-static int make_room(void **items, size_t n, size_t *capacity, size_t size)
-{
-    if (n < *capacity)
-        return 1;
-    size_t grown = *capacity ? *capacity * 2 : 8;
-    void *more = realloc(*items, grown * size);
-    if (!more)
-        return 0;
-    *items = more;
-    *capacity = grown;
-    return 1;
-}
-
 host_op *sp_host_graph_begin_append(sp_bgraph *graph)
 {
-    size_t capacity = graph->capacity;
-    int ok = make_room((void **)&graph->ops, graph->n, &capacity, sizeof *graph->ops);
-    if (ok && capacity != graph->capacity) { /* the owners grow with the operations */
-        size_t *owner = realloc(graph->owner, capacity * sizeof *owner);
-        ok = owner != NULL;
-        if (ok)
-            graph->owner = owner;
-    }
-    if (!ok) {
-        sp_backend_fail("host graph: out of memory recording operation %zu", graph->n);
-        return NULL;
-    }
-    graph->capacity = capacity;
+    size_t needed = graph->n + 1;
+    if (sp_host_array_reserve((void **)&graph->ops, &graph->capacity, sizeof *graph->ops,
+                              needed) != SP_OK ||
+        sp_host_array_reserve((void **)&graph->owner, &graph->owner_capacity,
+                              sizeof *graph->owner, needed) != SP_OK)
+        return NULL; /* the reason is set */
     return &graph->ops[graph->n];
 }
 
@@ -103,11 +83,10 @@ void sp_host_graph_end_append(sp_bgraph *graph, host_queue *queue)
 
 static sp_status add_branch(sp_bgraph *graph, host_queue *queue)
 {
-    if (!make_room((void **)&graph->branches, graph->n_branches, &graph->branches_capacity,
-                   sizeof *graph->branches)) {
-        sp_backend_fail("host graph: out of memory for a queue joining the capture");
-        return SP_ERR_OUT_OF_MEMORY;
-    }
+    sp_status st = sp_host_array_reserve((void **)&graph->branches, &graph->branches_capacity,
+                                         sizeof *graph->branches, graph->n_branches + 1);
+    if (st != SP_OK)
+        return st;
     graph->branches[graph->n_branches++] = (branch){queue, 0, 0, 0};
     return SP_OK;
 }
@@ -118,11 +97,10 @@ sp_status sp_host_graph_record(sp_bgraph *graph, host_queue *queue, host_event *
     while (k < graph->n_marks && graph->marks[k].event != event)
         k++;
     if (k == graph->n_marks) {
-        if (!make_room((void **)&graph->marks, graph->n_marks, &graph->marks_capacity,
-                       sizeof *graph->marks)) {
-            sp_backend_fail("host event_record: out of memory in a capture");
-            return SP_ERR_OUT_OF_MEMORY;
-        }
+        sp_status st = sp_host_array_reserve((void **)&graph->marks, &graph->marks_capacity,
+                                             sizeof *graph->marks, graph->n_marks + 1);
+        if (st != SP_OK)
+            return st;
         sp_host_event_hold(event);
         graph->n_marks++;
     }
@@ -154,11 +132,10 @@ static sp_status add_edge(sp_bgraph *graph, size_t waiter, size_t at, const host
         k++;
     if (k == graph->n_marks || graph->marks[k].branch == waiter)
         return SP_OK; /* a branch's own order already keeps it */
-    if (!make_room((void **)&graph->edges, graph->n_edges, &graph->edges_capacity,
-                   sizeof *graph->edges)) {
-        sp_backend_fail("host queue_wait: out of memory in a capture");
-        return SP_ERR_OUT_OF_MEMORY;
-    }
+    sp_status st = sp_host_array_reserve((void **)&graph->edges, &graph->edges_capacity,
+                                         sizeof *graph->edges, graph->n_edges + 1);
+    if (st != SP_OK)
+        return st;
     graph->edges[graph->n_edges++] =
         (host_graph_edge){waiter, at, graph->marks[k].branch, graph->marks[k].added};
     return SP_OK;
@@ -295,12 +272,6 @@ void sp_host_graph_queue_gone(sp_bgraph *graph, host_queue *queue)
     graph->branches[b].queue = NULL;
 }
 
-static int in_range(const void *p, const void *base, size_t bytes)
-{
-    uintptr_t a = (uintptr_t)p, b = (uintptr_t)base;
-    return a >= b && a - b < bytes;
-}
-
 sp_status sp_host_graph_rebase(sp_bgraph *graph, int to_device, const void *old_base,
                                const void *new_base, size_t bytes)
 {
@@ -310,7 +281,7 @@ sp_status sp_host_graph_rebase(sp_bgraph *graph, int to_device, const void *old_
         if (was->kind != HOST_OP_COPY || was->u.copy.to_device != to_device)
             continue;
         const char *host = to_device ? was->u.copy.src : was->u.copy.dst;
-        if (!in_range(host, old_base, bytes))
+        if (!sp_backend_in_range(host, old_base, bytes))
             continue;
         char *moved = (char *)(uintptr_t)new_base + (host - (const char *)old_base);
         if (to_device)
