@@ -123,11 +123,8 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
     p->chunk_chosen = cfg->chunk_records == 0;
     p->chunk_capacity = p->chunk_chosen ? sp_plan_default_chunk(p->widest_record)
                                         : cfg->chunk_records;
-    int overflow = 0;
-    size_t chunk_bytes = sp_mul_size(p->chunk_capacity,
-                                     p->record_bytes[0] + p->record_bytes[p->n_stages], &overflow);
-    if (overflow)
-        chunk_bytes = SIZE_MAX;
+    size_t chunk_bytes = sp_plan_chunk_bytes(p->chunk_capacity, p->record_bytes[0],
+                                             p->record_bytes[p->n_stages]);
     if (cfg->depth)
         p->depth = cfg->depth;
     else if (cfg->graph != SP_GRAPH_OFF)

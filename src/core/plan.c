@@ -40,19 +40,27 @@ unsigned sp_plan_default_depth(size_t n_stages)
  * quarter of it (a group of up to 16 chunks, so four groups, or two of 16 for chunks of 256
  * KiB to 1 MiB) moves at least GRAPH_GROUP_BYTES (bench/PERF.md, tiny: 64 KiB chunks at depth
  * 16, 32 and 64 ran at 42, 53 and 65 GB/s). */
-#define GRAPH_SMALL_CHUNK_BYTES ((size_t)2 << 20)
 #define GRAPH_SMALL_CHUNK_DEPTH 16u
 #define GRAPH_GROUP_BYTES ((size_t)2 << 20)
 
 unsigned sp_plan_default_graph_depth(size_t n_stages, size_t chunk_bytes)
 {
     unsigned depth = sp_plan_default_depth(n_stages);
-    if (chunk_bytes > GRAPH_SMALL_CHUNK_BYTES)
+    if (chunk_bytes > SP_GRAPH_SMALL_CHUNK_BYTES)
         return depth;
     depth = depth < GRAPH_SMALL_CHUNK_DEPTH ? GRAPH_SMALL_CHUNK_DEPTH : depth;
     while (depth < SP_MAX_DEPTH && depth / 4 * chunk_bytes < GRAPH_GROUP_BYTES)
         depth *= 2;
     return depth;
+}
+
+size_t sp_plan_chunk_bytes(size_t records, size_t in_record_bytes, size_t out_record_bytes)
+{
+    size_t sum, bytes;
+    if (__builtin_add_overflow(in_record_bytes, out_record_bytes, &sum) ||
+        __builtin_mul_overflow(records, sum, &bytes))
+        return SIZE_MAX;
+    return bytes;
 }
 
 void sp_plan_run(size_t n_records, size_t capacity, int chosen, unsigned depth,

@@ -32,10 +32,6 @@
 #include "core/clock.h"
 #include "core/run.h"
 
-/* AUTO uses graphs when a chunk moves at most this much (in + out): about 40 us of copying
- * at the H200's 50 GB/s per direction, where 15 us of enqueueing per chunk shows. */
-#define GRAPH_AUTO_MAX_CHUNK_BYTES ((size_t)2 << 20)
-
 /* Returned inside this file only: graphs are off now, carry on in stream mode. */
 #define GRAPH_FALLBACK 1
 
@@ -82,8 +78,9 @@ int sp_run_graph_wanted(sp_run *r)
         snprintf(r->graph_note, sizeof r->graph_note, "graph mode off: %s", p->graph_why);
         return 0;
     }
-    size_t chunk_bytes = r->plan.chunk_records * (p->record_bytes[0] + p->record_bytes[M]);
-    if (p->graph_mode == SP_GRAPH_AUTO && chunk_bytes > GRAPH_AUTO_MAX_CHUNK_BYTES)
+    size_t chunk_bytes = sp_plan_chunk_bytes(r->plan.chunk_records, p->record_bytes[0],
+                                             p->record_bytes[M]);
+    if (p->graph_mode == SP_GRAPH_AUTO && chunk_bytes > SP_GRAPH_SMALL_CHUNK_BYTES)
         return 0; /* stream mode is as fast for chunks this big: nothing to note */
     /* graph_rebase moves copy_h2d/copy_d2h copies only: a replayed kernel copy would keep
      * the captured chunk's host pointers. Staging buffers never move, so staged runs can. */
