@@ -26,7 +26,7 @@ struct sp_staging_pool {
     /* the copies in progress, cut into pieces numbered across all of them */
     sp_copy copies[SP_MAX_COPIES];
     size_t first_piece[SP_MAX_COPIES + 1]; /* copy c owns pieces [first_piece[c], [c+1]) */
-    size_t n_copies, piece, pieces;
+    size_t piece, pieces;
     atomic_size_t next_piece;
     size_t pieces_done; /* under lock */
     unsigned active;    /* workers inside this copy, under lock: the next copy may not
@@ -151,7 +151,6 @@ static void plan_pieces(sp_staging_pool *pool, const sp_copy *copies, size_t n, 
 {
     size_t piece = (total / pool->threads + SP_PIECE_ALIGN - 1) / SP_PIECE_ALIGN * SP_PIECE_ALIGN;
     pool->piece = piece;
-    pool->n_copies = n;
     pool->first_piece[0] = 0;
     for (size_t c = 0; c < n; c++) {
         pool->copies[c] = copies[c];
