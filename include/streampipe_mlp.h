@@ -86,7 +86,10 @@ typedef struct sp_mlp_stages sp_mlp_stages;
  * model. `model` must outlive the stages; the stages must outlive every pipeline built from
  * them and be destroyed before `ctx`. Several pipelines may use one set of stages, but only
  * one of them may run at a time (each stage keeps per-call state: its handle, workspace and
- * chosen algorithms). */
+ * chosen algorithms). For the same reason those pipelines must keep graph mode off and each
+ * stage on one queue (streams 0 or 1, as the list gives them): a GEMM stage's chunks share
+ * its workspace, so they must not run side by side. (Going without a workspace would lift
+ * that but cost tf32 a fifth of its rate on the H200: bench/PERF.md, inference.) */
 sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_precision precision,
                                sp_mlp_stages **out, char *err, size_t err_size);
 void sp_mlp_stages_destroy(sp_mlp_stages *stages);
