@@ -105,19 +105,12 @@ int bench_main(int argc, char **argv)
         return rc;
 
     sp_context *ctx = NULL;
-    sp_status status = sp_context_create(options.backend, options.device, &ctx);
-    if (status != SP_OK) {
-        char what[64];
-        snprintf(what, sizeof what, "opening the %s backend", sp_backend_name(options.backend));
-        return cli_report_failure(what, status, sp_last_open_error());
-    }
+    rc = cli_open_context(options.backend, options.device, &ctx);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     bench_plan plan;
     bench_plan_resolve(&options, sp_context_backend(ctx), &plan);
     rc = run_job(ctx, &plan);
     sp_context_destroy(ctx);
-    if (rc == CLI_EXIT_OK && fflush(stdout) != 0) {
-        fputs("streampipe: writing the result to stdout failed\n", stderr);
-        return CLI_EXIT_FAILURE;
-    }
     return rc;
 }

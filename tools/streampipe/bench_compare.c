@@ -12,7 +12,7 @@
 /* The one tolerance for comparing the device with the host reference: sinf differs in its
  * last bits between the GPU and the C library, and every iteration can carry that forward.
  * *abs_error is |got - want| (NaN when either is NaN, which never passes). */
-static int within_tolerance(float got, float want, unsigned iters, double *abs_error)
+int bench_within_tolerance(float got, float want, unsigned iters, double *abs_error)
 {
     double magnitude = fabs((double)want) > 1.0 ? fabs((double)want) : 1.0;
     *abs_error = fabs((double)got - (double)want);
@@ -74,7 +74,7 @@ static void compare_tolerant(const compare_job *job, size_t begin, size_t end, b
 {
     for (size_t i = begin; i < end; i++) {
         double abs_error = 0.0;
-        if (!within_tolerance(job->got[i], job->want[i], job->iters, &abs_error))
+        if (!bench_within_tolerance(job->got[i], job->want[i], job->iters, &abs_error))
             note_mismatch(check, i, job->got[i], job->want[i]);
         note_error(check, abs_error, job->want[i]);
     }
@@ -139,7 +139,7 @@ void bench_compare_samples(const float *got, const size_t *index, const float *w
     for (size_t k = 0; k < n_samples; k++) {
         size_t i = index[k];
         double abs_error = 0.0;
-        if (!within_tolerance(got[i], want[k], iters, &abs_error))
+        if (!bench_within_tolerance(got[i], want[k], iters, &abs_error))
             note_mismatch(&part, i, got[i], want[k]);
         note_error(&part, abs_error, want[k]);
     }

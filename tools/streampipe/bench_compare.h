@@ -12,6 +12,10 @@ typedef enum bench_compare_kind {
     BENCH_COMPARE_FINITE    /* no NaN or infinity (want is unused and may be NULL) */
 } bench_compare_kind;
 
+/* The one tolerance for comparing the device with the host reference after `iters` sinmix
+ * iterations; *abs_error is |got - want| (NaN, which never passes, when either is NaN). */
+int bench_within_tolerance(float got, float want, unsigned iters, double *abs_error);
+
 /* Adds the outcome of comparing got[0..n) with want[0..n) to *check, on `workers` threads. */
 void bench_compare_all(bench_compare_kind kind, const float *got, const float *want, size_t n,
                        unsigned iters, unsigned workers, bench_check *check);

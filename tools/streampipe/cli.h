@@ -20,6 +20,9 @@ int bench_main(int argc, char **argv);
  * CLI_EXIT_FAILURE. `detail` is the library's last-error text and may be "" or NULL. */
 int cli_report_failure(const char *what, sp_status status, const char *detail);
 
+/* sp_context_create, or the failure reported as above ("opening the cuda backend"). */
+int cli_open_context(sp_backend_kind backend, int device, sp_context **out);
+
 /* Prints "streampipe: <message>" on stderr and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)
 #if defined(__GNUC__)

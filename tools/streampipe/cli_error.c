@@ -1,4 +1,4 @@
-/* The two ways the CLI reports a failure, kept in one place so every message looks alike. */
+/* The ways the CLI reports a failure, kept in one place so every message looks alike. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -10,6 +10,16 @@ int cli_report_failure(const char *what, sp_status status, const char *detail)
     fprintf(stderr, "streampipe: %s failed: %s (%s)%s%s\n", what, sp_status_name(status),
             sp_status_message(status), has_detail ? ": " : "", has_detail ? detail : "");
     return CLI_EXIT_FAILURE;
+}
+
+int cli_open_context(sp_backend_kind backend, int device, sp_context **out)
+{
+    sp_status status = sp_context_create(backend, device, out);
+    if (status == SP_OK)
+        return CLI_EXIT_OK;
+    char what[64];
+    snprintf(what, sizeof what, "opening the %s backend", sp_backend_name(backend));
+    return cli_report_failure(what, status, sp_last_open_error());
 }
 
 int cli_usage_error(const char *fmt, ...)

@@ -62,14 +62,8 @@ int infer_main(int argc, char **argv)
     infer_data data;
     rc = infer_data_load(&options, &data);
     sp_context *ctx = NULL;
-    if (rc == CLI_EXIT_OK) {
-        sp_status status = sp_context_create(options.backend, options.device, &ctx);
-        if (status != SP_OK) {
-            char what[64];
-            snprintf(what, sizeof what, "opening the %s backend", sp_backend_name(options.backend));
-            rc = cli_report_failure(what, status, sp_last_open_error());
-        }
-    }
+    if (rc == CLI_EXIT_OK)
+        rc = cli_open_context(options.backend, options.device, &ctx);
     infer_plan plan;
     if (rc == CLI_EXIT_OK)
         rc = resolve_plan(&options, sp_context_backend(ctx), &data, &plan);
@@ -77,9 +71,5 @@ int infer_main(int argc, char **argv)
         rc = run_job(ctx, &plan, &data);
     sp_context_destroy(ctx);
     infer_data_free(&data);
-    if (rc == CLI_EXIT_OK && fflush(stdout) != 0) {
-        fputs("streampipe: writing the result to stdout failed\n", stderr);
-        return CLI_EXIT_FAILURE;
-    }
     return rc;
 }

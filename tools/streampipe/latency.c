@@ -188,9 +188,9 @@ static int verdict(const latency_job *j)
 
 static int open_context(latency_job *j)
 {
-    sp_status status = sp_context_create(j->options.backend, j->options.device, &j->ctx);
-    if (status != SP_OK)
-        return cli_report_failure("opening the backend", status, sp_last_open_error());
+    int rc = cli_open_context(j->options.backend, j->options.device, &j->ctx);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     sp_backend_kind backend = sp_context_backend(j->ctx);
     latency_resolve(&j->options, backend);
     j->bulk_alone_s = backend == SP_BACKEND_CUDA ? BULK_ALONE_CUDA_S : BULK_ALONE_HOST_S;

@@ -64,5 +64,12 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     /* The subcommand sees its own name as argv[0], as getopt expects. */
-    return command->run(argc - 1, argv + 1);
+    int rc = command->run(argc - 1, argv + 1);
+    /* A result that did not reach stdout (a full disk, a closed pipe) is a failure, for every
+     * command alike. */
+    if (rc == CLI_EXIT_OK && fflush(stdout) != 0) {
+        fputs("streampipe: writing the result to stdout failed\n", stderr);
+        return CLI_EXIT_FAILURE;
+    }
+    return rc;
 }

@@ -93,16 +93,16 @@ int probe_main(int argc, char **argv)
     if (rc != CLI_EXIT_OK || help_shown)
         return rc;
     sp_context *ctx = NULL;
-    sp_status st = sp_context_create(o.backend, o.device, &ctx);
-    if (st != SP_OK)
-        return cli_report_failure("opening the backend", st, sp_last_open_error());
+    rc = cli_open_context(o.backend, o.device, &ctx);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     fprintf(stderr, "probe: measuring on %s%s...\n", sp_backend_name(sp_context_backend(ctx)),
             o.quick ? " (quick)" : "");
     sp_probe_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.quick = o.quick;
     sp_probe_result result;
-    st = sp_probe_run(ctx, &cfg, &result);
+    sp_status st = sp_probe_run(ctx, &cfg, &result);
     if (st != SP_OK)
         rc = cli_report_failure("the probe", st, sp_context_last_error(ctx));
     else if (o.json)
