@@ -12,12 +12,13 @@
 #include <stdio.h>
 
 #include "streampipe.h"
+#include "stats.h"
 #include "streampipe_ops.h"
 
 struct json_writer;
 
 #define BENCH_UNSET (~0ULL) /* an option the user did not give */
-#define BENCH_MAX_REPEAT 100
+#define BENCH_MAX_REPEAT CLI_MAX_SAMPLES
 #define BENCH_SHOW_BAD 5    /* mismatches printed before giving up */
 
 typedef enum bench_memory { BENCH_MEMORY_PAGEABLE = 0, BENCH_MEMORY_PINNED = 1 } bench_memory;

@@ -1,44 +1,15 @@
 /* The figures derived from repeated runs: medians and rates. */
-#include <stdlib.h>
-#include <string.h>
 
 #include "bench.h"
+#include "stats.h"
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts a copy of values[0..n) into sorted; n <= BENCH_MAX_REPEAT. */
-static void sorted_copy(const double *values, size_t n, double *sorted)
-{
-    memcpy(sorted, values, n * sizeof *values);
-    qsort(sorted, n, sizeof *sorted, compare_doubles);
-}
-
-double bench_median(const double *values, size_t n)
-{
-    double sorted[BENCH_MAX_REPEAT];
-    if (n == 0 || n > BENCH_MAX_REPEAT)
-        return 0.0;
-    sorted_copy(values, n, sorted);
-    return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-}
+double bench_median(const double *values, size_t n) { return cli_median(values, n); }
 
 const sp_report *bench_median_report(const bench_series *series)
 {
-    double sorted[BENCH_MAX_REPEAT];
-    size_t n = series->runs;
-    if (n == 0 || n > BENCH_MAX_REPEAT)
+    if (series->runs == 0 || series->runs > BENCH_MAX_REPEAT)
         return NULL;
-    /* The lower median: a real run's report, not an average of two. */
-    sorted_copy(series->seconds, n, sorted);
-    double lower_median = sorted[(n - 1) / 2];
-    for (size_t i = 0; i < n; i++)
-        if (series->seconds[i] == lower_median)
-            return &series->reports[i];
-    return &series->reports[0];
+    return &series->reports[cli_lower_median_index(series->seconds, series->runs)];
 }
 
 size_t bench_bytes_in(const bench_plan *plan)

@@ -10,9 +10,10 @@
 #include <stdio.h>
 
 #include "streampipe.h"
+#include "stats.h"
 #include "streampipe_mlp.h"
 
-#define INFER_MAX_REPEAT 100
+#define INFER_MAX_REPEAT CLI_MAX_SAMPLES
 #define INFER_SHOW_BAD 5 /* wrong labels printed before giving up */
 
 /* Rounding bounds for a label that differs from the float64 reference: relative gap between

@@ -1,0 +1,18 @@
+/* Medians of repeated runs, for every command that times them. */
+#ifndef SP_CLI_STATS_H
+#define SP_CLI_STATS_H
+
+#include <stddef.h>
+
+/* At most this many values: the commands' repeat limits. */
+#define CLI_MAX_SAMPLES 100
+
+/* The median of values[0..n) (the mean of the middle two for even n); 0 when n is 0 or more
+ * than CLI_MAX_SAMPLES. */
+double cli_median(const double *values, size_t n);
+
+/* The index of the lower median of values[0..n): a real run's, not an average of two; 0 when
+ * n is 0 or more than CLI_MAX_SAMPLES. */
+size_t cli_lower_median_index(const double *values, size_t n);
+
+#endif /* SP_CLI_STATS_H */
