@@ -28,8 +28,6 @@ sp_status sp_probe_fail(sp_probe *pr, sp_status status, const char *what);
 
 /* Median of n values (n >= 1); reorders them. */
 double sp_probe_median(double *values, size_t n);
-/* Rate in GB/s; 0 when seconds is not positive. */
-double sp_probe_gbps(double bytes, double seconds);
 
 /* Device time of copying `bytes` in pieces of `piece` bytes back to back on the direction's
  * queue, from its start event to its end event. */

@@ -1,6 +1,7 @@
 /* Copy rates: each direction from pinned and from pageable memory, both directions at once,
  * and pinned H2D by chunk size. Device time from timing events, so host-side enqueue cost is
  * not counted except where it holds the copy up (pageable copies are staged by the driver). */
+#include "core/clock.h"
 #include "core/probe.h"
 
 typedef struct one_way {
@@ -59,8 +60,8 @@ static sp_status both_ways(sp_probe *pr, sp_probe_result *out)
         }
     }
     double bytes = (double)pr->cfg.copy_bytes;
-    out->both_h2d_gbps = sp_probe_gbps(bytes, sp_probe_median(up, pr->cfg.repeats));
-    out->both_d2h_gbps = sp_probe_gbps(bytes, sp_probe_median(down, pr->cfg.repeats));
+    out->both_h2d_gbps = sp_gbps(bytes, sp_probe_median(up, pr->cfg.repeats));
+    out->both_d2h_gbps = sp_gbps(bytes, sp_probe_median(down, pr->cfg.repeats));
     return SP_OK;
 }
 
@@ -75,7 +76,7 @@ sp_status sp_probe_copy_rates(sp_probe *pr, sp_probe_result *out)
         sp_status st = sp_probe_repeat(pr, measure_one_way, &kinds[i], &seconds);
         if (st != SP_OK)
             return st;
-        *rates[i] = sp_probe_gbps((double)pr->cfg.copy_bytes, seconds);
+        *rates[i] = sp_gbps((double)pr->cfg.copy_bytes, seconds);
     }
     return both_ways(pr, out);
 }
@@ -102,7 +103,7 @@ sp_status sp_probe_chunk_sizes(sp_probe *pr, sp_probe_result *out)
             return st;
         sp_probe_chunk_rate *rate = &out->chunk[out->n_chunk_sizes++];
         rate->bytes = piece;
-        rate->h2d_gbps = sp_probe_gbps((double)(pr->cfg.copy_bytes / piece * piece), seconds);
+        rate->h2d_gbps = sp_gbps((double)(pr->cfg.copy_bytes / piece * piece), seconds);
         if (piece > last / 4)
             break; /* the next step would pass `last` (and might overflow) */
     }

@@ -113,7 +113,7 @@ sp_status sp_probe_host_copy(sp_probe *pr, sp_probe_result *out)
             return st;
         sp_probe_thread_rate *rate = &out->host_copy[out->n_thread_counts++];
         rate->threads = threads;
-        rate->gbps = sp_probe_gbps((double)pr->cfg.copy_bytes, seconds);
+        rate->gbps = sp_gbps((double)pr->cfg.copy_bytes, seconds);
     }
     return SP_OK;
 }

@@ -71,7 +71,7 @@ static sp_status staging_alone(sp_probe *pr, under_dma *u, double fig[2])
     for (size_t k = 0; k < rounds; k++)
         staging_round(pr, u, k);
     fig[1] = sp_now() - t0;
-    fig[0] = sp_probe_gbps((double)(rounds * round_bytes(u)), fig[1]);
+    fig[0] = sp_gbps((double)(rounds * round_bytes(u)), fig[1]);
     return SP_OK;
 }
 
@@ -127,8 +127,8 @@ static sp_status engines_alone(sp_probe *pr, under_dma *u, double fig[2])
     if (st != SP_OK)
         return st;
     double bytes = (double)(n * u->piece);
-    double up = sp_probe_gbps(bytes, u->mark_s[PROBE_H2D][n - 1]);
-    double down = sp_probe_gbps(bytes, u->mark_s[PROBE_D2H][n - 1]);
+    double up = sp_gbps(bytes, u->mark_s[PROBE_H2D][n - 1]);
+    double down = sp_gbps(bytes, u->mark_s[PROBE_D2H][n - 1]);
     fig[0] = up + down;
     fig[1] = fmax(up, down);
     return SP_OK;
@@ -173,8 +173,8 @@ static double marks_rate(const under_dma *u, int d, size_t n, double a, double b
         last--;
     double piece = (double)u->piece;
     if (first < last)
-        return sp_probe_gbps((double)(last - first) * piece, at[last] - at[first]);
-    return sp_probe_gbps((double)n * piece, at[n - 1]);
+        return sp_gbps((double)(last - first) * piece, at[last] - at[first]);
+    return sp_gbps((double)n * piece, at[n - 1]);
 }
 
 /* fig: staging GB/s while the engines run, and the engines' h2d + d2h GB/s meanwhile. */
@@ -198,7 +198,7 @@ static sp_status both_at_once(sp_probe *pr, under_dma *u, double fig[2])
     while (inside < rounds && u->round_end[inside] <= engines_end)
         inside++;
     double t1 = u->round_end[inside - 1];
-    fig[0] = sp_probe_gbps((double)(inside * round_bytes(u)), t1 - t0);
+    fig[0] = sp_gbps((double)(inside * round_bytes(u)), t1 - t0);
     fig[1] = marks_rate(u, PROBE_H2D, n, t0 - t_enqueue, t1 - t_enqueue) +
              marks_rate(u, PROBE_D2H, n, t0 - t_enqueue, t1 - t_enqueue);
     return SP_OK;

@@ -22,10 +22,6 @@ double sp_probe_median(double *values, size_t n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-double sp_probe_gbps(double bytes, double seconds)
-{
-    return seconds > 0.0 ? bytes / seconds * 1e-9 : 0.0;
-}
 
 sp_status sp_probe_repeat(sp_probe *pr, sp_probe_measure_fn fn, const void *arg,
                           double *median)

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/timeline.h"
 
 sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
@@ -180,11 +181,6 @@ static void engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
     }
 }
 
-static double rate_gbps(size_t bytes, double seconds)
-{
-    return seconds > 0.0 ? (double)bytes / seconds * 1e-9 : 0.0;
-}
-
 void sp_timeline_figures(const sp_timeline *t, sp_report *report)
 {
     report->n_engines = 0;
@@ -217,9 +213,9 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
             strncpy(report->bottleneck, r->name, sizeof report->bottleneck - 1);
         }
         if (r->kind == SP_ENGINE_H2D)
-            report->h2d_gbps = rate_gbps(r->bytes, r->busy_s);
+            report->h2d_gbps = sp_gbps((double)r->bytes, r->busy_s);
         if (r->kind == SP_ENGINE_D2H)
-            report->d2h_gbps = rate_gbps(r->bytes, r->busy_s);
+            report->d2h_gbps = sp_gbps((double)r->bytes, r->busy_s);
     }
     double host_staging = host_staging_time(t);
     if (host_staging > report->bound_s) {

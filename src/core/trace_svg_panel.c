@@ -2,6 +2,7 @@
  * each engine's busy time, share of the makespan and rate, then the report's notes. */
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/trace_svg.h"
 
 #define PANEL_VALUE_X 180.0 /* right edge of the values; units and remarks follow */
@@ -49,7 +50,7 @@ static void put_engine_row(sp_trace_writer *w, const svg_layout *l, const sp_rep
                            const sp_engine_report *e, double y)
 {
     double share = r->makespan_s > 0.0 ? e->busy_s / r->makespan_s * 100.0 : 0.0;
-    double gbps = e->busy_s > 0.0 ? (double)e->bytes / e->busy_s * 1e-9 : 0.0;
+    double gbps = sp_gbps((double)e->bytes, e->busy_s);
     sp_trace_printf(w, "<text x=\"%s\" y=\"%s\">", sp_trace_fixed(l->panel_x, 1).text,
                     sp_trace_fixed(y, 1).text);
     sp_trace_put_xml_clipped(w, e->name, NAME_BYTES);
