@@ -10,14 +10,20 @@
 
 #define SP_DEVICE_ALIGN 256u /* keeps every slot buffer aligned for 16-byte vector access */
 
+sp_status sp_pipeline_vfail(sp_pipeline *p, sp_status status, const char *fmt, va_list ap)
+{
+    vsnprintf(p->error, sizeof p->error, fmt, ap);
+    sp_context_set_error_text(p->ctx, p->error);
+    return sp_context_note_status(p->ctx, status);
+}
+
 sp_status sp_pipeline_fail(sp_pipeline *p, sp_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->error, sizeof p->error, fmt, ap);
+    sp_status st = sp_pipeline_vfail(p, status, fmt, ap);
     va_end(ap);
-    sp_context_set_error_text(p->ctx, p->error);
-    return sp_context_note_status(p->ctx, status);
+    return st;
 }
 
 sp_status sp_pipeline_backend_fail(sp_pipeline *p, sp_status status, const char *what)

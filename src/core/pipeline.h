@@ -16,6 +16,7 @@
 #define SP_PIPELINE_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 
 #include "core/context.h"
@@ -122,6 +123,9 @@ sp_status sp_pipeline_fail(struct sp_pipeline *p, sp_status status, const char *
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The same with a va_list, for other printf-style failure calls. */
+sp_status sp_pipeline_vfail(struct sp_pipeline *p, sp_status status, const char *fmt,
+                            va_list ap);
 /* Like sp_pipeline_fail with the backend's reason appended: "<what>: <backend text>". */
 sp_status sp_pipeline_backend_fail(struct sp_pipeline *p, sp_status status, const char *what);
 void sp_pipeline_reset_failure(struct sp_pipeline *p);

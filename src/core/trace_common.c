@@ -12,12 +12,11 @@ static sp_pipeline *error_holder(const sp_pipeline *p) { return (sp_pipeline *)p
 
 sp_status sp_trace_fail(const sp_pipeline *p, sp_status status, const char *fmt, ...)
 {
-    char what[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    sp_status st = sp_pipeline_vfail(error_holder(p), status, fmt, ap);
     va_end(ap);
-    return sp_pipeline_fail(error_holder(p), status, "%s", what);
+    return st;
 }
 
 sp_status sp_trace_begin(const sp_pipeline *p, FILE *f, const char *fn, sp_trace_writer *w,
