@@ -1,11 +1,32 @@
 /* A fixed pool of workers that split one memcpy at a time into pieces. The caller takes
- * pieces too, so a pool of T threads has T-1 workers. */
+ * pieces too, so a pool of T threads has T-1 workers.
+ *
+ * Threads hand work over through atomics and spin for a while before they sleep: a pageable
+ * run stages a chunk every few hundred microseconds, and waking 15 sleeping workers through a
+ * condition variable (each then queueing for its mutex) started the last of them tens of
+ * microseconds late on every turn, which an OpenMP ring (whose threads spin between parallel
+ * regions) does not pay (issue 17, bench/PERF.md).
+ *
+ * The protocol. `generation` is odd while the caller writes a plan and even once it is
+ * published. A worker that sees a new even generation announces itself in `active`, then
+ * checks the generation again and backs out if it changed; the caller makes the generation
+ * odd before it waits for `active` to reach 0, and both sides use sequentially consistent
+ * atomics, so either the caller waits for the worker or the worker sees the odd generation:
+ * no worker ever reads a plan being written. A piece is counted in `pieces_done` after it is
+ * copied, so the copy is finished when every piece is counted. Sleepers register under the
+ * lock before their last look at the generation, and the caller broadcasts under the lock
+ * when it sees one, so no wake-up is lost (the same pattern guards the caller's sleep). */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "core/clock.h"
 #include "core/staging_pool.h"
 #include "core/stream_copy.h"
 
@@ -13,30 +34,76 @@
 #define SP_PARALLEL_COPY_MIN (512u * 1024u)
 /* Pieces are multiples of this, so each thread's destination starts on a cache line. */
 #define SP_PIECE_ALIGN 4096u
+/* How long a thread spins for the next copy, or for the copy's last piece, before it sleeps.
+ * Longer than the host's gap between two turns of a pageable run (waiting for a slot, then
+ * enqueueing a chunk: tens of microseconds); 0 sleeps at once (the A/B baseline). */
+#ifndef SP_STAGING_SPIN_US
+#define SP_STAGING_SPIN_US 200
+#endif
 
 struct sp_staging_pool {
     unsigned threads;
     pthread_t *workers;
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* only for sleeping and waking */
     pthread_cond_t work_ready;
     pthread_cond_t work_done;
-    unsigned long generation; /* bumped for each copy; workers wake on a change */
-    int stopping;
+    atomic_ulong generation; /* odd: a plan is being written; even: published */
+    atomic_int stopping;
+    atomic_uint sleepers;       /* workers asleep on work_ready (changed under lock) */
+    atomic_int caller_sleeping; /* the caller asleep on work_done (changed under lock) */
+    atomic_uint active;         /* workers that may be reading the plan */
 
-    /* the copies in progress, cut into pieces numbered across all of them */
+    /* the plan: the copies in progress, cut into pieces numbered across all of them */
     sp_copy copies[SP_MAX_COPIES];
     size_t first_piece[SP_MAX_COPIES + 1]; /* copy c owns pieces [first_piece[c], [c+1]) */
     size_t piece, pieces;
     atomic_size_t next_piece;
-    size_t pieces_done; /* under lock */
-    unsigned active;    /* workers inside this copy, under lock: the next copy may not
-                           change the fields above until every one of them has left */
+    atomic_size_t pieces_done;
 };
 
-/* Takes pieces until none is left; returns how many this thread copied. */
-static size_t copy_pieces(sp_staging_pool *pool)
+static void cpu_relax(void)
 {
-    size_t done = 0;
+#if defined(__SSE2__)
+    _mm_pause();
+#else
+    sched_yield();
+#endif
+}
+
+/* Spins while done(pool, arg) is false, at most SP_STAGING_SPIN_US; its last answer. */
+static int spin_until(const sp_staging_pool *pool, int (*done)(const sp_staging_pool *, unsigned long),
+                      unsigned long arg)
+{
+    if (done(pool, arg))
+        return 1;
+    if (SP_STAGING_SPIN_US == 0)
+        return 0;
+    double give_up = sp_now() + SP_STAGING_SPIN_US * 1e-6;
+    for (unsigned k = 1;; k++) {
+        cpu_relax();
+        if (done(pool, arg))
+            return 1;
+        if (k % 64 == 0 && sp_now() > give_up)
+            return 0;
+    }
+}
+
+/* A published plan other than `seen`, or the pool stopping. */
+static int new_work(const sp_staging_pool *pool, unsigned long seen)
+{
+    unsigned long g = atomic_load(&pool->generation);
+    return atomic_load(&pool->stopping) || (g != seen && g % 2 == 0);
+}
+
+static int all_pieces_done(const sp_staging_pool *pool, unsigned long unused)
+{
+    (void)unused;
+    return atomic_load(&pool->pieces_done) == pool->pieces;
+}
+
+/* Takes pieces until none is left; counts each in pieces_done once it is copied. */
+static void copy_pieces(sp_staging_pool *pool)
+{
     for (;;) {
         size_t k = atomic_fetch_add(&pool->next_piece, 1);
         if (k >= pool->pieces)
@@ -48,37 +115,44 @@ static size_t copy_pieces(sp_staging_pool *pool)
         size_t off = (k - pool->first_piece[c]) * pool->piece;
         size_t len = copy->bytes - off < pool->piece ? copy->bytes - off : pool->piece;
         sp_stream_copy((char *)copy->dst + off, (const char *)copy->src + off, len);
-        done++;
+        if (atomic_fetch_add(&pool->pieces_done, 1) + 1 == pool->pieces &&
+            atomic_load(&pool->caller_sleeping)) {
+            pthread_mutex_lock(&pool->lock);
+            pthread_cond_broadcast(&pool->work_done);
+            pthread_mutex_unlock(&pool->lock);
+        }
     }
-    return done;
 }
 
-static int copy_finished(const sp_staging_pool *pool)
+/* Waits, spinning first, until there is a published plan other than `seen`. */
+static void wait_for_work(sp_staging_pool *pool, unsigned long seen)
 {
-    return pool->pieces_done == pool->pieces && pool->active == 0;
+    if (spin_until(pool, new_work, seen))
+        return;
+    pthread_mutex_lock(&pool->lock);
+    atomic_fetch_add(&pool->sleepers, 1);
+    while (!new_work(pool, seen))
+        pthread_cond_wait(&pool->work_ready, &pool->lock);
+    atomic_fetch_sub(&pool->sleepers, 1);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 static void *worker_main(void *arg)
 {
     sp_staging_pool *pool = arg;
     unsigned long seen = 0;
-    pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (!pool->stopping && pool->generation == seen)
-            pthread_cond_wait(&pool->work_ready, &pool->lock);
-        if (pool->stopping)
+        wait_for_work(pool, seen);
+        if (atomic_load(&pool->stopping))
             break;
-        seen = pool->generation;
-        pool->active++;
-        pthread_mutex_unlock(&pool->lock);
-        size_t done = copy_pieces(pool);
-        pthread_mutex_lock(&pool->lock);
-        pool->pieces_done += done;
-        pool->active--;
-        if (copy_finished(pool))
-            pthread_cond_broadcast(&pool->work_done);
+        unsigned long g = atomic_load(&pool->generation);
+        atomic_fetch_add(&pool->active, 1);
+        if (atomic_load(&pool->generation) == g && g % 2 == 0) { /* still the plan we saw */
+            seen = g;
+            copy_pieces(pool);
+        }
+        atomic_fetch_sub(&pool->active, 1);
     }
-    pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
@@ -93,7 +167,7 @@ unsigned sp_staging_pool_default_threads(void)
 static void stop_workers(sp_staging_pool *pool, unsigned started)
 {
     pthread_mutex_lock(&pool->lock);
-    pool->stopping = 1;
+    atomic_store(&pool->stopping, 1);
     pthread_cond_broadcast(&pool->work_ready);
     pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; i < started; i++)
@@ -110,7 +184,13 @@ sp_status sp_staging_pool_create(unsigned threads, sp_staging_pool **out)
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->work_ready, NULL);
     pthread_cond_init(&pool->work_done, NULL);
+    atomic_init(&pool->generation, 0);
+    atomic_init(&pool->stopping, 0);
+    atomic_init(&pool->sleepers, 0);
+    atomic_init(&pool->caller_sleeping, 0);
+    atomic_init(&pool->active, 0);
     atomic_init(&pool->next_piece, 0);
+    atomic_init(&pool->pieces_done, 0);
     unsigned workers = pool->threads - 1;
     if (workers) {
         pool->workers = calloc(workers, sizeof *pool->workers);
@@ -159,6 +239,37 @@ static void plan_pieces(sp_staging_pool *pool, const sp_copy *copies, size_t n, 
     pool->pieces = pool->first_piece[n];
 }
 
+/* Makes the generation odd, waits for workers still looking at the last plan, writes the new
+ * one and publishes it (even), waking sleepers if there are any. */
+static void publish(sp_staging_pool *pool, const sp_copy *copies, size_t n, size_t total)
+{
+    unsigned long g = atomic_load(&pool->generation);
+    atomic_store(&pool->generation, g + 1);
+    while (atomic_load(&pool->active) > 0) /* a worker backing out, or late for the last copy */
+        sched_yield();
+    plan_pieces(pool, copies, n, total);
+    atomic_store(&pool->pieces_done, 0);
+    atomic_store(&pool->next_piece, 0);
+    atomic_store(&pool->generation, g + 2);
+    if (atomic_load(&pool->sleepers) > 0) {
+        pthread_mutex_lock(&pool->lock);
+        pthread_cond_broadcast(&pool->work_ready);
+        pthread_mutex_unlock(&pool->lock);
+    }
+}
+
+static void wait_for_pieces(sp_staging_pool *pool)
+{
+    if (spin_until(pool, all_pieces_done, 0))
+        return;
+    pthread_mutex_lock(&pool->lock);
+    atomic_store(&pool->caller_sleeping, 1);
+    while (!all_pieces_done(pool, 0))
+        pthread_cond_wait(&pool->work_done, &pool->lock);
+    atomic_store(&pool->caller_sleeping, 0);
+    pthread_mutex_unlock(&pool->lock);
+}
+
 void sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, size_t n)
 {
     size_t total = 0;
@@ -170,23 +281,9 @@ void sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, siz
                 sp_stream_copy(copies[c].dst, copies[c].src, copies[c].bytes);
         return;
     }
-    pthread_mutex_lock(&pool->lock);
-    while (pool->active > 0) /* a worker that woke late for the previous copy */
-        pthread_cond_wait(&pool->work_done, &pool->lock);
-    plan_pieces(pool, copies, n, total);
-    pool->pieces_done = 0;
-    atomic_store(&pool->next_piece, 0);
-    pool->generation++;
-    pthread_cond_broadcast(&pool->work_ready);
-    pthread_mutex_unlock(&pool->lock);
-
-    size_t done = copy_pieces(pool);
-
-    pthread_mutex_lock(&pool->lock);
-    pool->pieces_done += done;
-    while (!copy_finished(pool))
-        pthread_cond_wait(&pool->work_done, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    publish(pool, copies, n, total);
+    copy_pieces(pool);
+    wait_for_pieces(pool);
 }
 
 void sp_staging_pool_copy(sp_staging_pool *pool, void *dst, const void *src, size_t bytes)
