@@ -350,7 +350,8 @@ TEST(bad_offsets)
         {"fc2.bias", 2, "[0,1024]", "overlap"}, /* fc2.bias's size, on top of fc1.weight */
         {"fc2.bias", 2, "[328704,329724]", "span"},
         {"fc2.bias", 2, "[328708,329732]", "starts at"},
-        {"fc2.bias", 2, "[329728,328704]", "outside"},
+        {"fc2.bias", 2, "[329728,328704]", "begin > end"},
+        {"fc2.bias", 2, "[329728,0]", "begin > end"},
         {"fc2.bias", 2, "[328704,999999999]", "outside"},
         {"fc2.bias", 2, "[-1,1023]", "whole number"},
         {"fc2.bias", 2, "[328704.5,329728]", "whole number"},
