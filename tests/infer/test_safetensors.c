@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "model/safetensors.h"
@@ -671,6 +673,32 @@ TEST(file_errors)
     return TEST_OK;
 }
 
+/* A FIFO must be refused at once: opened plainly, it blocks until a writer comes, for ever.
+ * The test's short timeout turns a hang into a failure. Devices are refused as well, before
+ * a byte is read (/dev/zero never ends). */
+TEST(file_not_regular)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], fifo[600];
+    snprintf(dir, sizeof dir, "%s/sp_fifo_XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    if (!CHECK(mkdtemp(dir) != NULL))
+        return TEST_FAIL;
+    snprintf(fifo, sizeof fifo, "%s/model.safetensors", dir);
+    char err[SP_MLP_ERROR_SIZE] = "";
+    sp_mlp *model = NULL;
+    if (CHECK(mkfifo(fifo, 0600) == 0)) {
+        CHECK(sp_mlp_load_file(fifo, &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
+        CHECK_HAS(err, "not a regular file (it is a FIFO)");
+        CHECK(model == NULL);
+        CHECK(unlink(fifo) == 0);
+    }
+    CHECK(rmdir(dir) == 0);
+    CHECK(sp_mlp_load_file("/dev/zero", &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(err, "not a regular file (it is a character device)");
+    CHECK(model == NULL);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -689,6 +717,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(non_finite_values),
         TEST_ENTRY_T(random_mutations, 300),
         TEST_ENTRY(file_errors),
+        TEST_ENTRY_T(file_not_regular, 10),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }
