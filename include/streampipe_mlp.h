@@ -51,8 +51,10 @@ typedef struct sp_mlp_layer {
 /* Reads a safetensors file and checks everything in it: the framing, the JSON header (parsed
  * with cJSON), names, dtypes, shapes and offsets (in bounds, no overlap, no hole, exactly
  * shape x 4 bytes each), no missing, repeated or extra tensors, every value finite. A
- * truncated, oversized or inconsistent file gives SP_ERR_INVALID_ARGUMENT and the reason;
- * SP_ERR_UNSUPPORTED when the library was built without cJSON. *out is NULL on failure. */
+ * truncated, oversized (over 256 MiB) or inconsistent file, or a path that is not a regular
+ * file (a FIFO or a device: refused at once, without waiting for a writer), gives
+ * SP_ERR_INVALID_ARGUMENT and the reason; SP_ERR_UNSUPPORTED when the library was built
+ * without cJSON. *out is NULL on failure. */
 sp_status sp_mlp_load_file(const char *path, sp_mlp **out, char *err, size_t err_size);
 /* The same from a file's bytes in memory (which need not outlive the model). */
 sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out, char *err,

@@ -61,7 +61,11 @@ static sp_status check_tensor(const sp_st_tensor *t, size_t data_bytes, char *er
     sp_status st = tensor_bytes(t, &bytes, err, size);
     if (st != SP_OK)
         return st;
-    if (t->begin > t->end || t->end > data_bytes)
+    if (t->begin > t->end)
+        return sp_model_fail(err, size, SP_ERR_INVALID_ARGUMENT,
+                             "tensor '%s': data_offsets [%llu, %llu] have begin > end", t->name,
+                             (unsigned long long)t->begin, (unsigned long long)t->end);
+    if (t->end > data_bytes)
         return sp_model_fail(err, size, SP_ERR_INVALID_ARGUMENT,
                              "tensor '%s': data_offsets [%llu, %llu] are outside the %zu-byte "
                              "data section", t->name, (unsigned long long)t->begin,

@@ -9,11 +9,13 @@
  * the data starts aligned).
  *
  * What is checked, each failure with its own reason: N is at least 2, within the file and at
- * most SP_ST_MAX_HEADER_BYTES; the JSON parses (with cJSON), fills the header exactly (only
- * whitespace after it) and has the shape above, with no unknown or repeated keys; dtypes are
- * known; shapes and offsets are non-negative integers below 2^53; end - begin equals the
- * element count times the element size (with overflow checks); and the tensors tile the data
- * section exactly: no overlaps, no holes, nothing after the last tensor.
+ * most SP_ST_MAX_HEADER_BYTES; the JSON parses (with cJSON), starts with '{' (no byte-order
+ * mark), fills the header exactly (only whitespace after it) and has the shape above, with no
+ * unknown or repeated keys; no string holds a NUL or a raw control byte; dtypes are known;
+ * every number is an integer in plain digits (no sign, fraction, exponent or leading zero), so
+ * shapes and offsets are non-negative integers, which must be below 2^53; begin <= end, and
+ * end - begin equals the element count times the element size (with overflow checks); and the
+ * tensors tile the data section exactly: no overlaps, no holes, nothing after the last tensor.
  */
 #ifndef SP_SAFETENSORS_H
 #define SP_SAFETENSORS_H
@@ -75,5 +77,10 @@ int sp_st_dtype_from_name(const char *name);
  * one file that uses cJSON. */
 sp_status sp_st_parse_header(const char *text, size_t length, sp_st_file *file, char *err,
                              size_t err_size);
+
+/* The header's text, for what cJSON accepts silently (safetensors_text.c): the first byte is
+ * '{', no string holds a NUL (escaped or raw) or another raw control byte, and every number is
+ * plain digits. Only for text that cJSON has parsed: its lexing relies on that. */
+sp_status sp_st_check_header_text(const char *text, size_t length, char *err, size_t size);
 
 #endif /* SP_SAFETENSORS_H */

@@ -230,6 +230,10 @@ sp_status sp_st_parse_header(const char *text, size_t length, sp_st_file *file, 
 {
     cJSON *root = NULL;
     sp_status st = parse_json(text, length, &root, err, err_size);
+    /* before any value is read: a name or dtype cut short at a NUL, or a float standing for
+     * an integer, would otherwise read as a valid one */
+    if (st == SP_OK)
+        st = sp_st_check_header_text(text, length, err, err_size);
     if (st == SP_OK)
         st = fill_tensors(root, file, err, err_size);
     cJSON_Delete(root);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "model/safetensors.h"
@@ -68,11 +70,10 @@ static void expect_rejected(const unsigned char *bytes, size_t size, const char 
     verdict(bytes, size, NULL, what);
 }
 
-/* Writes spec to bytes and expects a rejection whose reason contains `reason`. */
-static void expect_spec_rejected(const st_spec *spec, const char *reason, const char *what)
+/* Expects a rejection of bytes[0..size) whose reason contains `reason`; frees bytes. */
+static void expect_bytes_rejected(unsigned char *bytes, size_t size, const char *reason,
+                                  const char *what)
 {
-    size_t size = 0;
-    unsigned char *bytes = st_spec_file(spec, &size);
     if (!CHECK(bytes != NULL))
         return;
     char err[SP_MLP_ERROR_SIZE] = "";
@@ -88,6 +89,14 @@ static void expect_spec_rejected(const st_spec *spec, const char *reason, const 
     harness_context("%s", "");
     sp_mlp_free(model);
     free(bytes);
+}
+
+/* Writes spec to bytes and expects a rejection whose reason contains `reason`. */
+static void expect_spec_rejected(const st_spec *spec, const char *reason, const char *what)
+{
+    size_t size = 0;
+    unsigned char *bytes = st_spec_file(spec, &size);
+    expect_bytes_rejected(bytes, size, reason, what);
 }
 
 typedef struct valid_file {
@@ -350,7 +359,8 @@ TEST(bad_offsets)
         {"fc2.bias", 2, "[0,1024]", "overlap"}, /* fc2.bias's size, on top of fc1.weight */
         {"fc2.bias", 2, "[328704,329724]", "span"},
         {"fc2.bias", 2, "[328708,329732]", "starts at"},
-        {"fc2.bias", 2, "[329728,328704]", "outside"},
+        {"fc2.bias", 2, "[329728,328704]", "begin > end"},
+        {"fc2.bias", 2, "[329728,0]", "begin > end"},
         {"fc2.bias", 2, "[328704,999999999]", "outside"},
         {"fc2.bias", 2, "[-1,1023]", "whole number"},
         {"fc2.bias", 2, "[328704.5,329728]", "whole number"},
@@ -431,6 +441,81 @@ TEST(entry_structure)
     };
     run_field_cases(cases, ARRAY_LEN(cases));
     print_counts("entries");
+    return TEST_OK;
+}
+
+/* What cJSON accepts silently but the reader must not: a NUL that cuts a name or dtype short
+ * (fc1.bias\u0000evil read as fc1.bias), floats and other spellings standing for integers
+ * ("65536.0" read as 65536), a byte-order mark before the '{'. Each of these used to load. */
+TEST(strict_header_text)
+{
+    static const field_case cases[] = {
+        {"fc1.bias", 0, "\"F32\\u0000\"", "escaped NUL"},
+        {"fc1.bias", 0, "\"F32\\u0000junk\"", "escaped NUL"},
+        {"fc1.bias", 2, "[65536.0,66560]", "whole number"},
+        {"fc1.bias", 2, "[65536,6.656e4]", "whole number"},
+        {"fc1.bias", 1, "[2.56e2]", "whole number"},
+        {"fc1.bias", 1, "[256E0]", "whole number"},
+        {"fc1.bias", 1, "[256e+0]", "whole number"},
+        {"fc1.bias", 1, "[0256]", "leading zero"},
+        {"fc1.weight", 2, "[-0,65536]", "no sign"},
+        {"fc1.weight", 1, "[256,64.000]", "\"64.000\""},
+    };
+    run_field_cases(cases, ARRAY_LEN(cases));
+    st_spec spec;
+    if (!CHECK(st_spec_digits(&spec, 8) == 0))
+        return TEST_FAIL;
+    st_spec copy = spec;
+    snprintf(copy.entries[1].name, sizeof copy.entries[1].name, "fc1.bias\\u0000evil");
+    expect_spec_rejected(&copy, "escaped NUL", "the name fc1.bias\\u0000evil");
+    copy = spec;
+    snprintf(copy.metadata, sizeof copy.metadata, "{\"note\":\"a\\u0000b\"}");
+    expect_spec_rejected(&copy, "escaped NUL", "a NUL in a metadata value");
+    /* a raw NUL byte (and another control byte) in a name: '#' replaced in the file's bytes */
+    static const unsigned char raw[] = {0x00, 0x1f};
+    for (size_t i = 0; i < ARRAY_LEN(raw); i++) {
+        copy = spec;
+        snprintf(copy.entries[1].name, sizeof copy.entries[1].name, "fc1.bias#evil");
+        size_t size = 0;
+        unsigned char *bytes = st_spec_file(&copy, &size);
+        unsigned char *mark = bytes ? memchr(bytes, '#', size) : NULL;
+        if (CHECK(mark != NULL))
+            *mark = raw[i];
+        expect_bytes_rejected(bytes, size, "raw control byte", "a raw control byte in a name");
+    }
+    /* anything before the '{': a UTF-8 byte-order mark, a space */
+    static const char *const prefixes[] = {"\xef\xbb\xbf", " "};
+    static const char *const reasons[] = {"byte-order mark", "must start with '{'"};
+    char *header = st_header_text(&spec);
+    for (size_t i = 0; header != NULL && i < ARRAY_LEN(prefixes); i++) {
+        char *prefixed = malloc(strlen(prefixes[i]) + strlen(header) + 1);
+        if (!CHECK(prefixed != NULL))
+            break;
+        strcpy(prefixed, prefixes[i]);
+        strcat(prefixed, header);
+        size_t size = 0;
+        unsigned char *bytes = st_file_bytes(prefixed, spec.data, spec.data_bytes, &size);
+        expect_bytes_rejected(bytes, size, reasons[i], reasons[i]);
+        free(prefixed);
+    }
+    CHECK(header != NULL);
+    free(header);
+    /* ...while strings that only look alike still load: an escaped backslash before u0000,
+     * other escapes, number-like text */
+    copy = spec;
+    snprintf(copy.metadata, sizeof copy.metadata,
+             "{\"note\":\"a\\\\u0000b \\u00e9 \\\"q\\\" 1.5e3 -0 065536\"}");
+    size_t size = 0;
+    unsigned char *bytes = st_spec_file(&copy, &size);
+    char err[SP_MLP_ERROR_SIZE] = "";
+    sp_mlp *model = NULL;
+    if (CHECK(bytes != NULL))
+        CHECK_MSG(sp_mlp_load_bytes(bytes, size, &model, err, sizeof err) == SP_OK,
+                  "look-alike strings in the metadata: %s", err);
+    sp_mlp_free(model);
+    free(bytes);
+    st_spec_free(&spec);
+    print_counts("strict header text");
     return TEST_OK;
 }
 
@@ -670,6 +755,32 @@ TEST(file_errors)
     return TEST_OK;
 }
 
+/* A FIFO must be refused at once: opened plainly, it blocks until a writer comes, for ever.
+ * The test's short timeout turns a hang into a failure. Devices are refused as well, before
+ * a byte is read (/dev/zero never ends). */
+TEST(file_not_regular)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], fifo[600];
+    snprintf(dir, sizeof dir, "%s/sp_fifo_XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    if (!CHECK(mkdtemp(dir) != NULL))
+        return TEST_FAIL;
+    snprintf(fifo, sizeof fifo, "%s/model.safetensors", dir);
+    char err[SP_MLP_ERROR_SIZE] = "";
+    sp_mlp *model = NULL;
+    if (CHECK(mkfifo(fifo, 0600) == 0)) {
+        CHECK(sp_mlp_load_file(fifo, &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
+        CHECK_HAS(err, "not a regular file (it is a FIFO)");
+        CHECK(model == NULL);
+        CHECK(unlink(fifo) == 0);
+    }
+    CHECK(rmdir(dir) == 0);
+    CHECK(sp_mlp_load_file("/dev/zero", &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(err, "not a regular file (it is a character device)");
+    CHECK(model == NULL);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -682,12 +793,14 @@ int main(int argc, char **argv)
         TEST_ENTRY(bad_offsets),
         TEST_ENTRY(wrong_dtypes_and_shapes),
         TEST_ENTRY(entry_structure),
+        TEST_ENTRY(strict_header_text),
         TEST_ENTRY(missing_repeated_and_extra_tensors),
         TEST_ENTRY(metadata),
         TEST_ENTRY(malformed_json),
         TEST_ENTRY(non_finite_values),
         TEST_ENTRY_T(random_mutations, 300),
         TEST_ENTRY(file_errors),
+        TEST_ENTRY_T(file_not_regular, 10),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

@@ -14,6 +14,9 @@
 #include "streampipe_mlp.h"
 
 #define INFER_MAX_REPEAT CLI_MAX_SAMPLES
+/* The images are read whole and each gets a float64 reference, so the input is kept to 256 MiB
+ * (4 Mi images); --replicate makes streams as long as wanted from fewer. */
+#define INFER_MAX_INPUT_BYTES ((size_t)256 << 20)
 #define INFER_SHOW_BAD 5 /* wrong labels printed before giving up */
 
 /* Rounding bounds for a label that differs from the float64 reference: relative gap between

@@ -43,6 +43,7 @@ static void print_infer_usage(FILE *out)
           "(median over the repeats) and the overlap figures of the median run.\n\n"
           "  --model FILE               safetensors weights (models/digits_mlp.safetensors)\n"
           "  --input FILE               images: N x 64 bytes, grey levels 0..16, row-major\n"
+          "                             (a regular file, at most 256 MiB)\n"
           "  --labels FILE              their labels: N bytes, 0..9 (optional: accuracy)\n"
           "  --replicate N              stream the images N times over (default 1)\n"
           "  --backend auto|host|cuda   backend (default auto: CUDA when a GPU is present)\n"

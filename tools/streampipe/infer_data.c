@@ -1,6 +1,5 @@
 /* The inputs of `streampipe infer`: the model, the images and labels, and what every image
  * should come out as according to the float64 reference. */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,47 +8,13 @@
 #include "cli.h"
 #include "infer.h"
 #include "par_for.h"
-
-/* The whole file into a malloc'd buffer; prints why not and returns CLI_EXIT_FAILURE. */
-static int read_whole_file(const char *what, const char *path, unsigned char **bytes,
-                           size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "streampipe: cannot open the %s '%s': %s\n", what, path, strerror(errno));
-        return CLI_EXIT_FAILURE;
-    }
-    size_t capacity = 1 << 16, used = 0;
-    unsigned char *buf = malloc(capacity);
-    while (buf != NULL) {
-        used += fread(buf + used, 1, capacity - used, f);
-        if (used < capacity)
-            break;
-        unsigned char *bigger = capacity <= SIZE_MAX / 2 ? realloc(buf, capacity * 2) : NULL;
-        if (bigger == NULL) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        capacity *= 2;
-    }
-    int failed = buf == NULL || ferror(f);
-    fclose(f);
-    if (failed) {
-        free(buf);
-        fprintf(stderr, "streampipe: reading the %s '%s' failed\n", what, path);
-        return CLI_EXIT_FAILURE;
-    }
-    *bytes = buf;
-    *size = used;
-    return CLI_EXIT_OK;
-}
+#include "whole_file.h"
 
 static int load_images(const infer_options *options, infer_data *data)
 {
     size_t size = 0;
-    int rc = read_whole_file("input", options->input_path, &data->images, &size);
+    int rc = cli_read_whole_file("input", options->input_path, INFER_MAX_INPUT_BYTES,
+                                 &data->images, &size);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (size == 0 || size % SP_MLP_INPUTS != 0) {
@@ -73,7 +38,9 @@ static int load_labels(const infer_options *options, infer_data *data)
     size_t size = 0;
     if (options->labels_path == NULL)
         return CLI_EXIT_OK;
-    int rc = read_whole_file("labels", options->labels_path, &data->labels, &size);
+    /* one byte per image: never more than the largest input has images */
+    int rc = cli_read_whole_file("labels", options->labels_path,
+                                 INFER_MAX_INPUT_BYTES / SP_MLP_INPUTS, &data->labels, &size);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (size != data->n) {

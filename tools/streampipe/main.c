@@ -38,6 +38,21 @@ static const cli_command *find_command(const char *name)
     return NULL;
 }
 
+/* A result that did not reach stdout (a full disk, a closed pipe) is a failure, for every
+ * command and for --help and --version alike. fflush alone misses a write that failed earlier:
+ * a text longer than stdout's buffer is written (and lost) while it is printed, which leaves
+ * only the error flag set and nothing for fflush to fail on. */
+static int finish_stdout(int rc)
+{
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fputs("streampipe: writing the result to stdout failed\n", stderr);
+        return CLI_EXIT_FAILURE;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -48,11 +63,11 @@ int main(int argc, char **argv)
     if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||
         strcmp(first, "help") == 0) {
         print_usage(stdout);
-        return CLI_EXIT_OK;
+        return finish_stdout(CLI_EXIT_OK);
     }
     if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
         printf("streampipe %s\n", sp_version());
-        return CLI_EXIT_OK;
+        return finish_stdout(CLI_EXIT_OK);
     }
     const cli_command *command = find_command(first);
     if (command == NULL) {
@@ -64,12 +79,5 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     /* The subcommand sees its own name as argv[0], as getopt expects. */
-    int rc = command->run(argc - 1, argv + 1);
-    /* A result that did not reach stdout (a full disk, a closed pipe) is a failure, for every
-     * command alike. */
-    if (rc == CLI_EXIT_OK && fflush(stdout) != 0) {
-        fputs("streampipe: writing the result to stdout failed\n", stderr);
-        return CLI_EXIT_FAILURE;
-    }
-    return rc;
+    return finish_stdout(command->run(argc - 1, argv + 1));
 }
