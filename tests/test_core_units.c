@@ -166,6 +166,26 @@ TEST(timed_run_of_wrapping_chunk_count_fails_cleanly)
     return TEST_OK;
 }
 
+/* A chunk whose buffers' bytes overflow is refused when the pipeline is created, with the
+ * reason, before anything is allocated (the CLI cuts chunks to the records; a library user
+ * gets this). */
+TEST(pipeline_refuses_a_chunk_whose_bytes_overflow)
+{
+    sp_context *ctx = NULL;
+    if (!CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, &ctx), SP_OK))
+        return TEST_FAIL;
+    size_t chunks[] = {SIZE_MAX, SIZE_MAX / 4 + 1, SIZE_MAX / 8};
+    for (size_t i = 0; i < ARRAY_LEN(chunks); i++) {
+        sp_pipeline_config cfg = {.in_record_bytes = 4, .chunk_records = chunks[i], .depth = 2};
+        sp_pipeline *p = NULL;
+        CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_ERR_INVALID_ARGUMENT);
+        CHECK(p == NULL);
+        CHECK_HAS(sp_context_last_error(ctx), "overflows");
+    }
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
 /* stage-in and stage-out copied together in [0,1) and again in [1,2): the host was busy for
  * 2 s, not 4; with a GPU engine of 1.5 s, host staging is the bound. */
 TEST(host_staging_counts_the_union)
@@ -294,6 +314,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(timeline_figures_known_answer),
         TEST_ENTRY(timeline_reset_refuses_wrapping_sizes),
         TEST_ENTRY(timed_run_of_wrapping_chunk_count_fails_cleanly),
+        TEST_ENTRY(pipeline_refuses_a_chunk_whose_bytes_overflow),
         TEST_ENTRY(host_staging_counts_the_union),
         TEST_ENTRY(multi_stream_stage_counts_wall_time),
         TEST_ENTRY(span_coverage),
