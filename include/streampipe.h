@@ -18,13 +18,11 @@
 
 #include <stddef.h>
 
+#include "streampipe_version.h" /* SP_VERSION_MAJOR, _MINOR, _PATCH */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 3
-#define SP_VERSION_PATCH 0
 
 /* "MAJOR.MINOR.PATCH" of the library that is linked (may differ from the header's). */
 const char *sp_version(void);

@@ -112,6 +112,81 @@ TEST(timeline_figures_known_answer)
     return TEST_OK;
 }
 
+/* engines x chunks spans whose bytes wrap size_t: refused before anything is written. */
+TEST(timeline_reset_refuses_wrapping_sizes)
+{
+    sp_timeline t;
+    memset(&t, 0, sizeof t);
+    size_t chunks = ((size_t)1 << 58) + 1; /* x 4 engines x 16 bytes wraps to 64 bytes */
+    CHECK(sp_timeline_reset(&t, 4, chunks) != SP_OK);
+    CHECK_EQ(t.capacity, 0);
+    CHECK(sp_timeline_reset(&t, SIZE_MAX, 2) != SP_OK);
+    CHECK_EQ(t.capacity, 0);
+    sp_timeline_free(&t);
+    return TEST_OK;
+}
+
+/* huge_run(p, buf, serial): a timed in-place run of 2^58 + 1 one-byte records in chunks of
+ * one over a buffer of 64 bytes must fail before it touches a byte: the timeline's size
+ * wraps. (The serial run copies chunk by chunk as soon as its timeline is there.) */
+static void huge_run(sp_pipeline *p, unsigned char *buf, int serial)
+{
+    size_t n = ((size_t)1 << 58) + 1;
+    sp_report report;
+    sp_status st = serial ? sp_pipeline_run_serial(p, buf, n, buf, &report)
+                          : sp_pipeline_run(p, buf, n, buf, &report);
+    CHECK_MSG(st == SP_ERR_OUT_OF_MEMORY || st == SP_ERR_INVALID_ARGUMENT,
+              "%s run returned %s: %s", serial ? "serial" : "stream", sp_status_name(st),
+              sp_pipeline_last_error(p));
+    CHECK_HAS(sp_pipeline_last_error(p), "timeline");
+}
+
+TEST(timed_run_of_wrapping_chunk_count_fails_cleanly)
+{
+    sp_context *ctx = NULL;
+    sp_pipeline *p = NULL;
+    if (!CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, &ctx), SP_OK))
+        return TEST_FAIL;
+    sp_pipeline_config cfg = {.in_record_bytes = 1, .chunk_records = 1, .depth = 2};
+    if (CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK)) {
+        unsigned char buf[64];
+        for (size_t i = 0; i < sizeof buf; i++)
+            buf[i] = (unsigned char)i;
+        huge_run(p, buf, 0);
+        huge_run(p, buf, 1);
+        /* A timeline that had taken the wrapped size as its capacity would now be written
+         * past its end (ASan sees it) by an ordinary run of 64 chunks. */
+        sp_report report;
+        CHECK_EQ(sp_pipeline_run(p, buf, sizeof buf, buf, &report), SP_OK);
+        CHECK_EQ(report.chunks, sizeof buf);
+        for (size_t i = 0; i < sizeof buf; i++)
+            CHECK_EQ(buf[i], i);
+    }
+    sp_pipeline_destroy(p);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
+/* A chunk whose buffers' bytes overflow is refused when the pipeline is created, with the
+ * reason, before anything is allocated (the CLI cuts chunks to the records; a library user
+ * gets this). */
+TEST(pipeline_refuses_a_chunk_whose_bytes_overflow)
+{
+    sp_context *ctx = NULL;
+    if (!CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, &ctx), SP_OK))
+        return TEST_FAIL;
+    size_t chunks[] = {SIZE_MAX, SIZE_MAX / 4 + 1, SIZE_MAX / 8};
+    for (size_t i = 0; i < ARRAY_LEN(chunks); i++) {
+        sp_pipeline_config cfg = {.in_record_bytes = 4, .chunk_records = chunks[i], .depth = 2};
+        sp_pipeline *p = NULL;
+        CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_ERR_INVALID_ARGUMENT);
+        CHECK(p == NULL);
+        CHECK_HAS(sp_context_last_error(ctx), "overflows");
+    }
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
 /* stage-in and stage-out copied together in [0,1) and again in [1,2): the host was busy for
  * 2 s, not 4; with a GPU engine of 1.5 s, host staging is the bound. */
 TEST(host_staging_counts_the_union)
@@ -276,6 +351,9 @@ int main(int argc, char **argv)
         TEST_ENTRY(plan_cuts_runs),
         TEST_ENTRY(size_arithmetic),
         TEST_ENTRY(timeline_figures_known_answer),
+        TEST_ENTRY(timeline_reset_refuses_wrapping_sizes),
+        TEST_ENTRY(timed_run_of_wrapping_chunk_count_fails_cleanly),
+        TEST_ENTRY(pipeline_refuses_a_chunk_whose_bytes_overflow),
         TEST_ENTRY(host_staging_counts_the_union),
         TEST_ENTRY(multi_stream_stage_counts_wall_time),
         TEST_ENTRY(span_coverage),

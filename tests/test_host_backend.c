@@ -478,6 +478,34 @@ static void test_registry(backend b)
     CHECK_OK(b.ops->host_unregister(b.impl, buf));
 }
 
+/* A registration nested in a pinned range did nothing, so it must not outlive that range:
+ * once the range is gone, the same address registered again is a range of its own, and its
+ * unregister unpins it. HOST only: the fault backend counts the nested call as a live object
+ * that nothing can release any more (as on CUDA, its unregister fails once the range is gone). */
+static void test_nested_dies_with_its_range(backend b)
+{
+    static char a[4096];
+    CHECK_OK(b.ops->host_register(b.impl, a, 4096));
+    CHECK_OK(b.ops->host_register(b.impl, a + 64, 256)); /* nested: a no-op */
+    CHECK_OK(b.ops->host_unregister(b.impl, a));
+    CHECK(pinned(b, a + 64, 256) == 0);
+    CHECK_OK(b.ops->host_register(b.impl, a + 64, 256));
+    CHECK_OK(b.ops->host_unregister(b.impl, a + 64));
+    CHECK(pinned(b, a + 64, 256) == 0);
+    CHECK_OK(b.ops->host_register(b.impl, a, 128));
+    CHECK_OK(b.ops->host_unregister(b.impl, a));
+    CHECK(pinned(b, a, 128) == 0);
+    /* The same through a pinned block that is freed under its nested registration. */
+    void *block = NULL;
+    if (!CHECK_OK(b.ops->pinned_alloc(b.impl, 4096, &block)))
+        return;
+    CHECK_OK(b.ops->host_register(b.impl, block, 64));
+    uintptr_t freed = (uintptr_t)block;
+    b.ops->pinned_free(b.impl, block);
+    /* Nothing is registered there any more: no pinned range, no leftover no-op to undo. */
+    CHECK_STATUS(b.ops->host_unregister(b.impl, (void *)freed), SP_ERR_INVALID_ARGUMENT);
+}
+
 /* Leaving objects behind is the core's bug, but close must still free them (valgrind and
  * ASan check that nothing leaks) and drain the work in flight. */
 static void test_close_frees_leftovers(void)
@@ -692,6 +720,7 @@ int main(void)
     CHECK(host.ops->abi == SP_BACKEND_ABI && strcmp(host.ops->name, "host") == 0);
     if (CHECK_OK(host.ops->open(0, &host.impl))) {
         run_semantics(host);
+        test_nested_dies_with_its_range(host);
         host.ops->close(host.impl);
     }
     /* The same semantics must hold through the fault backend with random delays everywhere. */

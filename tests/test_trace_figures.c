@@ -7,6 +7,7 @@
 #include "core/timeline.h"
 #include "core/trace_common.h"
 #include "harness.h"
+#include "streampipe_trace.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 
@@ -214,6 +215,78 @@ TEST(chunk_colours_are_stable_and_distinct)
     return TEST_OK;
 }
 
+/* ---- which run the trace writers describe ------------------------------------------------- */
+
+/* Fails from chunk `*fail_from` on (SIZE_MAX: never). */
+static sp_status copy_or_fail(const sp_chunk *chunk, void *user)
+{
+    if (chunk->index >= *(const size_t *)user)
+        return SP_ERR_INVALID_ARGUMENT;
+    memcpy(chunk->out, chunk->in, chunk->records * 4);
+    return SP_OK;
+}
+
+/* A run whose stage fails from chunk `chunk` on. */
+static sp_status run_failing_at(sp_pipeline *p, size_t *fail_from, size_t chunk,
+                                const void *in, size_t n, void *out, sp_report *report)
+{
+    *fail_from = chunk;
+    sp_status st = sp_pipeline_run(p, in, n, out, report);
+    *fail_from = SIZE_MAX;
+    return st;
+}
+
+static sp_status trace_to_null_device(const sp_pipeline *p)
+{
+    FILE *f = fopen("/dev/null", "w");
+    sp_status st = f ? sp_pipeline_write_trace(p, f) : SP_ERR_BACKEND;
+    if (f)
+        fclose(f);
+    return st;
+}
+
+/* A good timed run, then `bad` with a report: the trace must no longer describe the good one. */
+#define CHECK_INVALIDATES(p, bad)                                                            \
+    do {                                                                                   \
+        CHECK_EQ(sp_pipeline_run(p, buf, N, out, &report), SP_OK);                         \
+        CHECK_EQ(trace_to_null_device(p), SP_OK);                                          \
+        CHECK(bad != SP_OK);                                                               \
+        CHECK_MSG(trace_to_null_device(p) == SP_ERR_INVALID_ARGUMENT,                      \
+                  "the trace after %s still describes the run before it", #bad);           \
+    } while (0)
+
+/* After a timed run that was rejected or failed, there is no timeline to write (the header's
+ * promise), whatever the reason: the writers must not pass off the run before it as this one. */
+TEST(rejected_or_failed_runs_leave_no_timeline)
+{
+    enum { N = 64 };
+    sp_context *ctx = NULL;
+    sp_pipeline *p = NULL;
+    static unsigned char buf[N * 4 + 4], out[N * 4];
+    size_t fail_from = SIZE_MAX;
+    sp_stage copy = {.name = "copy", .out_record_bytes = 4, .host = copy_or_fail,
+                     .user = &fail_from};
+    sp_pipeline_config cfg = {.in_record_bytes = 4, .stages = &copy, .n_stages = 1,
+                              .chunk_records = 16, .depth = 2};
+    if (!CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, &ctx), SP_OK))
+        return TEST_FAIL;
+    if (CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK)) {
+        sp_report report;
+        CHECK_INVALIDATES(p, sp_pipeline_run(p, buf, N, buf + 4, &report)); /* overlap */
+        CHECK_INVALIDATES(p, sp_pipeline_run(p, NULL, N, out, &report));
+        CHECK_INVALIDATES(p, sp_pipeline_run_serial(p, buf, N, buf + 4, &report));
+        CHECK_INVALIDATES(p, sp_pipeline_run(p, buf, SIZE_MAX, out, &report)); /* too big */
+        CHECK_INVALIDATES(p, run_failing_at(p, &fail_from, 2, buf, N, out, &report));
+        /* the other way round: a run without a report leaves the last timed run's alone */
+        CHECK_EQ(sp_pipeline_run(p, buf, N, out, &report), SP_OK);
+        CHECK(sp_pipeline_run(p, buf, N, buf + 4, NULL) != SP_OK);
+        CHECK_EQ(trace_to_null_device(p), SP_OK);
+    }
+    sp_pipeline_destroy(p);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -225,6 +298,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(fixed_numbers_ignore_the_locale),
         TEST_ENTRY(sizes_for_people),
         TEST_ENTRY(chunk_colours_are_stable_and_distinct),
+        TEST_ENTRY(rejected_or_failed_runs_leave_no_timeline),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

@@ -64,6 +64,11 @@ sp_status sp_run_prepare(sp_run *run, sp_pipeline *p, const void *in, size_t n, 
     /* a run that does not start leaves no figures of an earlier one behind; sp_run_finish
      * sets them for every run that started, whatever its mode */
     p->last_submit_s = p->last_wait_s = p->last_makespan_s = 0.0;
+    /* nor a timeline: the trace writers describe the last run made with a report, and that
+     * one has none until it succeeds with records (sp_run_report), whether it is rejected
+     * here, fails once started, runs in graph mode or has no records */
+    if (timing)
+        p->timeline.complete = 0;
     if (atomic_load(&p->ctx->lost)) /* not via the context's text: another thread may write it */
         return sp_pipeline_fail(p, SP_ERR_DEVICE_LOST,
                                 "the device context was lost earlier; destroy and recreate it");
@@ -186,11 +191,8 @@ void sp_run_report(const sp_run *run, sp_report *report)
     if (run->timing && run->plan.chunks) {
         sp_timeline_figures(&p->timeline, report);
         run->p->timeline.makespan_s = report->makespan_s;
+        run->p->timeline.complete = 1; /* a run that succeeded: the trace writers may use it */
     }
-    /* the trace writers describe the last run with a report, so one without chunks (whose
-     * timeline was never reset) must not leave an older run's timeline looking current */
-    if (run->timing)
-        run->p->timeline.complete = run->plan.chunks > 0;
     report->graph = run->graph_end > 0;
     report->submit_s = p->last_submit_s;
     report->wait_s = p->last_wait_s;

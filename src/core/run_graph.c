@@ -94,9 +94,7 @@ int sp_run_graph_wanted(sp_run *r)
                  "than a graph holds (%zu)", full_chunks(r), group_size(p));
         return 0;
     }
-    if (r->timing)
-        p->timeline.complete = 0; /* no per-operation times: the trace writers have none */
-    r->timing = 0;
+    r->timing = 0; /* no per-operation times: the trace writers have none (sp_run_prepare) */
     return 1;
 }
 

@@ -6,11 +6,14 @@
 
 sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
 {
-    size_t n;
-    if (__builtin_mul_overflow(engines, chunks, &n))
+    size_t n, bytes;
+    /* n spans' bytes must not wrap either: a short block taken as n spans would be filled
+     * past its end below, and by every later run that fits in the recorded capacity */
+    if (__builtin_mul_overflow(engines, chunks, &n) ||
+        __builtin_mul_overflow(n, sizeof *t->spans, &bytes))
         return SP_ERR_OUT_OF_MEMORY;
     if (n > t->capacity) {
-        sp_span *grown = realloc(t->spans, n * sizeof *grown);
+        sp_span *grown = realloc(t->spans, bytes);
         if (!grown)
             return SP_ERR_OUT_OF_MEMORY;
         t->spans = grown;

@@ -20,6 +20,7 @@ struct json_writer;
 #define BENCH_UNSET (~0ULL) /* an option the user did not give */
 #define BENCH_MAX_REPEAT CLI_MAX_SAMPLES
 #define BENCH_SHOW_BAD 5    /* mismatches printed before giving up */
+#define BENCH_NOTES_BYTES 512
 
 typedef enum bench_memory { BENCH_MEMORY_PAGEABLE = 0, BENCH_MEMORY_PINNED = 1 } bench_memory;
 
@@ -90,6 +91,8 @@ typedef struct bench_plan {
     const char *trace_path;      /* NULL = none */
     const char *svg_path;
     bench_sweep_request sweep;   /* values filled in; parameter NONE without --sweep */
+    char notes[BENCH_NOTES_BYTES]; /* what the plan changed from the options, and why;
+                                      "" when nothing (printed with the job, and in JSON) */
 } bench_plan;
 
 /* Input and output of the job, and pinned buffers of the same size for the ceiling check. */
@@ -286,6 +289,9 @@ void bench_print_mismatches(const bench_check *check, const char *run, FILE *out
 int bench_sweep_parse(const char *name, const char *values, bench_sweep_request *request);
 /* The default values of a sweep when --sweep-values is not given. */
 void bench_sweep_default_values(sp_backend_kind backend, bench_sweep_request *request);
+/* A chunk sweep's values above `records` become `records`, listed once where the first of
+ * them was; returns how many values were above. Other sweeps are left alone. */
+size_t bench_sweep_clamp_chunks(bench_sweep_request *request, size_t records);
 const char *bench_sweep_parameter_name(bench_sweep_parameter parameter);
 
 /* bench_timed.c */

@@ -24,6 +24,7 @@ void bench_json_write_plan(json_writer *w, const bench_plan *plan)
     json_bool(w, "copy_by_kernel", plan->copy_kernel);
     json_string(w, "graph", plan->graph == SP_GRAPH_ON ? "on"
                             : plan->graph == SP_GRAPH_AUTO ? "auto" : "off");
+    json_string(w, "notes", plan->notes);
 }
 
 void bench_json_write_totals(json_writer *w, const bench_totals *totals)

@@ -1,4 +1,5 @@
 /* Preset jobs and the defaults that depend on the backend. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +56,48 @@ static unsigned long long given_or(unsigned long long given, unsigned long long 
     return given == BENCH_UNSET ? fallback : given;
 }
 
+/* Appends a sentence to the plan's notes, "; " between sentences. */
+static void add_note(bench_plan *plan, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void add_note(bench_plan *plan, const char *fmt, ...)
+{
+    size_t used = strlen(plan->notes);
+    if (used > 0 && used + 2 < sizeof plan->notes) {
+        memcpy(plan->notes + used, "; ", 3);
+        used += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(plan->notes + used, sizeof plan->notes - used, fmt, ap);
+    va_end(ap);
+}
+
+/* The library allocates a pipeline's whole chunk, for every slot, when it is created: it
+ * cannot know that no run will have that many records. A chunk above the records runs as one
+ * chunk of the records either way, so it is cut to them rather than allocated (2^40 records
+ * of floats are 4 TiB), and the notes say so. */
+static void clamp_chunk(bench_plan *plan, const char *what, size_t *chunk_records)
+{
+    if (*chunk_records <= plan->records)
+        return;
+    add_note(plan, "%s %zu records is more than the %zu records: cut to %zu (one chunk)", what,
+             *chunk_records, plan->records, plan->records);
+    *chunk_records = plan->records;
+}
+
+static void clamp_chunks(bench_plan *plan)
+{
+    clamp_chunk(plan, "chunk", &plan->chunk_records);
+    clamp_chunk(plan, "serial chunk", &plan->serial_chunk_records);
+    size_t above = bench_sweep_clamp_chunks(&plan->sweep, plan->records);
+    if (above > 0)
+        add_note(plan, "%zu swept chunk value%s above the %zu records ran as %zu (one chunk)",
+                 above, above == 1 ? "" : "s", plan->records, plan->records);
+}
+
 void bench_plan_resolve(const bench_options *o, sp_backend_kind backend, bench_plan *plan)
 {
     int on_cuda = backend == SP_BACKEND_CUDA;
@@ -91,4 +134,5 @@ void bench_plan_resolve(const bench_options *o, sp_backend_kind backend, bench_p
     plan->sweep = o->sweep;
     if (plan->sweep.n_values == 0)
         bench_sweep_default_values(backend, &plan->sweep);
+    clamp_chunks(plan);
 }

@@ -30,6 +30,8 @@ void bench_print_job(const bench_plan *plan, FILE *out)
     if (plan->copy_kernel)
         fprintf(out, "copies           by kernel on the pipeline's streams (--copy-kernel); "
                 "the serial and ceiling runs use the copy engines\n");
+    if (plan->notes[0] != '\0')
+        fprintf(out, "notes            %s\n", plan->notes);
 }
 
 static void print_setup(const bench_plan *plan, const bench_expected *e,

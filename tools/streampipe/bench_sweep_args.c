@@ -142,3 +142,22 @@ void bench_sweep_default_values(sp_backend_kind backend, bench_sweep_request *re
         break;
     }
 }
+
+size_t bench_sweep_clamp_chunks(bench_sweep_request *request, size_t records)
+{
+    if (request->parameter != BENCH_SWEEP_CHUNK)
+        return 0;
+    size_t above = 0, kept = 0, n = request->n_values;
+    for (size_t i = 0; i < n; i++) {
+        unsigned long long value = request->values[i];
+        if (value > records) {
+            above++;
+            value = records;
+        }
+        request->n_values = kept; /* is_listed looks at the values kept so far */
+        if (!is_listed(request, value))
+            request->values[kept++] = value;
+    }
+    request->n_values = kept;
+    return above;
+}

@@ -68,8 +68,11 @@ static void free_block(host_memory *memory, host_ranges *set, void *ptr)
     const host_range *range = sp_host_ranges_at(set, (uintptr_t)ptr);
     int ours = range && range->owned;
     host_range removed;
-    if (ours)
+    if (ours) {
         sp_host_ranges_remove(set, (uintptr_t)ptr, &removed);
+        if (set == &memory->pinned)
+            sp_host_memory_forget_nested(memory, removed);
+    }
     pthread_mutex_unlock(&memory->lock);
     if (ours)
         free(ptr);

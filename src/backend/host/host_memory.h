@@ -16,7 +16,8 @@ typedef struct host_memory {
     host_ranges device;   /* device_alloc blocks, all owned */
     host_ranges pinned;   /* pinned_alloc blocks (owned) and host_register ranges */
     /* host_register calls that fell inside an already pinned range: each did nothing, so
-     * its matching host_unregister does nothing either. A multiset of pointers. */
+     * its matching host_unregister does nothing either. A multiset of pointers, each inside
+     * a range of `pinned` (they go when their range goes). */
     uintptr_t *nested;
     size_t nested_count;
     size_t nested_capacity;
@@ -36,6 +37,10 @@ void sp_host_memory_pinned_free(host_memory *memory, void *ptr);
  * edge of a pinned one is rejected (SP_ERR_INVALID_ARGUMENT), as cudaHostRegister does. */
 sp_status sp_host_memory_register(host_memory *memory, void *ptr, size_t bytes);
 sp_status sp_host_memory_unregister(host_memory *memory, void *ptr);
+/* Called with the lock held, for a pinned range that is going away (unregistered or freed):
+ * drops the nested registrations inside it. They did nothing and pair with nothing now; left
+ * behind, a later unregister of the same address would consume one and keep a real range. */
+void sp_host_memory_forget_nested(host_memory *memory, host_range range);
 /* 1 when all of [ptr, ptr+bytes) lies within one pinned block or registered range. */
 int sp_host_memory_is_pinned(host_memory *memory, const void *ptr, size_t bytes);
 

@@ -29,6 +29,14 @@ static int remove_nested(host_memory *memory, uintptr_t base)
     return 0;
 }
 
+void sp_host_memory_forget_nested(host_memory *memory, host_range range)
+{
+    for (size_t i = memory->nested_count; i-- > 0;) {
+        if (memory->nested[i] - range.base < range.bytes)
+            memory->nested[i] = memory->nested[--memory->nested_count];
+    }
+}
+
 static sp_status register_locked(host_memory *memory, uintptr_t base, size_t bytes)
 {
     if (sp_host_ranges_containing(&memory->pinned, base, bytes))
@@ -86,6 +94,7 @@ static sp_status unregister_locked(host_memory *memory, uintptr_t base)
     }
     host_range removed;
     sp_host_ranges_remove(&memory->pinned, base, &removed);
+    sp_host_memory_forget_nested(memory, removed);
     return SP_OK;
 }
 
