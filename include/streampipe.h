@@ -283,7 +283,13 @@ typedef struct sp_report {
  * the last of what it waits for ends (the previous operation on its queue, the operations
  * whose buffers it reads or overwrites), and that time is read from their end events. On
  * failure the run stops submitting, drains everything in flight and returns; the pipeline
- * can be run again.
+ * can be run again. Once a run has returned, nothing of it reads `in` or writes `out`, with
+ * one exception: a queue that cannot be waited for (its synchronization fails, and so does
+ * the last resort, a second try on CUDA; HOST can always wait for its threads). Then the
+ * library cannot show that the run's copies have stopped: the run returns
+ * SP_ERR_DEVICE_LOST, the context is lost, and `in` may still be read and `out` written
+ * until sp_pipeline_destroy of this pipeline has returned. Keep both allocated (and
+ * registered) until then; their contents are undefined.
  * The host thread keeps at most `depth` chunks queued ahead of the device, also with pinned
  * memory, so a failure stops the run within `depth` chunks and the device's queues never hold
  * a whole run. That does not let another pipeline's copies through sooner (the copy engines

@@ -25,7 +25,12 @@ typedef struct sp_fault_config {
                                  name); NULL delays every queue */
     const char *fail_op;      /* also fail every call of the backend operations of these names,
                                  separated by commas ("capture_end", "graph_rebase",
-                                 "copy_h2d,queue_sync", ...); NULL: none */
+                                 "copy_h2d,queue_sync", ...); NULL: none. "queue_drain" names
+                                 the wait the library falls back on when a queue_sync of a
+                                 failed run fails: it is never failed otherwise (an injected
+                                 failure is not a real one, and the wrapped backend can still
+                                 wait for its queues), so failing it acts out a device that
+                                 cannot be waited for */
     int fail_persist;         /* 1: every status-returning call from the fail_call-th on fails,
                                  not only that one (a device that stopped working); 0: only
                                  the fail_call-th */
