@@ -7,8 +7,8 @@
  * context able to run a fresh pipeline correctly. Done over pageable, pinned and registered
  * memory and with a report (timing events). A failure reported as SP_ERR_DEVICE_LOST must
  * make the context lost for good. Then the same with failures that persist (every call from
- * the Nth on fails, as on a device that stopped working), and queues that cannot be
- * synchronized at all. Exits 77 when the backend is absent.
+ * the Nth on fails, as on a device that stopped working), also in graph mode, and queues that
+ * cannot be synchronized at all. Exits 77 when the backend is absent.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,23 +26,29 @@ static sp_backend_kind g_kind;
 
 /* PATH_STREAMS: pageable memory, each stage on two queues and copies in 20-byte pieces.
  * PATH_KERNEL: copies by kernel (copy_by_kernel) in 20-byte pieces, pinned input read by the
- * kernel directly, pageable output through the staging buffer. */
+ * kernel directly, pageable output through the staging buffer.
+ * PATH_GRAPH: graph mode on pinned memory, depth 4 (groups of 2 chunks), 10 full chunks: two
+ * groups captured, each then checked against its stages run directly and replayed, and a
+ * short chunk in stream mode. */
 typedef enum sweep_path {
     PATH_PAGEABLE,
     PATH_REPORT,
     PATH_PINNED,
     PATH_REGISTERED,
     PATH_STREAMS,
-    PATH_KERNEL
+    PATH_KERNEL,
+    PATH_GRAPH
 } sweep_path;
 
 static const char *const path_names[] = {"pageable", "pageable+report", "pinned", "registered",
-                                          "streams+pieces", "kernel copies"};
+                                          "streams+pieces", "kernel copies", "graph"};
 
 #define SWEEP_CHUNK 16
 #define SWEEP_RECORDS (SWEEP_CHUNK * 4 + 5) /* 5 chunks, the last one short */
 #define SWEEP_DEPTH 2
-#define MAX_RECORDS SWEEP_RECORDS
+#define GRAPH_RECORDS (SWEEP_CHUNK * 10 + 5)
+#define GRAPH_DEPTH 4
+#define MAX_RECORDS GRAPH_RECORDS
 
 typedef struct rig {
     sp_context *ctx;
@@ -140,7 +146,7 @@ static void acquire_memory(rig *r, run_memory *m, attempt *a)
     m->in = r->in;
     m->out = r->out;
     sp_status st = SP_OK;
-    if (r->path == PATH_PINNED || r->path == PATH_KERNEL) {
+    if (r->path == PATH_PINNED || r->path == PATH_KERNEL || r->path == PATH_GRAPH) {
         st = sp_host_alloc(r->ctx, sizeof r->in, &m->pinned_in);
         if (st == SP_OK && r->path != PATH_KERNEL)
             st = sp_host_alloc(r->ctx, sizeof r->out, &m->pinned_out);
@@ -191,11 +197,14 @@ static void attempt_once(rig *r, attempt *a, run_memory *m, int verify)
     memset(a, 0, sizeof *a);
     acquire_memory(r, m, a);
     sp_pipeline *p = NULL;
+    int graph = r->path == PATH_GRAPH;
     if (a->status == SP_OK) {
-        sp_pipeline_config cfg = mix_chain_config(&r->chain, SWEEP_CHUNK, SWEEP_DEPTH);
+        sp_pipeline_config cfg = mix_chain_config(&r->chain, SWEEP_CHUNK,
+                                                  graph ? GRAPH_DEPTH : SWEEP_DEPTH);
         if (r->path == PATH_STREAMS || r->path == PATH_KERNEL)
             cfg.copy_piece_bytes = 20;
         cfg.copy_by_kernel = r->path == PATH_KERNEL;
+        cfg.graph = graph ? SP_GRAPH_ON : SP_GRAPH_OFF;
         note(a, sp_pipeline_create(r->ctx, &cfg, &p), sp_context_last_error(r->ctx));
     }
     sp_status st = SP_OK;
@@ -205,7 +214,7 @@ static void attempt_once(rig *r, attempt *a, run_memory *m, int verify)
         memset(m->out, 0xA5, sizeof r->out);
         mix_chain_arm(&r->chain, SWEEP_CHUNK);
         st = sp_pipeline_run(p, m->in, r->records, m->out,
-                             r->path == PATH_REPORT ? &rep : NULL);
+                             r->path == PATH_REPORT || graph ? &rep : NULL);
         note(a, st, sp_pipeline_last_error(p));
         /* Even when the failed call was a queue_sync of the drain, the run waits for that
          * queue before returning: nothing may touch the output afterwards. */
@@ -214,6 +223,7 @@ static void attempt_once(rig *r, attempt *a, run_memory *m, int verify)
         if (st == SP_OK && verify) {
             compare_records(r->want, m->out, r->records, 3, "output");
             CHECK_EQ(mix_chain_violations(&r->chain), 0);
+            CHECK_MSG(!graph || rep.graph == 1, "graph mode was not used: %s", rep.notes);
         }
     }
     sp_pipeline_destroy(p);
@@ -233,12 +243,14 @@ static rig *rig_new(sweep_path path, uint64_t salt)
     if (!CHECK(r != NULL))
         return NULL;
     r->path = path;
-    r->records = SWEEP_RECORDS;
+    r->records = path == PATH_GRAPH ? GRAPH_RECORDS : SWEEP_RECORDS;
     rng_init(&r->rng, harness_seed() ^ salt);
     rng_fill(&r->rng, r->in, sizeof r->in);
     mix_chain_init(&r->chain, 4, 2, outs, (uint32_t)rng_next(&r->rng));
     for (size_t s = 0; path == PATH_STREAMS && s < 2; s++)
         r->chain.descs[s].streams = 2;
+    if (path == PATH_GRAPH)
+        mix_chain_position_free(&r->chain); /* what a replay can repeat */
     mix_reference_run(r->chain.stages, 2, 4, r->in, r->records, SWEEP_CHUNK, r->want);
     return r;
 }
@@ -424,7 +436,8 @@ TEST(sweep_device_lost)
  * returns only when nothing of it runs (or says the device is lost), the failure is the
  * injected one, nothing leaks, and with the fault cleared the context runs a fresh pipeline
  * correctly. Found in issue 16: a drain whose syncs fail gave up with copies still writing
- * the output. Quick runs (sanitizers) take every other N. */
+ * the output, and a graph's check freed its comparison buffer with a copy into it queued.
+ * Quick runs (sanitizers) take every other N. */
 static unsigned long persist_step(void) { return harness_quick() ? 2 : 1; }
 
 static int persist(sweep_path path, uint64_t salt)
@@ -436,6 +449,7 @@ TEST(persist_pageable) { return persist(PATH_PAGEABLE, 11); }
 TEST(persist_with_report) { return persist(PATH_REPORT, 12); }
 TEST(persist_pinned) { return persist(PATH_PINNED, 13); }
 TEST(persist_registered) { return persist(PATH_REGISTERED, 14); }
+TEST(persist_graph) { return persist(PATH_GRAPH, 15); }
 
 /* A rig whose every queue_sync fails (and every queue_drain too, when `drains_fail`), with
  * every queue slowed down by 1 ms an operation, on pageable input and pinned output: the
@@ -542,6 +556,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(persist_with_report),
         TEST_ENTRY(persist_pinned),
         TEST_ENTRY(persist_registered),
+        TEST_ENTRY(persist_graph),
         TEST_ENTRY(syncs_that_always_fail_still_drain),
         TEST_ENTRY(queues_that_cannot_be_waited_for_lose_the_context),
     };

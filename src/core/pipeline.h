@@ -96,6 +96,8 @@ struct sp_pipeline {
     int graph_checked[SP_MAX_DEPTH];          /* compared with stream mode already */
     size_t graph_chunk_records;               /* the chunk size the graphs were made for */
     int graph_stage_in, graph_stage_out;      /* and their staging */
+    char *graph_check_buffer;                 /* what a new graph's check compares with */
+    size_t graph_check_bytes;
     int graph_off;                            /* a failure turned graph mode off for good */
     char graph_why[160];                      /* why, for the report's notes */
 
