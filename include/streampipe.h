@@ -186,6 +186,11 @@ typedef struct sp_pipeline_config {
 
 /* Threads: different pipelines of one context may run on different threads at once; one
  * pipeline runs on one thread at a time (its slots, staging threads and report are its own).
+ * A sp_pipeline_run or sp_pipeline_run_serial of a pipeline while another call runs it (on
+ * another thread, or from one of its own stages) fails at once with SP_ERR_INVALID_ARGUMENT
+ * and touches nothing: not the pipeline, its error text (the call under way owns it) nor the
+ * buffers; sp_context_last_error says why. A sp_pipeline_destroy meanwhile does nothing and
+ * says so there too: destroy it once the run has returned.
  *
  * Allocates every buffer the pipeline needs (device buffers for each stage boundary, pinned
  * staging) once; runs reuse them. The config and stages are copied. */
