@@ -62,6 +62,11 @@ typedef struct sp_pipeline sp_pipeline;
  * GPU is present gives SP_ERR_UNSUPPORTED; *out is then NULL and the reason is returned by
  * sp_last_open_error(). */
 sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
+/* Gives up the caller's handle: pass ctx to no call after this one. The context itself
+ * lives on until its last pipeline is destroyed too, so a context and its pipelines may be
+ * destroyed in any order, from any thread, and the pipelines left can still be run.
+ * Whichever destroy comes last closes the backend (what that means for host memory of the
+ * context: sp_host_alloc). */
 void sp_context_destroy(sp_context *ctx);
 /* HOST or CUDA: what AUTO resolved to. */
 sp_backend_kind sp_context_backend(const sp_context *ctx);
@@ -76,7 +81,10 @@ const char *sp_last_open_error(void);
 
 /* Pinned (page-locked) host memory owned by the context: cudaHostAlloc on CUDA, ordinary
  * memory marked "pinned" on HOST (so the pinned path is tested there too). Free it with
- * sp_host_free before destroying the context. */
+ * sp_host_free before sp_context_destroy (the handle is gone after that). Memory not freed
+ * by then, and registrations not undone, stay valid while pipelines of the context remain,
+ * so that their runs may still use them, and go with the context when the last of those is
+ * destroyed (HOST frees what is left then): do not touch them after that. */
 sp_status sp_host_alloc(sp_context *ctx, size_t bytes, void **out);
 void sp_host_free(sp_context *ctx, void *ptr);
 /* Pins memory the user already owns. Memory that is already registered or pinned is accepted

@@ -184,6 +184,74 @@ TEST(create_run_destroy_concurrently)
     return TEST_OK;
 }
 
+/* ---- the context's handle given up while its pipelines run -------------------------------- */
+
+typedef struct orphan {
+    sp_pipeline *p;
+    mix_chain chain;
+    uint64_t seed;
+    atomic_int *started;
+    atomic_int *handle_gone;
+    pthread_t thread;
+} orphan;
+
+/* Runs its pipeline, verified, while the main thread destroys the context's handle; destroys
+ * the pipeline once the handle is gone, so that one of these threads closes the context. */
+static void *run_past_the_handle(void *arg)
+{
+    orphan *o = arg;
+    test_rng rng;
+    rng_init(&rng, o->seed);
+    harness_context("a pipeline run while its context's handle is destroyed");
+    atomic_fetch_add(o->started, 1);
+    for (size_t run = 0; run < runs_per_thread(); run++)
+        check_pipeline_run(o->p, o->chain.stages, 2, 4, ISOLATION_RECORDS, &rng);
+    while (!atomic_load(o->handle_gone))
+        sched_yield();
+    sp_pipeline_destroy(o->p);
+    return NULL;
+}
+
+/* sp_context_destroy while two threads run pipelines of the context: they go on running
+ * correctly, and the last of their destroys, on either thread, closes the context (found in
+ * issue 16: a pipeline destroyed after its context read freed memory). */
+TEST(a_context_destroyed_while_its_pipelines_run)
+{
+    static const size_t outs[] = {12, 3};
+    sp_fault_config shaken = {.random_delay_us = 50, .seed = harness_seed() + 9};
+    sp_context *ctx = NULL;
+    if (!CHECK_EQ(sp_context_create_fault(SP_BACKEND_HOST, 0, &shaken, &ctx), SP_OK))
+        return TEST_FAIL;
+    atomic_int started, handle_gone;
+    atomic_init(&started, 0);
+    atomic_init(&handle_gone, 0);
+    orphan o[THREADS];
+    memset(o, 0, sizeof o);
+    unsigned made = 0;
+    for (unsigned t = 0; t < THREADS; t++) {
+        mix_chain_init(&o[t].chain, 4, 2, outs, (uint32_t)(harness_seed() + t));
+        sp_pipeline_config cfg = mix_chain_config(&o[t].chain, 32, 2 + t);
+        if (!CHECK_STATUS(sp_pipeline_create(ctx, &cfg, &o[t].p), SP_OK,
+                          sp_context_last_error(ctx)))
+            break;
+        o[t].seed = harness_seed() ^ ((uint64_t)t << 40);
+        o[t].started = &started;
+        o[t].handle_gone = &handle_gone;
+        if (!CHECK(pthread_create(&o[t].thread, NULL, run_past_the_handle, &o[t]) == 0)) {
+            sp_pipeline_destroy(o[t].p);
+            break;
+        }
+        made++;
+    }
+    while (atomic_load(&started) < (int)made)
+        sched_yield();
+    sp_context_destroy(ctx); /* while the runs go on */
+    atomic_store(&handle_gone, 1);
+    for (unsigned t = 0; t < made; t++)
+        pthread_join(o[t].thread, NULL);
+    return TEST_OK;
+}
+
 /* ---- one pipeline from two threads: refused, not shared ----------------------------------- */
 
 #define SHARED_CHUNK 32
@@ -439,6 +507,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(two_graph_pipelines_under_delays),
         TEST_ENTRY(failing_pipeline_beside_a_clean_one),
         TEST_ENTRY(create_run_destroy_concurrently),
+        TEST_ENTRY(a_context_destroyed_while_its_pipelines_run),
         TEST_ENTRY(a_second_call_while_a_run_is_under_way_is_refused),
         TEST_ENTRY(one_pipeline_raced_for_by_two_threads),
         TEST_ENTRY(one_graph_pipeline_raced_for_by_two_threads),

@@ -290,6 +290,7 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_
     if (!p)
         return sp_context_fail(ctx, SP_ERR_OUT_OF_MEMORY, "no memory for the pipeline");
     p->ctx = ctx;
+    sp_context_retain(ctx); /* given back by sp_pipeline_destroy, after the pipeline is gone */
     pthread_mutex_init(&p->failure_lock, NULL);
     atomic_init(&p->failed, 0);
     atomic_init(&p->busy, 0);
@@ -304,6 +305,7 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_
     if (st != SP_OK) {
         release_all(p);
         free(p);
+        sp_context_release(ctx);
         return st;
     }
     *out = p;
@@ -316,8 +318,10 @@ void sp_pipeline_destroy(sp_pipeline *p)
 {
     if (!p || sp_pipeline_claim(p, "sp_pipeline_destroy") != SP_OK)
         return;
+    sp_context *ctx = p->ctx;
     release_all(p);
     free(p);
+    sp_context_release(ctx); /* the last one closes the context, if its handle is gone */
 }
 
 /* ---- failures ------------------------------------------------------------------------ */
