@@ -376,9 +376,9 @@ TEST(every_failed_call_fails_or_falls_back)
 /* Every queue_sync fails, the graph queues slowed down by 2 ms an operation: the check of a
  * new graph cannot sync its queue after running the group directly, with that run's copy into
  * the comparison buffer still queued. The run fails with the sync's error, having waited for
- * the queue (found in issue 16: the check freed the buffer, and the copy wrote 64 bytes into
- * freed memory, a heap-use-after-free under ASan); nothing writes the output after the
- * return; with the fault cleared the pipeline runs correctly. */
+ * the queue (found in issue 16: the check freed the buffer and the copy wrote into freed
+ * memory, a heap-use-after-free under ASan); nothing writes the output after the return;
+ * with the fault cleared the pipeline runs correctly. */
 TEST(a_check_whose_syncs_fail_waits_for_its_queue)
 {
     test_rng rng;
