@@ -204,6 +204,8 @@ typedef struct sp_pipeline_config {
  * staging) once; runs reuse them. The config and stages are copied. */
 sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *config,
                              sp_pipeline **out);
+/* Frees the pipeline and gives back its hold on the context (the last one closes a context
+ * whose handle is gone: sp_context_destroy); refused while the pipeline runs (above). */
 void sp_pipeline_destroy(sp_pipeline *pipeline);
 /* What the last failed call on this pipeline did wrong; "" when nothing has failed. */
 const char *sp_pipeline_last_error(const sp_pipeline *pipeline);
@@ -302,7 +304,7 @@ typedef struct sp_report {
  * library cannot show that the run's copies have stopped: the run returns
  * SP_ERR_DEVICE_LOST, the context is lost, and `in` may still be read and `out` written
  * until sp_pipeline_destroy of this pipeline has returned. Keep both allocated (and
- * registered) until then; their contents are undefined.
+ * registered) until then; what `out` holds is undefined.
  * The host thread keeps at most `depth` chunks queued ahead of the device, also with pinned
  * memory, so a failure stops the run within `depth` chunks and the device's queues never hold
  * a whole run. That does not let another pipeline's copies through sooner (the copy engines
