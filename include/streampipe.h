@@ -60,6 +60,11 @@ typedef struct sp_pipeline sp_pipeline;
  * GPU is present gives SP_ERR_UNSUPPORTED; *out is then NULL and the reason is returned by
  * sp_last_open_error(). */
 sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
+/* Gives up the caller's handle: pass ctx to no call after this one. The context itself
+ * lives on until its last pipeline is destroyed too, so a context and its pipelines may be
+ * destroyed in any order, from any thread, and the pipelines left can still be run.
+ * Whichever destroy comes last closes the backend (what that means for host memory of the
+ * context: sp_host_alloc). */
 void sp_context_destroy(sp_context *ctx);
 /* HOST or CUDA: what AUTO resolved to. */
 sp_backend_kind sp_context_backend(const sp_context *ctx);
@@ -74,7 +79,10 @@ const char *sp_last_open_error(void);
 
 /* Pinned (page-locked) host memory owned by the context: cudaHostAlloc on CUDA, ordinary
  * memory marked "pinned" on HOST (so the pinned path is tested there too). Free it with
- * sp_host_free before destroying the context. */
+ * sp_host_free before sp_context_destroy (the handle is gone after that). Memory not freed
+ * by then, and registrations not undone, stay valid while pipelines of the context remain,
+ * so that their runs may still use them, and go with the context when the last of those is
+ * destroyed (HOST frees what is left then): do not touch them after that. */
 sp_status sp_host_alloc(sp_context *ctx, size_t bytes, void **out);
 void sp_host_free(sp_context *ctx, void *ptr);
 /* Pins memory the user already owns. Memory that is already registered or pinned is accepted
@@ -184,11 +192,18 @@ typedef struct sp_pipeline_config {
 
 /* Threads: different pipelines of one context may run on different threads at once; one
  * pipeline runs on one thread at a time (its slots, staging threads and report are its own).
+ * A sp_pipeline_run or sp_pipeline_run_serial of a pipeline while another call runs it (on
+ * another thread, or from one of its own stages) fails at once with SP_ERR_INVALID_ARGUMENT
+ * and touches nothing: not the pipeline, its error text (the call under way owns it) nor the
+ * buffers; sp_context_last_error says why. A sp_pipeline_destroy meanwhile does nothing and
+ * says so there too: destroy it once the run has returned.
  *
  * Allocates every buffer the pipeline needs (device buffers for each stage boundary, pinned
  * staging) once; runs reuse them. The config and stages are copied. */
 sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *config,
                              sp_pipeline **out);
+/* Frees the pipeline and gives back its hold on the context (the last one closes a context
+ * whose handle is gone: sp_context_destroy); refused while the pipeline runs (above). */
 void sp_pipeline_destroy(sp_pipeline *pipeline);
 /* What the last failed call on this pipeline did wrong; "" when nothing has failed. */
 const char *sp_pipeline_last_error(const sp_pipeline *pipeline);
@@ -281,7 +296,13 @@ typedef struct sp_report {
  * the last of what it waits for ends (the previous operation on its queue, the operations
  * whose buffers it reads or overwrites), and that time is read from their end events. On
  * failure the run stops submitting, drains everything in flight and returns; the pipeline
- * can be run again.
+ * can be run again. Once a run has returned, nothing of it reads `in` or writes `out`, with
+ * one exception: a queue that cannot be waited for (its synchronization fails, and so does
+ * the last resort, a second try on CUDA; HOST can always wait for its threads). Then the
+ * library cannot show that the run's copies have stopped: the run returns
+ * SP_ERR_DEVICE_LOST, the context is lost, and `in` may still be read and `out` written
+ * until sp_pipeline_destroy of this pipeline has returned. Keep both allocated (and
+ * registered) until then; what `out` holds is undefined.
  * The host thread keeps at most `depth` chunks queued ahead of the device, also with pinned
  * memory, so a failure stops the run within `depth` chunks and the device's queues never hold
  * a whole run. That does not let another pipeline's copies through sooner (the copy engines

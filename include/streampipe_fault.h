@@ -1,7 +1,8 @@
 /*
  * Fault injection for testing pipelines and stages: a context whose backend wraps a real one
- * (HOST or CUDA) and can fail the Nth backend call or delay queues before each operation, so
- * that a missing dependency becomes a certain wrong answer rather than a rare one.
+ * (HOST or CUDA) and can fail the Nth backend call (or every call from the Nth on) or delay
+ * queues before each operation, so that a missing dependency becomes a certain wrong answer
+ * rather than a rare one.
  * Modelled on SQLite's test VFS. Not for production use: delays cost time.
  */
 #ifndef STREAMPIPE_FAULT_H
@@ -22,8 +23,17 @@ typedef struct sp_fault_config {
     const char *delay_queue;  /* delay only queues whose name starts with this ("h2d", "d2h",
                                  "stage-in", "graph" (graph mode's slot queues), or a stage's
                                  name); NULL delays every queue */
-    const char *fail_op;      /* also fail every call of the backend operation of this name
-                                 ("capture_end", "graph_rebase", "copy_h2d", ...); NULL: none */
+    const char *fail_op;      /* also fail every call of the backend operations of these names,
+                                 separated by commas ("capture_end", "graph_rebase",
+                                 "copy_h2d,queue_sync", ...); NULL: none. "queue_drain" names
+                                 the wait the library falls back on when a queue_sync of a
+                                 failed run fails: it is never failed otherwise (an injected
+                                 failure is not a real one, and the wrapped backend can still
+                                 wait for its queues), so failing it acts out a device that
+                                 cannot be waited for */
+    int fail_persist;         /* 1: every status-returning call from the fail_call-th on fails,
+                                 not only that one (a device that stopped working); 0: only
+                                 the fail_call-th */
 } sp_fault_config;
 
 typedef struct sp_fault_stats {

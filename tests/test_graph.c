@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef SP_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -372,6 +373,49 @@ TEST(every_failed_call_fails_or_falls_back)
     return TEST_OK;
 }
 
+/* Every queue_sync fails, the graph queues slowed down by 2 ms an operation: the check of a
+ * new graph cannot sync its queue after running the group directly, with that run's copy into
+ * the comparison buffer still queued. The run fails with the sync's error, having waited for
+ * the queue (found in issue 16: the check freed the buffer and the copy wrote into freed
+ * memory, a heap-use-after-free under ASan); nothing writes the output after the return;
+ * with the fault cleared the pipeline runs correctly. */
+TEST(a_check_whose_syncs_fail_waits_for_its_queue)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() + 8);
+    sp_fault_config cfg = {.delay_us = 2000, .delay_queue = "graph", .fail_op = "queue_sync"};
+    rig r;
+    if (!rig_open_with(&r, SP_GRAPH_ON, CHUNK, 1, DEPTH, &cfg))
+        return TEST_FAIL;
+    size_t n = CHUNK * 2 * DEPTH, bytes = n * IN_REC; /* groups of 1: the check at chunk 3 */
+    test_buf in, out;
+    if (CHECK_EQ(buf_alloc(&in, r.ctx, MEM_PINNED, bytes), SP_OK)) {
+        if (CHECK_EQ(buf_alloc(&out, r.ctx, MEM_PINNED, bytes), SP_OK)) {
+            rng_fill(&rng, in.data, bytes);
+            buf_poison(&out, 0xA5);
+            sp_status st = sp_pipeline_run(r.p, in.data, n, out.data, NULL);
+            CHECK_STATUS(st, SP_ERR_BACKEND, sp_pipeline_last_error(r.p));
+            CHECK_HAS(sp_pipeline_last_error(r.p), "checking a new graph: fault injected");
+            unsigned char *before = malloc(bytes);
+            if (CHECK(before != NULL)) {
+                memcpy(before, out.data, bytes);
+                struct timespec pause = {0, 20000000L}; /* more than the delays queued */
+                nanosleep(&pause, NULL);
+                CHECK_MSG(memcmp(before, out.data, bytes) == 0,
+                          "output written after the failed run returned");
+            }
+            free(before);
+            CHECK_EQ(sp_fault_set(r.ctx, NULL), SP_OK);
+            sp_report rep;
+            checked_run(&r, MEM_PINNED, MEM_PINNED, n, &rep, &rng);
+            buf_free(&out);
+        }
+        buf_free(&in);
+    }
+    rig_close(&r);
+    return TEST_OK;
+}
+
 /* AUTO replays small chunks and leaves large ones to stream mode. */
 TEST(auto_chooses_by_chunk_size)
 {
@@ -461,6 +505,7 @@ static const test_case tests[] = {
     TEST_ENTRY(a_window_sliding_by_one_chunk),
     TEST_ENTRY(groups_of_every_size),
     TEST_ENTRY_T(every_failed_call_fails_or_falls_back, 600),
+    TEST_ENTRY(a_check_whose_syncs_fail_waits_for_its_queue),
     TEST_ENTRY(auto_chooses_by_chunk_size),
     TEST_ENTRY(an_unknown_mode_is_refused),
     TEST_ENTRY(a_stage_cuda_cannot_capture_falls_back),

@@ -31,7 +31,7 @@
 
 #include "streampipe.h"
 
-#define SP_BACKEND_ABI 1
+#define SP_BACKEND_ABI 2 /* 2: queue_drain */
 
 typedef struct sp_bqueue sp_bqueue; /* defined by each backend */
 typedef struct sp_bevent sp_bevent; /* defined by each backend */
@@ -58,6 +58,14 @@ typedef struct sp_backend_ops {
     sp_status (*queue_create)(void *impl, const char *name, int priority, sp_bqueue **out);
     void (*queue_destroy)(void *impl, sp_bqueue *q);
     sp_status (*queue_sync)(void *impl, sp_bqueue *q);
+    /* Optional (may be NULL): what the core falls back on when queue_sync of a run that is
+     * ending has failed: blocks until every operation enqueued on q has finished, so that SP_OK
+     * means q is idle for certain and the memory its work uses may be handed back. A backend
+     * that can always wait for its queues provides it (HOST: a worker always gets through its
+     * operations); the fault backend never counts it or fails it by fail_call (an
+     * injected failure is not a real one: it asks the wrapped backend's queue_drain, or its
+     * queue_sync), only by fail_op "queue_drain". NULL: the core asks queue_sync once more. */
+    sp_status (*queue_drain)(void *impl, sp_bqueue *q);
     /* Optional (may be NULL): enqueue a busy delay of usec microseconds on q. */
     sp_status (*queue_delay)(void *impl, sp_bqueue *q, unsigned usec);
 

@@ -70,6 +70,7 @@ static sp_status context_new(const sp_backend_ops *ops, void *impl, sp_context *
     ctx->impl = impl;
     ctx->kind = ops->kind;
     atomic_init(&ctx->lost, 0);
+    atomic_init(&ctx->refs, 1); /* the handle the caller gets */
     pthread_mutex_init(&ctx->error_lock, NULL);
     *out = ctx;
     return SP_OK;
@@ -116,13 +117,25 @@ sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fau
     return st;
 }
 
-void sp_context_destroy(sp_context *ctx)
+void sp_context_retain(sp_context *ctx) { atomic_fetch_add(&ctx->refs, 1); }
+
+/* The last reference can only be dropped once: no other holder is left to race with, so
+ * the teardown runs alone. */
+void sp_context_release(sp_context *ctx)
 {
-    if (!ctx)
+    if (atomic_fetch_sub(&ctx->refs, 1) != 1)
         return;
     ctx->ops->close(ctx->impl);
     pthread_mutex_destroy(&ctx->error_lock);
     free(ctx);
+}
+
+/* The caller's reference: pipelines still made on ctx keep it open (a garbage collector
+ * destroys in any order). */
+void sp_context_destroy(sp_context *ctx)
+{
+    if (ctx)
+        sp_context_release(ctx);
 }
 
 sp_backend_kind sp_context_backend(const sp_context *ctx)

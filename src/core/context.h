@@ -1,4 +1,6 @@
-/* The context: one opened backend plus the per-context error text and the lost flag. */
+/* The context: one opened backend plus the per-context error text and the lost flag. It is
+ * reference-counted: the user's handle holds one reference and every pipeline one, so that
+ * the context and its backend outlive every pipeline whatever the order of the destroys. */
 #ifndef SP_CONTEXT_H
 #define SP_CONTEXT_H
 
@@ -16,9 +18,15 @@ struct sp_context {
     sp_backend_kind kind; /* HOST or CUDA, also under the fault backend */
     int is_fault;
     atomic_int lost;      /* set once a backend reports SP_ERR_DEVICE_LOST */
+    atomic_long refs;     /* the user's handle (until sp_context_destroy) + live pipelines */
     pthread_mutex_t error_lock;
     char error[SP_ERROR_TEXT];
 };
+
+/* A pipeline takes a reference when it is made and gives it back when destroyed; the last
+ * reference given back (that, or sp_context_destroy's) closes the backend and frees ctx. */
+void sp_context_retain(sp_context *ctx);
+void sp_context_release(sp_context *ctx);
 
 /* Stores the formatted text as the context's last error and returns `status`. A
  * SP_ERR_DEVICE_LOST status also marks the context lost. */

@@ -290,8 +290,10 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_
     if (!p)
         return sp_context_fail(ctx, SP_ERR_OUT_OF_MEMORY, "no memory for the pipeline");
     p->ctx = ctx;
+    sp_context_retain(ctx); /* given back by sp_pipeline_destroy, after the pipeline is gone */
     pthread_mutex_init(&p->failure_lock, NULL);
     atomic_init(&p->failed, 0);
+    atomic_init(&p->busy, 0);
     copy_shape(p, cfg);
     st = make_queues(p);
     if (st == SP_OK)
@@ -303,18 +305,23 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_
     if (st != SP_OK) {
         release_all(p);
         free(p);
+        sp_context_release(ctx);
         return st;
     }
     *out = p;
     return SP_OK;
 }
 
+/* Destroying a pipeline that runs on another thread would free what the run uses: it is
+ * refused (a leak is better than a use after free), and the context's text says why. */
 void sp_pipeline_destroy(sp_pipeline *p)
 {
-    if (!p)
+    if (!p || sp_pipeline_claim(p, "sp_pipeline_destroy") != SP_OK)
         return;
+    sp_context *ctx = p->ctx;
     release_all(p);
     free(p);
+    sp_context_release(ctx); /* the last one closes the context, if its handle is gone */
 }
 
 /* ---- failures ------------------------------------------------------------------------ */
@@ -326,6 +333,23 @@ void sp_pipeline_reset_failure(sp_pipeline *p)
 }
 
 int sp_pipeline_has_failed(sp_pipeline *p) { return atomic_load(&p->failed); }
+
+/* A pipeline runs on one thread at a time (streampipe.h): a second run at once would share
+ * the first one's slots, staging buffers, failure state and graph captures, and give wrong
+ * output with SP_OK. It is refused before it reads or writes anything of the pipeline; its
+ * reason goes to the context's text, since the pipeline's belongs to the call under way. */
+sp_status sp_pipeline_claim(sp_pipeline *p, const char *call)
+{
+    int idle = 0;
+    if (atomic_compare_exchange_strong(&p->busy, &idle, 1))
+        return SP_OK;
+    return sp_context_fail(p->ctx, SP_ERR_INVALID_ARGUMENT,
+                           "%s: the pipeline is already running on another thread (a pipeline "
+                           "runs on one thread at a time); nothing was done",
+                           call);
+}
+
+void sp_pipeline_release(sp_pipeline *p) { atomic_store(&p->busy, 0); }
 
 /* The pipeline whose graph the calling thread is capturing, if any (run_graph.c). CUDA calls
  * a stage's function on that thread to record its kernels; if the function refuses then, it

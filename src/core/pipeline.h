@@ -96,8 +96,14 @@ struct sp_pipeline {
     int graph_checked[SP_MAX_DEPTH];          /* compared with stream mode already */
     size_t graph_chunk_records;               /* the chunk size the graphs were made for */
     int graph_stage_in, graph_stage_out;      /* and their staging */
+    char *graph_check_buffer;                 /* what a new graph's check compares with */
+    size_t graph_check_bytes;
     int graph_off;                            /* a failure turned graph mode off for good */
     char graph_why[160];                      /* why, for the report's notes */
+
+    /* 1 while a call that uses the pipeline's run state (a run, its destroy) is under way:
+     * a second call fails at once rather than share the slots with the first */
+    atomic_int busy;
 
     /* the first failure of the current run; `failed` is read by stage workers */
     atomic_int failed;
@@ -129,6 +135,11 @@ sp_status sp_pipeline_vfail(struct sp_pipeline *p, sp_status status, const char 
 /* Like sp_pipeline_fail with the backend's reason appended: "<what>: <backend text>". */
 sp_status sp_pipeline_backend_fail(struct sp_pipeline *p, sp_status status, const char *what);
 void sp_pipeline_reset_failure(struct sp_pipeline *p);
+/* Claims p for `call` ("sp_pipeline_run", ...) on this thread, or fails at once with
+ * SP_ERR_INVALID_ARGUMENT, the reason in the context's text, touching nothing else, when
+ * another call holds it. sp_pipeline_release gives it back. */
+sp_status sp_pipeline_claim(struct sp_pipeline *p, const char *call);
+void sp_pipeline_release(struct sp_pipeline *p);
 int sp_pipeline_has_failed(struct sp_pipeline *p);
 
 /* Marks the calling thread as capturing p's graph (NULL: no longer); see pipeline.c. */

@@ -373,11 +373,9 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
     return st;
 }
 
-sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void *out,
-                          sp_report *report)
+static sp_status run_pipelined(sp_pipeline *p, const void *in, size_t n_records, void *out,
+                               sp_report *report)
 {
-    if (!p)
-        return SP_ERR_INVALID_ARGUMENT;
     sp_run r;
     sp_status st = sp_run_prepare(&r, p, in, n_records, out, report != NULL);
     if (st != SP_OK || n_records == 0) {
@@ -392,4 +390,17 @@ sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void
     r.t0 = sp_now();
     st = graphs ? sp_run_graph_chunks(&r) : run_chunks(&r);
     return sp_run_finish(&r, st, report);
+}
+
+sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void *out,
+                          sp_report *report)
+{
+    if (!p)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_status st = sp_pipeline_claim(p, "sp_pipeline_run");
+    if (st != SP_OK)
+        return st;
+    st = run_pipelined(p, in, n_records, out, report);
+    sp_pipeline_release(p);
+    return st;
 }

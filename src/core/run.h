@@ -44,6 +44,11 @@ sp_status sp_run_fail(sp_run *run, sp_status status, const char *fmt, ...)
 sp_status sp_run_finish(sp_run *run, sp_status st, sp_report *report);
 /* Syncs every queue, so nothing of this run is in flight when it returns. */
 sp_status sp_run_drain(sp_run *run);
+/* Syncs q before memory its work uses is handed back or reused. When the sync fails, records
+ * that as the run's failure ("<what>: <reason>") and waits with the backend's queue_drain (or a
+ * second sync); if that fails too, q may still be running, and the context is made lost
+ * (SP_ERR_DEVICE_LOST becomes the run's status). Returns the sync's status. */
+sp_status sp_run_settle_queue(sp_run *run, sp_bqueue *q, const char *what);
 /* Starts the timeline for a run with timing. */
 sp_status sp_run_timeline_start(sp_run *run);
 /* Operation (g, i): GPU engine g's work on chunk i. */

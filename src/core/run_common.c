@@ -105,10 +105,49 @@ sp_status sp_run_fail(sp_run *run, sp_status status, const char *fmt, ...)
     return status;
 }
 
-sp_status sp_run_drain(sp_run *run)
+/* The run can no longer show that q's work has stopped: its copies may still read the run's
+ * input and write its output, into memory the caller is about to get back. Nothing the
+ * library says about that memory holds any more, so the context is lost; the text keeps the
+ * first failure and says why it turned into this one. */
+static void lose_context(sp_run *run, const char *what)
+{
+    sp_pipeline *p = run->p;
+    char first[SP_ERROR_TEXT];
+    char reason[256];
+    snprintf(reason, sizeof reason, "%s", sp_backend_error());
+    pthread_mutex_lock(&p->failure_lock);
+    snprintf(first, sizeof first, "%s", p->error);
+    p->failure_status = SP_ERR_DEVICE_LOST;
+    sp_pipeline_fail(p, SP_ERR_DEVICE_LOST,
+                     "%s; then %s: waiting again failed too (%s), so this run's work may still "
+                     "read its input and write its output until the pipeline is destroyed; "
+                     "the context is lost",
+                     first, what, reason);
+    atomic_store(&p->failed, 1);
+    pthread_mutex_unlock(&p->failure_lock);
+    run->status = SP_ERR_DEVICE_LOST;
+}
+
+sp_status sp_run_settle_queue(sp_run *run, sp_bqueue *q, const char *what)
 {
     sp_pipeline *p = run->p;
     const sp_backend_ops *ops = p->ctx->ops;
+    sp_status st = ops->queue_sync(p->ctx->impl, q);
+    if (st == SP_OK)
+        return SP_OK;
+    sp_run_fail(run, st, "%s", what);
+    /* A failed sync does not prove the queue idle, and the memory its work uses is about to
+     * be handed back: wait the way the backend always can, or else ask once more. */
+    sp_status idle = ops->queue_drain ? ops->queue_drain(p->ctx->impl, q)
+                                      : ops->queue_sync(p->ctx->impl, q);
+    if (idle != SP_OK)
+        lose_context(run, what);
+    return st;
+}
+
+sp_status sp_run_drain(sp_run *run)
+{
+    sp_pipeline *p = run->p;
     sp_status first = SP_OK;
     sp_bqueue *queues[SP_MAX_STAGES * SP_MAX_STAGE_STREAMS + 2 + SP_MAX_DEPTH];
     size_t n = 0;
@@ -122,14 +161,9 @@ sp_status sp_run_drain(sp_run *run)
         if (graph_queues[b])
             queues[n++] = graph_queues[b];
     for (size_t i = 0; i < n; i++) { /* every queue, even after a failure: nothing may be left */
-        sp_status st = ops->queue_sync(p->ctx->impl, queues[i]);
-        if (st == SP_OK)
-            continue;
+        sp_status st = sp_run_settle_queue(run, queues[i], "draining a queue");
         if (first == SP_OK)
-            first = sp_run_fail(run, st, "draining a queue");
-        /* A failed sync does not prove the queue is idle, and the user's memory may still be
-         * its target: ask once more before handing the buffers back. */
-        (void)ops->queue_sync(p->ctx->impl, queues[i]);
+            first = st;
     }
     return first;
 }

@@ -128,6 +128,9 @@ void sp_pipeline_graph_release(sp_pipeline *p)
         p->graph_done[b] = NULL;
         p->graph_join[b] = NULL;
     }
+    free(p->graph_check_buffer); /* after the queues whose checks wrote it */
+    p->graph_check_buffer = NULL;
+    p->graph_check_bytes = 0;
 }
 
 /* Turns graph mode off for the pipeline, keeping the reason; the run goes on in stream mode.
@@ -352,23 +355,22 @@ static sp_status launch(sp_run *r, size_t i)
 }
 
 /* The group from chunk i run directly on q, chunk i+k's output into want + k * bytes; then q
- * synchronized, also after a failed enqueue: the caller frees `want`, which copies already
- * enqueued still write (a failed sync is asked once more, as in the drain). */
+ * synchronized, also after a failed enqueue, since copies already enqueued still write `want`:
+ * a failed sync is settled as the drain settles one (sp_run_settle_queue), so q is idle when
+ * this returns, or else the context is lost. */
 static sp_status run_directly(sp_run *r, size_t i, sp_bqueue *q, char *want, size_t bytes)
 {
     sp_pipeline *p = r->p;
-    const sp_backend_ops *ops = p->ctx->ops;
     sp_status st = SP_OK;
     for (size_t k = 0; st == SP_OK && k < group_size(p); k++)
         st = enqueue_whole_chunk(r, i + k, q, want + k * bytes);
+    char what[64];
+    snprintf(what, sizeof what, "chunk %zu: checking a new graph", i);
     if (st != SP_OK)
-        st = sp_run_fail(r, st, "chunk %zu: checking a new graph", i);
-    sp_status synced = ops->queue_sync(p->ctx->impl, q);
-    if (synced != SP_OK) {
-        (void)ops->queue_sync(p->ctx->impl, q);
-        if (st == SP_OK)
-            st = sp_run_fail(r, synced, "chunk %zu: checking a new graph", i);
-    }
+        st = sp_run_fail(r, st, "%s", what);
+    sp_status synced = sp_run_settle_queue(r, q, what);
+    if (st == SP_OK)
+        st = synced;
     if (st == SP_OK && sp_pipeline_has_failed(p))
         return SP_ERR_STAGE_FAILED; /* the trampoline recorded why */
     return st;
@@ -395,6 +397,23 @@ static sp_status replay_and_compare(sp_run *r, size_t i, sp_bqueue *q, const cha
     return st;
 }
 
+/* The host buffer the check's direct run writes, `bytes` long. The pipeline keeps it until
+ * it is destroyed (after its queues): a check whose queue could not be waited for leaves
+ * copies that may still write it (the context is lost then, so no later check comes to
+ * replace it). */
+static char *check_buffer(sp_pipeline *p, size_t bytes)
+{
+    if (p->graph_check_bytes >= bytes)
+        return p->graph_check_buffer;
+    char *bigger = malloc(bytes);
+    if (!bigger)
+        return NULL;
+    free(p->graph_check_buffer); /* idle: every earlier check's queue was settled */
+    p->graph_check_buffer = bigger;
+    p->graph_check_bytes = bytes;
+    return bigger;
+}
+
 /* The check: the group from chunk i run directly on its queue into a host buffer, then
  * replayed into its real place; the outputs must be equal byte for byte. The slots are idle
  * (the host's turns waited for them). Returns SP_OK (the group done by the replay),
@@ -405,7 +424,7 @@ static sp_status check(sp_run *r, size_t i)
     sp_pipeline *p = r->p;
     size_t b = i % p->depth;
     size_t bytes = r->plan.chunk_records * p->record_bytes[p->n_stages];
-    char *want = malloc(bytes * group_size(p));
+    char *want = check_buffer(p, bytes * group_size(p));
     if (!want)
         return sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "checking a graph: no %zu bytes",
                            bytes * group_size(p));
@@ -415,7 +434,6 @@ static sp_status check(sp_run *r, size_t i)
         st = replay_and_compare(r, i, q, want, bytes);
     for (size_t k = 0; st == GRAPH_FALLBACK && k < group_size(p); k++)
         memcpy(sp_run_d2h_target(r, i + k), want + k * bytes, bytes); /* the queue is idle */
-    free(want);
     if (st == SP_OK)
         p->graph_checked[b] = 1;
     return st;

@@ -55,11 +55,9 @@ static sp_status serial_chunk(sp_run *r, size_t i)
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: d2h copy", i);
 }
 
-sp_status sp_pipeline_run_serial(sp_pipeline *p, const void *in, size_t n_records, void *out,
-                                 sp_report *report)
+static sp_status run_serial(sp_pipeline *p, const void *in, size_t n_records, void *out,
+                            sp_report *report)
 {
-    if (!p)
-        return SP_ERR_INVALID_ARGUMENT;
     sp_run r;
     sp_status st = sp_run_prepare(&r, p, in, n_records, out, report != NULL);
     r.stage_in = r.stage_out = 0; /* straight from and to the user's memory */
@@ -77,4 +75,17 @@ sp_status sp_pipeline_run_serial(sp_pipeline *p, const void *in, size_t n_record
     for (size_t i = 0; i < r.plan.chunks && st == SP_OK; i++)
         st = serial_chunk(&r, i);
     return sp_run_finish(&r, st, report);
+}
+
+sp_status sp_pipeline_run_serial(sp_pipeline *p, const void *in, size_t n_records, void *out,
+                                 sp_report *report)
+{
+    if (!p)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_status st = sp_pipeline_claim(p, "sp_pipeline_run_serial");
+    if (st != SP_OK)
+        return st;
+    st = run_serial(p, in, n_records, out, report);
+    sp_pipeline_release(p);
+    return st;
 }

@@ -144,6 +144,19 @@ static sp_status fault_queue_sync(void *impl, sp_bqueue *queue)
     return fault->inner->queue_sync(fault->inner_impl, inner_queue(queue));
 }
 
+/* Not counted, and failed only when fail_op names it: it stands for the wrapped backend
+ * really waiting, which an injected queue_sync failure does not stop it from doing. */
+static sp_status fault_queue_drain(void *impl, sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_named_failure(&fault->state, "queue_drain");
+    if (status != SP_OK)
+        return status;
+    if (fault->inner->queue_drain)
+        return fault->inner->queue_drain(fault->inner_impl, inner_queue(queue));
+    return fault->inner->queue_sync(fault->inner_impl, inner_queue(queue));
+}
+
 static sp_status fault_queue_delay(void *impl, sp_bqueue *queue, unsigned usec)
 {
     fault_backend *fault = impl;
@@ -464,6 +477,7 @@ static const sp_backend_ops fault_ops = {
     .queue_create = fault_queue_create,
     .queue_destroy = fault_queue_destroy,
     .queue_sync = fault_queue_sync,
+    .queue_drain = fault_queue_drain,
     .queue_delay = fault_queue_delay,
     .event_create = fault_event_create,
     .event_destroy = fault_event_destroy,

@@ -34,6 +34,7 @@ sp_status sp_fault_state_init(fault_state *state, const sp_fault_config *cfg)
 {
     memset(state, 0, sizeof *state);
     atomic_init(&state->fail_call, 0ul);
+    atomic_init(&state->fail_persist, 0);
     atomic_init(&state->fail_status, (int)SP_ERR_BACKEND);
     atomic_init(&state->calls, 0ul);
     atomic_init(&state->injected, 0ul);
@@ -89,20 +90,56 @@ sp_status sp_fault_state_configure(fault_state *state, const sp_fault_config *cf
     atomic_store(&state->fail_status, (int)(cfg->fail_status ? cfg->fail_status
                                                              : SP_ERR_BACKEND));
     atomic_store(&state->fail_call, cfg->fail_call);
+    atomic_store(&state->fail_persist, cfg->fail_persist != 0);
     snprintf(state->fail_op, sizeof state->fail_op, "%s", cfg->fail_op ? cfg->fail_op : "");
     atomic_store(&state->calls, 0ul);
     return status;
 }
 
+/* Whether `op` is one of the comma-separated names in `list`. */
+static int op_listed(const char *list, const char *op)
+{
+    size_t len = strlen(op);
+    for (const char *name = list; *name != '\0';) {
+        size_t name_len = strcspn(name, ",");
+        if (name_len == len && strncmp(name, op, len) == 0)
+            return 1;
+        name += name_len;
+        name += *name == ',';
+    }
+    return 0;
+}
+
+/* Whether call number `call` is one fail_call and fail_persist choose. */
+static int call_chosen(fault_state *state, unsigned long call)
+{
+    unsigned long chosen = atomic_load(&state->fail_call);
+    if (chosen == 0)
+        return 0;
+    return call == chosen || (atomic_load(&state->fail_persist) && call > chosen);
+}
+
+static sp_status inject(fault_state *state, unsigned long call, const char *op)
+{
+    atomic_fetch_add(&state->injected, 1ul);
+    if (call == 0)
+        sp_backend_fail("fault injected: %s failed", op);
+    else
+        sp_backend_fail("fault injected: call %lu (%s) failed", call, op);
+    return (sp_status)atomic_load(&state->fail_status);
+}
+
 sp_status sp_fault_state_count_call(fault_state *state, const char *op)
 {
     unsigned long call = atomic_fetch_add(&state->calls, 1ul) + 1ul;
-    if (call != atomic_load(&state->fail_call) &&
-        (state->fail_op[0] == '\0' || strcmp(op, state->fail_op) != 0))
+    if (!call_chosen(state, call) && !op_listed(state->fail_op, op))
         return SP_OK;
-    atomic_fetch_add(&state->injected, 1ul);
-    sp_backend_fail("fault injected: call %lu (%s) failed", call, op);
-    return (sp_status)atomic_load(&state->fail_status);
+    return inject(state, call, op);
+}
+
+sp_status sp_fault_state_named_failure(fault_state *state, const char *op)
+{
+    return op_listed(state->fail_op, op) ? inject(state, 0, op) : SP_OK;
 }
 
 unsigned sp_fault_state_next_delay(fault_state *state, const char *queue_name)

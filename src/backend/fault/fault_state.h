@@ -12,8 +12,10 @@
 
 typedef struct fault_state {
     atomic_ulong fail_call; /* 1-based call number to fail; 0 = none */
-    char fail_op[32];       /* operation name to fail every time; "" = none (set while no run
-                               is in progress, like the rest of the configuration) */
+    atomic_int fail_persist; /* 1: also every call after fail_call */
+    char fail_op[128];      /* operation names to fail every time, separated by commas; "" =
+                               none (set while no run is in progress, like the rest of the
+                               configuration) */
     atomic_int fail_status;
     atomic_ulong calls;    /* since the last configure */
     atomic_ulong injected; /* since open */
@@ -37,6 +39,9 @@ sp_status sp_fault_state_configure(fault_state *state, const sp_fault_config *cf
 /* Counts one status-returning call named `op`. SP_OK to go ahead; when this is the call to
  * fail, the configured status, with the reason set. */
 sp_status sp_fault_state_count_call(fault_state *state, const char *op);
+/* For an operation that is never counted (the drain): the configured status, with the reason
+ * set, when fail_op names `op`; else SP_OK. */
+sp_status sp_fault_state_named_failure(fault_state *state, const char *op);
 /* Microseconds to delay the next operation on the queue named `queue_name`; 0 for none. */
 unsigned sp_fault_state_next_delay(fault_state *state, const char *queue_name);
 void sp_fault_state_count_delay(fault_state *state);
