@@ -17,6 +17,7 @@
 #define STREAMPIPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "streampipe_version.h" /* SP_VERSION_MAJOR, _MINOR, _PATCH */
 
@@ -36,7 +37,9 @@ typedef enum sp_status {
     SP_ERR_STAGE_FAILED = -5,         /* a user stage returned an error */
     SP_ERR_BACKEND = -6,              /* a backend call failed; the context stays usable */
     SP_ERR_DEVICE_LOST = -7,          /* the device context is corrupt; every call fails now */
-    SP_ERR_CANCELLED = -8             /* work skipped because an earlier operation failed */
+    SP_ERR_CANCELLED = -8,            /* work skipped because an earlier operation failed */
+    SP_ERR_WOULD_BLOCK = -9,          /* a non-blocking stream holds max_in_flight batches */
+    SP_ERR_TIMEOUT = -10              /* sp_stream_next found no event in time */
 } sp_status;
 
 /* "SP_ERR_INVALID_ARGUMENT"; "SP_UNKNOWN_STATUS" for values outside the table. */
@@ -102,6 +105,8 @@ typedef struct sp_chunk {
     const void *in;
     void *out;
     void *stream;
+    void *scratch;       /* the stage's scratch_bytes of device memory (host memory on HOST),
+                            private to this chunk while the stage runs; NULL when 0 */
 } sp_chunk;
 
 /* CUDA: enqueue asynchronous work on chunk->stream and return; never synchronize, never use
@@ -124,6 +129,12 @@ typedef struct sp_stage {
                                  several chunks at once (HOST: on several workers; CUDA: their
                                  device work overlaps), so it must keep no per-chunk state in
                                  `user` */
+    size_t scratch_bytes;     /* a workspace per chunk in flight (cuBLASLt, cuDNN): this many
+                                 bytes per slot of the ring, allocated once at pipeline
+                                 creation and handed to the stage as chunk->scratch. Two chunks
+                                 in flight never share a slot, so the workspace stays private
+                                 with several streams and in graph mode (a replay uses the
+                                 scratch of the slot it was captured for: the same slot) */
 } sp_stage;
 
 #define SP_MAX_STAGE_STREAMS 8
@@ -284,6 +295,9 @@ typedef struct sp_report {
     double wait_s;         /* of submit_s, the time the host waited for a slot to come free:
                               time the device (not the host's enqueueing or staging) was the
                               limit */
+    size_t pinned_bytes;   /* pinned staging memory the pipeline holds: depth x chunk x the
+                              bytes of a record in and out, whatever the data's size */
+    size_t batches;        /* batches the report covers: 1 for a run, those of a stream */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
@@ -316,6 +330,101 @@ sp_status sp_pipeline_run(sp_pipeline *pipeline, const void *in, size_t n_record
  * arguments, same results and same report figures as sp_pipeline_run. */
 sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n_records,
                                  void *out, sp_report *report);
+
+/* ---- streams: batches submitted as they arrive, one ring under all of them ------------------
+ *
+ * A stream keeps the pipeline's ring running across batches: sp_stream_submit queues a batch
+ * (any number of records, 0 included) and returns once it is queued; the stream's engine
+ * thread cuts it into chunks (a chunk never holds records of two batches) and feeds them to
+ * the ring behind the chunks already in flight, without draining between batches. Records
+ * are numbered from the stream's start (sp_chunk.first_record). `in` and `out` stay the
+ * caller's until the batch's DONE event; `in` may be reused once its INPUT_RELEASED event has
+ * come (asked for with input_released_events; it always comes before DONE). DONE events come
+ * in submission order. in == out with equal record sizes is allowed, as in sp_pipeline_run.
+ *
+ * Failures: a stage failing in batch b completes b with SP_ERR_STAGE_FAILED (stage and chunk
+ * in sp_stream_last_error); the batches after it that were already in flight complete with
+ * SP_ERR_CANCELLED, or SP_OK if they had finished; batches before it complete normally;
+ * nothing in flight is lost track of, and the stream accepts new batches afterwards. A lost
+ * device fails every batch, and every later call, with SP_ERR_DEVICE_LOST.
+ *
+ * Threads: CUDA stage functions run on the stream's engine thread (HOST ones on their
+ * workers, as in a run). submit, next and close may be called from any one thread at a time
+ * each; a pipeline with an open stream refuses sp_pipeline_run until the stream is closed.
+ * Streams record no per-operation timings: the report of sp_stream_close has the counts, the
+ * makespan and what the library chose, and says so in its notes. */
+typedef struct sp_stream sp_stream;
+
+typedef struct sp_stream_config {
+    unsigned max_in_flight;    /* batches submitted and not yet returned as DONE; 0 = 4 */
+    int nonblocking;           /* 1: submit returns SP_ERR_WOULD_BLOCK instead of waiting */
+    int input_released_events; /* 1: also report SP_EVENT_INPUT_RELEASED per batch */
+} sp_stream_config;
+
+typedef enum sp_stream_event_kind {
+    SP_EVENT_INPUT_RELEASED = 1, /* the batch's input has been read: `in` may be reused */
+    SP_EVENT_DONE = 2            /* the batch's output is in `out` (or it failed: status) */
+} sp_stream_event_kind;
+
+typedef struct sp_stream_event {
+    sp_stream_event_kind kind;
+    uint64_t tag;     /* the submit's tag */
+    sp_status status; /* SP_OK, or why the batch failed (DONE only) */
+    size_t records;   /* the batch's records */
+} sp_stream_event;
+
+/* Opens a stream on the pipeline (config may be NULL: the defaults). The pipeline must not be
+ * running and may have one stream open at a time. */
+sp_status sp_stream_open(sp_pipeline *pipeline, const sp_stream_config *config,
+                         sp_stream **out);
+/* Queues a batch of n_records from `in` to `out` (n_records * out record bytes). Checks the
+ * arguments at once (as sp_pipeline_run does) and touches nothing when they are wrong. Blocks
+ * while max_in_flight batches are held, or returns SP_ERR_WOULD_BLOCK when nonblocking. */
+sp_status sp_stream_submit(sp_stream *stream, const void *in, size_t n_records, void *out,
+                           uint64_t tag);
+/* The next event, in order. timeout_s: 0 polls, < 0 waits for ever; SP_ERR_TIMEOUT when none
+ * came in time, SP_ERR_INVALID_ARGUMENT when nothing is submitted that could still give one. */
+sp_status sp_stream_next(sp_stream *stream, sp_stream_event *event, double timeout_s);
+/* What the last failure on this stream was ("" when none). Valid until the next call. */
+const char *sp_stream_last_error(const sp_stream *stream);
+/* Drains (every submitted batch completes; events not taken are dropped), stops the engine
+ * thread and frees the stream. `report` (may be NULL) covers the whole stream. Returns SP_OK,
+ * or the status of the first failure since the stream was opened. NULL is a no-op. */
+sp_status sp_stream_close(sp_stream *stream, sp_report *report);
+
+/* ---- sources and sinks: data that is not an array in memory ------------------------------ */
+
+/* Fills dst (pinned staging memory, max_records * in record bytes) with up to max_records
+ * records starting at first_record, and says how many in *records. A sequential source may
+ * return fewer (a short read: it is called again for the rest of the chunk) and 0 at the
+ * end; a positional one must return exactly max_records. Return SP_OK, or an error to fail
+ * the run with SP_ERR_STAGE_FAILED. */
+typedef sp_status (*sp_source_fn)(void *dst, size_t first_record, size_t max_records,
+                                  size_t *records, void *user);
+/* Consumes `records` output records starting at first_record from src (pinned staging
+ * memory, valid only during the call). Return SP_OK, or an error to fail the run. */
+typedef sp_status (*sp_sink_fn)(const void *src, size_t first_record, size_t records,
+                                void *user);
+
+typedef struct sp_io {
+    sp_source_fn read;
+    void *read_user;
+    sp_sink_fn write;
+    void *write_user;
+    size_t n_records; /* 0: until read returns 0 records (sequential only) */
+    int positional;   /* 1: n_records is known, and read and write may run for pieces of
+                         several chunks at once, on the staging threads (pread, pwrite) */
+} sp_io;
+
+/* Streams io->n_records records from the source through the stages into the sink: read fills
+ * a slot's pinned staging buffer directly and write consumes results straight from pinned
+ * memory, so no user array is copied and the pinned memory held is the slots' (the report's
+ * pinned_bytes), whatever the data's size. Sequential sources and sinks are called on the
+ * calling thread, one at a time, in record order; positional ones on the staging threads,
+ * several at once, for pieces of whole records. A failing source or sink fails the run with
+ * SP_ERR_STAGE_FAILED naming it and the records; the run drains and the pipeline can run
+ * again. Graph mode is not used for sources. */
+sp_status sp_pipeline_run_io(sp_pipeline *pipeline, const sp_io *io, sp_report *report);
 
 #ifdef __cplusplus
 }

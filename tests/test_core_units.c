@@ -300,8 +300,9 @@ TEST(staging_pool_handoffs_under_pauses)
         size_t b = rng_below(&rng, MAX);
         rng_fill(&rng, src, a + b);
         memset(dst, 0xA5, 2 * MAX + 2);
-        sp_copy copies[2] = {{dst, src, a}, {dst + a + 1, src + a, b}};
-        sp_staging_pool_copy_many(pool, copies, 2);
+        sp_copy copies[2] = {{.dst = dst, .src = src, .bytes = a},
+                             {.dst = dst + a + 1, .src = src + a, .bytes = b}};
+        CHECK_EQ(sp_staging_pool_copy_many(pool, copies, 2), SP_OK);
         CHECK_MSG(memcmp(dst, src, a) == 0, "round %d: first copy (%zu bytes) differs", round, a);
         CHECK_MSG(memcmp(dst + a + 1, src + a, b) == 0, "round %d: second copy differs", round);
         CHECK_MSG(dst[a] == 0xA5 && dst[a + 1 + b] == 0xA5, "round %d: wrote past a copy", round);

@@ -113,7 +113,7 @@ static sp_status raise_flag(const sp_chunk *chunk, void *arg)
     return SP_OK;
 }
 
-static sp_chunk no_chunk(void) { return (sp_chunk){0, 0, 0, NULL, NULL, NULL}; }
+static sp_chunk no_chunk(void) { return (sp_chunk){.index = 0}; }
 
 /* ---- FIFO order -------------------------------------------------------------------------- */
 

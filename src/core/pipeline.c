@@ -207,6 +207,21 @@ static sp_status alloc_ring(sp_pipeline *p, size_t stride, char **out, int pinne
     return SP_OK;
 }
 
+/* Stage s's scratch: one workspace per slot, so that two chunks in flight never share one. */
+static sp_status make_scratch(sp_pipeline *p, size_t s)
+{
+    size_t bytes = p->stages[s].scratch_bytes;
+    if (bytes == 0)
+        return SP_OK;
+    if (bytes > SIZE_MAX - SP_DEVICE_ALIGN)
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "stage '%s': scratch_bytes %zu "
+                                "overflows", p->stage_names[s], bytes);
+    p->scratch_stride[s] = (bytes + SP_DEVICE_ALIGN - 1) / SP_DEVICE_ALIGN * SP_DEVICE_ALIGN;
+    char what[64];
+    snprintf(what, sizeof what, "the scratch of stage '%s'", p->stage_names[s]);
+    return alloc_ring(p, p->scratch_stride[s], &p->scratch[s], 0, what);
+}
+
 static sp_status make_buffers(sp_pipeline *p)
 {
     for (size_t s = 0; s <= p->n_stages; s++) {
@@ -221,6 +236,8 @@ static sp_status make_buffers(sp_pipeline *p)
     sp_status st = alloc_ring(p, p->pinned_in_stride, &p->pinned_in, 1, "input staging");
     if (st == SP_OK)
         st = alloc_ring(p, p->pinned_out_stride, &p->pinned_out, 1, "output staging");
+    for (size_t s = 0; st == SP_OK && s < p->n_stages; s++)
+        st = make_scratch(p, s);
     return st;
 }
 
@@ -266,6 +283,8 @@ static void release_all(sp_pipeline *p)
     release_events(p);
     for (size_t s = 0; s <= SP_MAX_STAGES; s++)
         ops->device_free(impl, p->device_buffer[s]);
+    for (size_t s = 0; s < SP_MAX_STAGES; s++)
+        ops->device_free(impl, p->scratch[s]);
     ops->pinned_free(impl, p->pinned_in);
     ops->pinned_free(impl, p->pinned_out);
     sp_staging_pool_destroy(p->pool);
@@ -293,6 +312,7 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_
     sp_context_retain(ctx); /* given back by sp_pipeline_destroy, after the pipeline is gone */
     pthread_mutex_init(&p->failure_lock, NULL);
     atomic_init(&p->failed, 0);
+    atomic_init(&p->fail_chunk, SIZE_MAX);
     atomic_init(&p->busy, 0);
     copy_shape(p, cfg);
     st = make_queues(p);
@@ -329,6 +349,7 @@ void sp_pipeline_destroy(sp_pipeline *p)
 void sp_pipeline_reset_failure(sp_pipeline *p)
 {
     atomic_store(&p->failed, 0);
+    atomic_store(&p->fail_chunk, SIZE_MAX);
     p->failure_status = SP_OK;
 }
 
@@ -364,8 +385,8 @@ sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
 {
     const sp_stage_call *call = arg;
     sp_pipeline *p = call->pipeline;
-    if (atomic_load(&p->failed))
-        return SP_ERR_CANCELLED; /* stop doing work for a run that is already lost */
+    if (atomic_load(&p->failed) && chunk->index >= atomic_load(&p->fail_chunk))
+        return SP_ERR_CANCELLED; /* stop doing work for the chunks a failure has lost */
     const sp_stage *st = &p->stages[call->index];
     sp_stage_fn fn = p->ctx->kind == SP_BACKEND_CUDA ? st->cuda : st->host;
     sp_status status = fn(chunk, st->user);
@@ -385,6 +406,7 @@ sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
                          st->name, call->index + 1, p->n_stages, chunk->index,
                          chunk->first_record, chunk->first_record + chunk->records - 1,
                          sp_status_name(status), sp_status_message(status));
+        atomic_store(&p->fail_chunk, chunk->index);
         atomic_store(&p->failed, 1);
     }
     pthread_mutex_unlock(&p->failure_lock);

@@ -30,6 +30,20 @@ typedef struct sp_stage_call {
     size_t index;
 } sp_stage_call;
 
+/* What the ring remembers of the chunk in one slot until it leaves (engine.c): what to wait
+ * for, and where its output goes from pinned staging. Kept across the batches of a stream. */
+typedef struct sp_slot {
+    int busy;                 /* a chunk holds the slot */
+    size_t chunk;             /* its index in the engine's numbering (slot = chunk mod K) */
+    sp_bevent *graph_release; /* its group's event when it ran in a graph replay */
+    char *out;                /* user memory its output is copied to; NULL: none */
+    int sink;                 /* its output goes to the run's sink instead */
+    size_t first_record;      /* its first record, counted from the run's or stream's start */
+    size_t records;
+    void *batch;              /* the stream batch it belongs to (NULL in a run) */
+    int input_staged;         /* its input went through pinned staging */
+} sp_slot;
+
 /* Events of one GPU engine. */
 typedef struct sp_slot_events {
     sp_bevent *done[SP_MAX_DEPTH]; /* recorded after the engine's operation for slot b */
@@ -79,6 +93,10 @@ struct sp_pipeline {
     sp_staging_pool *pool;
     sp_timeline timeline;
 
+    sp_slot slots[SP_MAX_DEPTH];            /* engine.c */
+    char *scratch[SP_MAX_STAGES];           /* per stage: a scratch_bytes workspace per slot */
+    size_t scratch_stride[SP_MAX_STAGES];
+
     /* graph mode (run_graph.c): per slot, a queue and a fork/join event for capturing its
      * chunk; per group of slots (at its first slot), a "group free" event and a graph. Made on
      * first use; the graphs fit one chunk size and one choice of staging, and are made again
@@ -105,8 +123,10 @@ struct sp_pipeline {
      * a second call fails at once rather than share the slots with the first */
     atomic_int busy;
 
-    /* the first failure of the current run; `failed` is read by stage workers */
+    /* the first failure of the current run; `failed` is read by stage workers, which skip
+     * chunks from fail_chunk on (the earlier ones, of earlier batches of a stream, finish) */
     atomic_int failed;
+    atomic_size_t fail_chunk;
     pthread_mutex_t failure_lock;
     sp_status failure_status;
 
@@ -159,6 +179,16 @@ static inline sp_bqueue *sp_stage_queue(const struct sp_pipeline *p, size_t s, s
 static inline void *sp_device_slot(const struct sp_pipeline *p, size_t s, size_t b)
 {
     return p->device_buffer[s] + b * p->device_stride[s];
+}
+
+/* Chunk i's slot's pinned staging buffers (slot i mod K). */
+static inline char *sp_staging_in(const struct sp_pipeline *p, size_t i)
+{
+    return p->pinned_in + (i % p->depth) * p->pinned_in_stride;
+}
+static inline char *sp_staging_out(const struct sp_pipeline *p, size_t i)
+{
+    return p->pinned_out + (i % p->depth) * p->pinned_out_stride;
 }
 
 #endif

@@ -37,7 +37,7 @@ static int launch_is_kernel(const sp_probe *pr)
 static sp_status enqueue_one(sp_probe *pr, const op_batch *b, sp_bqueue *q)
 {
     const sp_backend_ops *ops = pr->ops;
-    sp_chunk chunk = {0, 0, 1, b->device, b->device, NULL};
+    sp_chunk chunk = {.records = 1, .in = b->device, .out = b->device};
     switch (b->kind) {
     case OP_ORDERING_RECORD: return ops->event_record(pr->impl, pr->ordering, q);
     case OP_TIMING_RECORD: return ops->event_record(pr->impl, pr->start[PROBE_H2D], q);
@@ -137,7 +137,7 @@ static sp_status capture_graph(sp_probe *pr, graph_batch *g)
 {
     const sp_backend_ops *ops = pr->ops;
     sp_bqueue *q = pr->queue[PROBE_H2D];
-    sp_chunk chunk = {0, 0, 1, g->device, g->device, NULL};
+    sp_chunk chunk = {.records = 1, .in = g->device, .out = g->device};
     sp_status st = ops->capture_begin(pr->impl, q);
     if (st != SP_OK)
         return sp_probe_fail(pr, st, "beginning a capture");

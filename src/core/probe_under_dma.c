@@ -55,12 +55,12 @@ static void staging_round(sp_probe *pr, const under_dma *u, size_t k)
 {
     size_t len = u->half / ROUNDS_PER_HALF, off = k % ROUNDS_PER_HALF * len;
     const sp_copy copies[2] = {
-        {(char *)pr->pinned[PROBE_D2H] + u->half + off, (char *)pr->pageable[PROBE_H2D] + off,
-         len},
-        {(char *)pr->pageable[PROBE_D2H] + off, (char *)pr->pinned[PROBE_H2D] + u->half + off,
-         len},
+        {.dst = (char *)pr->pinned[PROBE_D2H] + u->half + off,
+         .src = (char *)pr->pageable[PROBE_H2D] + off, .bytes = len},
+        {.dst = (char *)pr->pageable[PROBE_D2H] + off,
+         .src = (char *)pr->pinned[PROBE_H2D] + u->half + off, .bytes = len},
     };
-    sp_staging_pool_copy_many(u->pool, copies, 2);
+    (void)sp_staging_pool_copy_many(u->pool, copies, 2); /* copies only: cannot fail */
 }
 
 /* fig: GB/s, and the seconds it took (the window of the measurement beside the engines). */

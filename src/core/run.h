@@ -1,5 +1,12 @@
-/* What the pipelined and the serial run share: argument checks, the run's state, and the
- * report. */
+/* The run module's shared declarations. Who owns what:
+ *   run.c         the per-chunk primitives: dependency rules, one chunk's copies and stages
+ *   engine.c      the one engine: host turns over the ring's slots, runs, sources and sinks,
+ *                 and the batches of streams (stream.c holds the stream object and thread)
+ *   run_graph.c   graph mode (its state in the pipeline's graph_* fields)
+ *   run_timing.c  per-chunk timing events (the pipeline's timing_* fields)
+ *   run_serial.c  the serial baseline
+ *   run_common.c  argument checks, failures, the drain and the report
+ * Each file includes only this header (and pipeline.h through it): the includes form a DAG. */
 #ifndef SP_RUN_H
 #define SP_RUN_H
 
@@ -11,18 +18,33 @@
 #define SP_TL_GPU(g) ((g) + 1u)
 #define SP_TL_STAGE_OUT(p) ((p)->n_stages + 3u)
 
+/* What a stream wants to hear from the engine about its batches (stream.c). */
+typedef struct sp_engine_hooks {
+    void *owner;
+    void (*retired)(void *owner, void *batch);    /* a chunk of batch left its slot */
+    void (*input_read)(void *owner, void *batch); /* batch's input is all staged */
+} sp_engine_hooks;
+
 typedef struct sp_run {
     sp_pipeline *p;
     const char *in;
     char *out;
+    const sp_io *io;         /* a source and sink instead of in and out (run_io) */
     sp_run_plan plan;
+    size_t base;             /* the engine's index of this batch's chunk 0: chunk i of the
+                                engine is chunk i - base of the batch, in slot i mod K */
+    size_t end;              /* one past the batch's last chunk (base + chunks once known) */
+    size_t record_base;      /* records before this batch in its stream (first_record) */
+    const sp_engine_hooks *hooks; /* streams: who hears of retired chunks; NULL in a run */
+    void *batch;             /* streams: the batch, for the hooks */
+    int source_done;         /* run_io: the source has ended */
     int stage_in, stage_out; /* user memory is pageable: go through pinned staging */
     int timing;              /* a report was asked for: record per-chunk times */
     int event_timing;        /* GPU operations were timed by events (run_timing.c) */
     double t0;               /* host clock at the first enqueue */
     double t_submitted;      /* host clock when the last chunk had been enqueued */
     double wait_s;           /* of that, host time spent waiting for slots to come free */
-    size_t graph_end;        /* chunks [0, graph_end) ran as graph replays (run_graph.c) */
+    size_t graph_end;        /* chunks [base, graph_end) ran as graph replays (run_graph.c) */
     int group_copies;        /* graph mode: one copy per direction for a whole group */
     char graph_note[200];    /* graph mode's line for the report's notes; "" when none */
     sp_status status;        /* the first failure */
@@ -32,6 +54,10 @@ typedef struct sp_run {
  * touched on failure. */
 sp_status sp_run_prepare(sp_run *run, sp_pipeline *p, const void *in, size_t n_records,
                          void *out, int timing);
+/* The checks of in, out and their sizes alone, with the reason in why: for a stream's submit,
+ * which may not write the pipeline's error text while its engine thread runs. */
+sp_status sp_run_check_buffers(const sp_pipeline *p, const void *in, size_t n_records,
+                               const void *out, char *why, size_t why_size);
 /* Records the first failure of the run (later ones are consequences) as "<what>: <backend
  * reason>" and returns it. */
 sp_status sp_run_fail(sp_run *run, sp_status status, const char *fmt, ...)
@@ -75,16 +101,22 @@ sp_status sp_run_timing_start(sp_run *run);
 sp_bevent **sp_run_timing_event(const sp_run *run, size_t g, size_t i, int end);
 unsigned char *sp_run_timing_inferred(const sp_run *run, size_t g, size_t i);
 sp_status sp_run_timing_collect(sp_run *run);
-/* The host's turn for chunk i (run.c): waits until chunk i-K has left slot i mod K, then
- * stages i-K's output out and i's input in (pageable memory). i may be past the last chunk,
- * to retire the final K chunks. */
+/* The host's turn for chunk i (engine.c): waits until the chunk in slot i mod K may leave,
+ * hands its output on (copied out of pinned staging, or to the sink), and stages chunk i's
+ * input in (pageable memory, or the source). i may be past the batch, to retire slots. */
 sp_status sp_run_host_turn(sp_run *run, size_t i);
-/* The staging half of a host turn alone, for a caller that has already waited for the slot. */
-void sp_run_stage_turn(sp_run *run, size_t i);
-/* Stream mode from chunk `first` to the end, then the turns that retire the last K chunks. */
-sp_status sp_run_stream_chunks(sp_run *run, size_t first);
-/* Enqueues chunk i's h2d, stages and d2h in stream mode (after its host turn). */
+/* Stream mode for chunks [from, to) of the batch, each after its host turn. */
+sp_status sp_run_stream_range(sp_run *run, size_t from, size_t to);
+/* Chunk i was enqueued: its slot now holds it (release: the group's event for a graph
+ * replay, NULL for stream mode). */
+void sp_run_occupy(sp_run *run, size_t i, sp_bevent *graph_release);
+/* Enqueues chunk i's h2d, stages and d2h in stream mode (after its host turn) (run.c). */
 sp_status sp_run_enqueue_chunk(sp_run *run, size_t i);
+/* What stage s (1-based) sees of chunk i, in slot b (i mod K; the serial run uses slot 0). */
+sp_chunk sp_run_chunk(const sp_run *run, size_t s, size_t i, size_t b);
+/* Chunk i in the user's input and output arrays. */
+const char *sp_run_user_in(const sp_run *run, size_t i);
+char *sp_run_user_out(const sp_run *run, size_t i);
 /* One copy on q, whole or in pieces of the pipeline's copy_piece_bytes. */
 sp_status sp_run_enqueue_copy(sp_run *run, int to_device, void *dst, const void *src,
                               size_t bytes, sp_bqueue *q);
@@ -94,11 +126,35 @@ const void *sp_run_h2d_source(const sp_run *run, size_t i);
 void *sp_run_d2h_target(const sp_run *run, size_t i);
 
 /* Graph mode (run_graph.c). Whether this run replays graphs (else r->graph_note may say why
- * not; when it does, the run's per-operation timing is turned off, since replays have none);
- * the run itself; and the group-free event of a chunk that ran as a graph replay. */
+ * not; when it does, the run's per-operation timing is turned off, since replays have none)
+ * and the batch's chunks themselves: groups of full chunks as replays, the rest in stream
+ * mode. */
 int sp_run_graph_wanted(sp_run *run);
 sp_status sp_run_graph_chunks(sp_run *run);
-sp_bevent *sp_run_graph_release(const sp_run *run, size_t chunk);
+
+/* The engine for streams (engine.c). One batch of a stream. */
+typedef struct sp_engine_batch {
+    const void *in;
+    void *out;
+    size_t n_records;
+    size_t base, record_base;
+    sp_engine_hooks hooks;
+    void *batch;
+} sp_engine_batch;
+/* Every slot free and the failure state clear: a stream starts. */
+void sp_engine_reset(sp_pipeline *p);
+/* Feeds the batch's chunks into the ring (retiring older chunks as their slots come round);
+ * says how many chunks it made and whether either side went through staging. */
+sp_status sp_engine_run_batch(sp_pipeline *p, const sp_engine_batch *job, size_t *chunks,
+                              int *staged_in, int *staged_out);
+/* Slots holding a chunk; and the oldest of them retired (waited for, its output handed on). */
+unsigned sp_engine_busy_slots(const sp_pipeline *p);
+sp_status sp_engine_retire_oldest(sp_pipeline *p, const sp_engine_hooks *hooks);
+/* After a failure: drains every queue, hands on the output of the chunks before the failing
+ * one, drops the rest, frees every slot and clears the failure so that the ring runs again. */
+void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks);
+/* The report's figures that are the pipeline's (depth, chunk, threads, pinned bytes). */
+void sp_engine_fill_report(const sp_pipeline *p, sp_report *report);
 
 /* Fills the report from the run and the times sp_run_finish kept in the pipeline. */
 void sp_run_report(const sp_run *run, sp_report *report);
@@ -108,10 +164,16 @@ void sp_run_report(const sp_run *run, sp_report *report);
 void sp_run_trace_push(const sp_run *run, const char *what, size_t chunk);
 void sp_run_trace_pop(const sp_run *run);
 
-/* Chunk geometry. */
-static inline size_t sp_chunk_first(const sp_run *r, size_t i) { return i * r->plan.chunk_records; }
+/* Chunk geometry: chunk i's first record within its batch (a chunk is full but for the
+ * batch's last), and its records. A source's chunk holds what was read into its slot. */
+static inline size_t sp_chunk_first(const sp_run *r, size_t i)
+{
+    return (i - r->base) * r->plan.chunk_records;
+}
 static inline size_t sp_chunk_records(const sp_run *r, size_t i)
 {
+    if (r->io)
+        return r->p->slots[i % r->p->depth].records;
     size_t first = sp_chunk_first(r, i);
     size_t left = r->plan.n_records - first;
     return left < r->plan.chunk_records ? left : r->plan.chunk_records;

@@ -7,35 +7,47 @@
 #include "core/clock.h"
 #include "core/run.h"
 
-static sp_status check_pointers(sp_pipeline *p, const void *in, size_t n, void *out,
-                                size_t in_bytes, size_t out_bytes)
-{
-    if (!in || !out)
-        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "%s is NULL with n_records = %zu",
-                                !in ? "in" : "out", n);
-    if ((uintptr_t)in > UINTPTR_MAX - in_bytes || (uintptr_t)out > UINTPTR_MAX - out_bytes)
-        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT,
-                                "buffer end overflows the address space");
-    int exact_in_place = in == out && in_bytes == out_bytes &&
-                         p->record_bytes[0] == p->record_bytes[p->n_stages];
-    if (!exact_in_place && sp_ranges_overlap(in, in_bytes, out, out_bytes))
-        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT,
-                                "in [%p, +%zu) and out [%p, +%zu) overlap; only exact in-place "
-                                "(in == out with equal record sizes) is allowed",
-                                in, in_bytes, out, out_bytes);
-    return SP_OK;
-}
-
-static sp_status check_sizes(sp_pipeline *p, size_t n, size_t *in_bytes, size_t *out_bytes)
+/* The byte counts of n records in and out, and whether in and out are usable; the reason in
+ * why. Touches nothing, so a stream's submit can call it beside a running engine. */
+static sp_status check_buffers(const sp_pipeline *p, const void *in, size_t n, const void *out,
+                               char *why, size_t why_size, size_t *in_bytes, size_t *out_bytes)
 {
     int overflow = 0;
     *in_bytes = sp_mul_size(n, p->record_bytes[0], &overflow);
     if (!overflow)
         *out_bytes = sp_mul_size(n, p->record_bytes[p->n_stages], &overflow);
-    if (overflow)
-        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT,
-                                "n_records (%zu) x record size overflows size_t", n);
+    if (overflow) {
+        snprintf(why, why_size, "n_records (%zu) x record size overflows size_t", n);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    if (n == 0)
+        return SP_OK;
+    if (!in || !out) {
+        snprintf(why, why_size, "%s is NULL with n_records = %zu", !in ? "in" : "out", n);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    if ((uintptr_t)in > UINTPTR_MAX - *in_bytes || (uintptr_t)out > UINTPTR_MAX - *out_bytes) {
+        snprintf(why, why_size, "buffer end overflows the address space");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    int exact_in_place = in == out && *in_bytes == *out_bytes &&
+                         p->record_bytes[0] == p->record_bytes[p->n_stages];
+    if (!exact_in_place && sp_ranges_overlap(in, *in_bytes, out, *out_bytes)) {
+        snprintf(why, why_size,
+                 "in [%p, +%zu) and out [%p, +%zu) overlap; only exact in-place (in == out "
+                 "with equal record sizes) is allowed",
+                 in, *in_bytes, out, *out_bytes);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
     return SP_OK;
+}
+
+sp_status sp_run_check_buffers(const sp_pipeline *p, const void *in, size_t n_records,
+                               const void *out, char *why, size_t why_size)
+{
+    size_t in_bytes, out_bytes;
+    why[0] = '\0';
+    return check_buffers(p, in, n_records, out, why, why_size, &in_bytes, &out_bytes);
 }
 
 /* Whether the copy engines can use the user's memory directly. */
@@ -73,14 +85,15 @@ sp_status sp_run_prepare(sp_run *run, sp_pipeline *p, const void *in, size_t n, 
         return sp_pipeline_fail(p, SP_ERR_DEVICE_LOST,
                                 "the device context was lost earlier; destroy and recreate it");
     sp_plan_run(n, p->chunk_capacity, p->chunk_chosen, p->depth, p->widest_record, &run->plan);
+    run->end = run->plan.chunks;
     if (n == 0)
         return SP_OK;
-    sp_status st = check_sizes(p, n, &run->plan.in_bytes, &run->plan.out_bytes);
-    if (st == SP_OK)
-        st = check_pointers(p, in, n, out, run->plan.in_bytes, run->plan.out_bytes);
-    if (st == SP_OK)
-        st = detect_pinned(run, run->plan.in_bytes, run->plan.out_bytes);
-    return st;
+    char why[256];
+    sp_status st = check_buffers(p, in, n, out, why, sizeof why, &run->plan.in_bytes,
+                                 &run->plan.out_bytes);
+    if (st != SP_OK)
+        return sp_pipeline_fail(p, st, "%s", why);
+    return detect_pinned(run, run->plan.in_bytes, run->plan.out_bytes);
 }
 
 sp_status sp_run_fail(sp_run *run, sp_status status, const char *fmt, ...)
@@ -95,6 +108,7 @@ sp_status sp_run_fail(sp_run *run, sp_status status, const char *fmt, ...)
     if (!atomic_load(&p->failed)) {
         p->failure_status = status;
         sp_pipeline_backend_fail(p, status, what);
+        atomic_store(&p->fail_chunk, 0); /* a backend failure: trust no chunk in flight */
         atomic_store(&p->failed, 1);
     } else {
         sp_context_note_status(p->ctx, status);
@@ -227,7 +241,9 @@ void sp_run_report(const sp_run *run, sp_report *report)
         run->p->timeline.makespan_s = report->makespan_s;
         run->p->timeline.complete = 1; /* a run that succeeded: the trace writers may use it */
     }
-    report->graph = run->graph_end > 0;
+    report->graph = run->graph_end > run->base;
+    report->batches = run->plan.n_records > 0;
+    report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
     report->submit_s = p->last_submit_s;
     report->wait_s = p->last_wait_s;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)

@@ -98,11 +98,6 @@ int sp_run_graph_wanted(sp_run *r)
     return 1;
 }
 
-sp_bevent *sp_run_graph_release(const sp_run *r, size_t chunk)
-{
-    return r->p->graph_done[group_slot(r->p, chunk)];
-}
-
 static void drop_graphs(sp_pipeline *p)
 {
     for (unsigned b = 0; b < SP_MAX_DEPTH; b++) {
@@ -173,11 +168,10 @@ static sp_status make_group(sp_run *r, size_t b)
 static sp_status enqueue_stages(sp_run *r, size_t i, sp_bqueue *q)
 {
     sp_pipeline *p = r->p;
-    size_t b = i % p->depth, n = sp_chunk_records(r, i);
+    size_t b = i % p->depth;
     sp_status st = SP_OK;
     for (size_t s = 1; st == SP_OK && s <= p->n_stages; s++) {
-        sp_chunk chunk = {i, sp_chunk_first(r, i), n, sp_device_slot(p, s - 1, b),
-                          sp_device_slot(p, s, b), NULL};
+        sp_chunk chunk = sp_run_chunk(r, s, i, b);
         st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1],
                                  &chunk);
     }
@@ -475,35 +469,53 @@ static void fit_graphs(sp_run *r)
     p->graph_stage_out = r->stage_out;
 }
 
+/* The group's chunks hold their slots until the group's event says the replay is done. */
+static void occupy_group(sp_run *r, size_t i)
+{
+    sp_pipeline *p = r->p;
+    for (size_t k = 0; k < group_size(p); k++)
+        sp_run_occupy(r, i + k, p->graph_done[group_slot(p, i)]);
+}
+
 sp_status sp_run_graph_chunks(sp_run *r)
 {
     sp_pipeline *p = r->p;
     fit_graphs(r); /* group copies depend only on what fit_graphs keys the graphs by */
     r->group_copies = group_is_contiguous(r);
-    size_t G = group_size(p), full = full_chunks(r);
-    for (size_t i = 0; i + G <= full; i += G) {
+    size_t G = group_size(p), full_end = r->base + full_chunks(r);
+    /* a group starts at a group's first slot (K is a multiple of G): a stream's batch may
+     * start anywhere in the ring, and its chunks before that go in stream mode */
+    size_t first = (r->base + G - 1) / G * G;
+    if (first > full_end)
+        first = full_end;
+    sp_status st = sp_run_stream_range(r, r->base, first);
+    if (st != SP_OK)
+        return st;
+    r->graph_end = first;
+    for (size_t i = first; i + G <= full_end; i += G) {
         if (sp_pipeline_has_failed(p))
             return SP_ERR_STAGE_FAILED; /* stop submitting; the caller drains */
-        r->graph_end = i; /* chunks i-K.. ran as replays: the host's turns wait for them */
-        /* the group's chunks leave one replay of chunks i-K.., so one wait frees all slots */
-        sp_status st = sp_run_host_turn(r, i);
-        for (size_t k = 1; st == SP_OK && k < G; k++)
-            sp_run_stage_turn(r, i + k);
+        r->graph_end = i;
+        for (size_t k = 0; st == SP_OK && k < G; k++)
+            st = sp_run_host_turn(r, i + k);
         if (st == SP_OK)
             st = graph_group(r, i);
+        if (r->graph_end > i) /* the one-time check ran the group, whatever it found */
+            occupy_group(r, i);
         if (st == GRAPH_FALLBACK)
             break;
         if (st != SP_OK)
             return st;
+        if (r->graph_end == i)
+            occupy_group(r, i);
         r->graph_end = i + G;
     }
     /* Full chunks short of a group, and a short last chunk, go in stream mode. It needs no
      * extra ordering after the replays: the host's turn for chunk i waits for the group-free
-     * event of chunk i-K, recorded after its whole replay. */
-    size_t next = r->graph_end;
+     * event of the chunk that held its slot, recorded after its whole replay. */
     if (r->graph_note[0] == '\0')
         snprintf(r->graph_note, sizeof r->graph_note, "graph mode: %zu of %zu chunks replayed, "
-                 "in groups of %zu with %s", r->graph_end, r->plan.chunks, G,
+                 "in groups of %zu with %s", r->graph_end - first, r->plan.chunks, G,
                  r->group_copies ? "one copy each way per group" : "copies per chunk");
-    return sp_run_stream_chunks(r, next);
+    return sp_run_stream_range(r, r->graph_end, r->end);
 }

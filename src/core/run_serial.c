@@ -18,8 +18,7 @@ static sp_status timed_sync(sp_run *r, sp_bqueue *q, size_t engine, size_t i, do
 static sp_status serial_stage(sp_run *r, size_t s, size_t i)
 {
     sp_pipeline *p = r->p;
-    sp_chunk chunk = {i, sp_chunk_first(r, i), sp_chunk_records(r, i),
-                      sp_device_slot(p, s - 1, 0), sp_device_slot(p, s, 0), NULL};
+    sp_chunk chunk = sp_run_chunk(r, s, i, 0);
     double t = sp_now();
     sp_bqueue *q = p->stage_queue[s - 1][0];
     sp_status st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1],

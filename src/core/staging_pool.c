@@ -56,9 +56,11 @@ struct sp_staging_pool {
     /* the plan: the copies in progress, cut into pieces numbered across all of them */
     sp_copy copies[SP_MAX_COPIES];
     size_t first_piece[SP_MAX_COPIES + 1]; /* copy c owns pieces [first_piece[c], [c+1]) */
-    size_t piece, pieces;
+    size_t piece[SP_MAX_COPIES];           /* bytes per piece of copy c */
+    size_t pieces;
     atomic_size_t next_piece;
     atomic_size_t pieces_done;
+    atomic_int job_status; /* the first error of a job's fn in this copy */
 };
 
 static void cpu_relax(void)
@@ -101,6 +103,18 @@ static int all_pieces_done(const sp_staging_pool *pool, unsigned long unused)
     return atomic_load(&pool->pieces_done) == pool->pieces;
 }
 
+static void run_piece(sp_staging_pool *pool, const sp_copy *copy, size_t off, size_t len)
+{
+    if (!copy->fn) {
+        sp_stream_copy((char *)copy->dst + off, (const char *)copy->src + off, len);
+        return;
+    }
+    sp_status st = copy->fn(copy->arg, off, len);
+    int expected = SP_OK;
+    if (st != SP_OK)
+        atomic_compare_exchange_strong(&pool->job_status, &expected, (int)st);
+}
+
 /* Takes pieces until none is left; counts each in pieces_done once it is copied. */
 static void copy_pieces(sp_staging_pool *pool)
 {
@@ -112,9 +126,10 @@ static void copy_pieces(sp_staging_pool *pool)
         while (k >= pool->first_piece[c + 1])
             c++;
         const sp_copy *copy = &pool->copies[c];
-        size_t off = (k - pool->first_piece[c]) * pool->piece;
-        size_t len = copy->bytes - off < pool->piece ? copy->bytes - off : pool->piece;
-        sp_stream_copy((char *)copy->dst + off, (const char *)copy->src + off, len);
+        size_t piece = pool->piece[c];
+        size_t off = (k - pool->first_piece[c]) * piece;
+        size_t len = copy->bytes - off < piece ? copy->bytes - off : piece;
+        run_piece(pool, copy, off, len);
         if (atomic_fetch_add(&pool->pieces_done, 1) + 1 == pool->pieces &&
             atomic_load(&pool->caller_sleeping)) {
             pthread_mutex_lock(&pool->lock);
@@ -191,6 +206,7 @@ sp_status sp_staging_pool_create(unsigned threads, sp_staging_pool **out)
     atomic_init(&pool->active, 0);
     atomic_init(&pool->next_piece, 0);
     atomic_init(&pool->pieces_done, 0);
+    atomic_init(&pool->job_status, SP_OK);
     unsigned workers = pool->threads - 1;
     if (workers) {
         pool->workers = calloc(workers, sizeof *pool->workers);
@@ -226,14 +242,17 @@ void sp_staging_pool_destroy(sp_staging_pool *pool)
 
 unsigned sp_staging_pool_threads(const sp_staging_pool *pool) { return pool->threads; }
 
-/* Cuts the job into pieces of about an equal share per thread, cache-page aligned. */
+/* Cuts the work into pieces of about an equal share per thread: cache-page aligned for
+ * copies, whole units (records) for jobs. */
 static void plan_pieces(sp_staging_pool *pool, const sp_copy *copies, size_t n, size_t total)
 {
-    size_t piece = (total / pool->threads + SP_PIECE_ALIGN - 1) / SP_PIECE_ALIGN * SP_PIECE_ALIGN;
-    pool->piece = piece;
+    size_t share = total / pool->threads > 0 ? total / pool->threads : 1;
     pool->first_piece[0] = 0;
     for (size_t c = 0; c < n; c++) {
+        size_t align = copies[c].fn ? copies[c].unit : SP_PIECE_ALIGN;
+        size_t piece = (share + align - 1) / align * align;
         pool->copies[c] = copies[c];
+        pool->piece[c] = piece;
         pool->first_piece[c + 1] = pool->first_piece[c] + (copies[c].bytes + piece - 1) / piece;
     }
     pool->pieces = pool->first_piece[n];
@@ -248,6 +267,7 @@ static void publish(sp_staging_pool *pool, const sp_copy *copies, size_t n, size
     while (atomic_load(&pool->active) > 0) /* a worker backing out, or late for the last copy */
         sched_yield();
     plan_pieces(pool, copies, n, total);
+    atomic_store(&pool->job_status, SP_OK);
     atomic_store(&pool->pieces_done, 0);
     atomic_store(&pool->next_piece, 0);
     atomic_store(&pool->generation, g + 2);
@@ -270,24 +290,37 @@ static void wait_for_pieces(sp_staging_pool *pool)
     pthread_mutex_unlock(&pool->lock);
 }
 
-void sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, size_t n)
+/* On the calling thread alone: small copies, one-thread pools. */
+static sp_status copy_here(const sp_copy *copies, size_t n)
+{
+    sp_status first = SP_OK;
+    for (size_t c = 0; c < n; c++) {
+        if (copies[c].bytes == 0)
+            continue;
+        sp_status st = copies[c].fn ? copies[c].fn(copies[c].arg, 0, copies[c].bytes) : SP_OK;
+        if (!copies[c].fn)
+            sp_stream_copy(copies[c].dst, copies[c].src, copies[c].bytes);
+        if (first == SP_OK)
+            first = st;
+    }
+    return first;
+}
+
+sp_status sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, size_t n)
 {
     size_t total = 0;
     for (size_t c = 0; c < n; c++)
         total += copies[c].bytes;
-    if (pool->threads == 1 || total < SP_PARALLEL_COPY_MIN || n > SP_MAX_COPIES) {
-        for (size_t c = 0; c < n; c++)
-            if (copies[c].bytes)
-                sp_stream_copy(copies[c].dst, copies[c].src, copies[c].bytes);
-        return;
-    }
+    if (pool->threads == 1 || total < SP_PARALLEL_COPY_MIN || n > SP_MAX_COPIES)
+        return copy_here(copies, n);
     publish(pool, copies, n, total);
     copy_pieces(pool);
     wait_for_pieces(pool);
+    return (sp_status)atomic_load(&pool->job_status);
 }
 
 void sp_staging_pool_copy(sp_staging_pool *pool, void *dst, const void *src, size_t bytes)
 {
-    sp_copy one = {dst, src, bytes};
-    sp_staging_pool_copy_many(pool, &one, 1);
+    sp_copy one = {.dst = dst, .src = src, .bytes = bytes};
+    (void)sp_staging_pool_copy_many(pool, &one, 1);
 }

@@ -19,14 +19,22 @@ unsigned sp_staging_pool_threads(const sp_staging_pool *pool);
 void sp_staging_pool_copy(sp_staging_pool *pool, void *dst, const void *src, size_t bytes);
 
 /* Several independent copies at once, their pieces shared out over all threads: the input of
- * one chunk and the output of another are staged together rather than one after the other. */
+ * one chunk and the output of another are staged together rather than one after the other.
+ * A copy with `fn` is a job instead: each piece [offset, offset + len) of its `bytes` is
+ * handed to fn(arg, offset, len), in pieces that are multiples of `unit` bytes (a positional
+ * source reading, or a sink writing, whole records on several threads at once). */
 #define SP_MAX_COPIES 2
+typedef sp_status (*sp_piece_fn)(void *arg, size_t offset, size_t len);
 typedef struct sp_copy {
     void *dst;
     const void *src;
     size_t bytes;
+    sp_piece_fn fn; /* NULL: memcpy from src to dst */
+    void *arg;
+    size_t unit;    /* fn's pieces are multiples of this (> 0) */
 } sp_copy;
-void sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, size_t n);
+/* Returns SP_OK, or the first error a job's fn returned (every piece is still attempted). */
+sp_status sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, size_t n);
 /* The default thread count for this machine: the online CPUs, at most 16. */
 unsigned sp_staging_pool_default_threads(void);
 
