@@ -141,6 +141,9 @@ typedef struct sp_stage {
 
 #define SP_MAX_STAGES 16
 #define SP_MAX_DEPTH 64
+/* Every slot buffer (device, pinned staging, scratch) starts on a multiple of this many
+ * bytes: a slot of a chunk's bytes takes them rounded up to it. */
+#define SP_SLOT_ALIGN 256
 
 /* Graph mode: instead of enqueueing a chunk's copies and stages one call at a time (about 15
  * us of host time per chunk on the H200), capture a group of up to 16 consecutive chunks (in

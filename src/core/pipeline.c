@@ -8,7 +8,6 @@
 
 #include "core/pipeline.h"
 
-#define SP_DEVICE_ALIGN 256u /* keeps every slot buffer aligned for 16-byte vector access */
 
 sp_status sp_pipeline_vfail(sp_pipeline *p, sp_status status, const char *fmt, va_list ap)
 {
@@ -148,9 +147,9 @@ static size_t slot_stride(const sp_pipeline *p, size_t record_bytes)
 {
     int overflow = 0;
     size_t bytes = sp_mul_size(p->chunk_capacity, record_bytes, &overflow);
-    if (overflow || bytes > SIZE_MAX - SP_DEVICE_ALIGN)
+    if (overflow || bytes > SIZE_MAX - SP_SLOT_ALIGN)
         return 0;
-    return (bytes + SP_DEVICE_ALIGN - 1) / SP_DEVICE_ALIGN * SP_DEVICE_ALIGN;
+    return (bytes + SP_SLOT_ALIGN - 1) / SP_SLOT_ALIGN * SP_SLOT_ALIGN;
 }
 
 /* ---- resources ------------------------------------------------------------------------ */
@@ -213,10 +212,10 @@ static sp_status make_scratch(sp_pipeline *p, size_t s)
     size_t bytes = p->stages[s].scratch_bytes;
     if (bytes == 0)
         return SP_OK;
-    if (bytes > SIZE_MAX - SP_DEVICE_ALIGN)
+    if (bytes > SIZE_MAX - SP_SLOT_ALIGN)
         return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "stage '%s': scratch_bytes %zu "
                                 "overflows", p->stage_names[s], bytes);
-    p->scratch_stride[s] = (bytes + SP_DEVICE_ALIGN - 1) / SP_DEVICE_ALIGN * SP_DEVICE_ALIGN;
+    p->scratch_stride[s] = (bytes + SP_SLOT_ALIGN - 1) / SP_SLOT_ALIGN * SP_SLOT_ALIGN;
     char what[64];
     snprintf(what, sizeof what, "the scratch of stage '%s'", p->stage_names[s]);
     return alloc_ring(p, p->scratch_stride[s], &p->scratch[s], 0, what);

@@ -6,6 +6,7 @@
 #include "infer.h"
 #include "latency.h"
 #include "probe_cmd.h"
+#include "run_cmd.h"
 
 typedef struct cli_command {
     const char *name;
@@ -18,6 +19,7 @@ static const cli_command commands[] = {
     {"probe", probe_main, "measure copy rates, pinning costs and per-operation overheads"},
     {"latency", latency_main, "small-request latency beside a streaming bulk pipeline"},
     {"infer", infer_main, "classify digits with an MLP streamed through the pipeline"},
+    {"run", run_main, "stream a file of records through a stage chain into another file"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

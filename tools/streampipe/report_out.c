@@ -42,8 +42,18 @@ static void print_engines(const sp_report *report, FILE *out)
     }
 }
 
+/* The memory the pipeline held, whatever the data's size. */
+static void print_held(const sp_report *report, FILE *out)
+{
+    char bytes[32];
+    fprintf(out, "  pinned staging   %s (%u slots of %zu records)\n",
+            cli_format_bytes((double)report->pinned_bytes, bytes, sizeof bytes), report->depth,
+            report->chunk_records);
+}
+
 void cli_print_report(const sp_report *report, FILE *out)
 {
+    print_held(report, out);
     if (report->n_engines == 0) { /* graph mode: replays are not timed per operation */
         fprintf(out, "  makespan         %.4f s; host submit %.4f s (%.4f s of it waiting for "
                 "slots)\n", report->makespan_s, report->submit_s, report->wait_s);
@@ -97,6 +107,8 @@ void cli_json_report(json_writer *w, const sp_report *report)
     json_number(w, "submit_s", report->submit_s);
     json_number(w, "wait_s", report->wait_s);
     json_bool(w, "graph", report->graph);
+    json_uint(w, "pinned_bytes", report->pinned_bytes);
+    json_uint(w, "batches", report->batches);
     write_engines(w, report);
     json_number(w, "bound_s", report->bound_s);
     json_number(w, "efficiency", report->efficiency);

@@ -1,0 +1,43 @@
+/* `streampipe run`: a file of records streamed through a stage chain into another file, with
+ * sp_pipeline_run_io, positional reads and writes on the staging threads, in pinned memory
+ * bounded by --max-pinned whatever the file's size. */
+#ifndef SP_CLI_RUN_CMD_H
+#define SP_CLI_RUN_CMD_H
+
+#include <stddef.h>
+
+#include "streampipe.h"
+#include "streampipe_mlp.h"
+#include "streampipe_ops.h"
+
+typedef struct run_options {
+    const char *input_path, *output_path, *stages_text;
+    sp_backend_kind backend;
+    int device;
+    unsigned long long chunk_records, depth, max_pinned, staging_threads;
+    int json;
+} run_options;
+
+/* The stage chain named by --stages: "sinmix:iters=N" (float32 records) and
+ * "mlp:MODEL.safetensors[:fp32|tf32]" (64-byte images to the head's output), joined by ','. */
+typedef struct run_stage_list {
+    sp_stage stages[SP_MAX_STAGES];
+    size_t n;
+    sp_sinmix_params sinmix[SP_MAX_STAGES]; /* sinmix stages point here */
+    const char *mlp_path;                   /* at most one MLP, expanded into its stages */
+    sp_mlp_precision mlp_precision;
+    size_t mlp_at;                          /* its place in the list */
+    sp_mlp *model;
+    sp_mlp_stages *mlp;
+    size_t in_record_bytes, out_record_bytes;
+} run_stage_list;
+
+int run_main(int argc, char **argv);
+/* Parses --stages into `list` (CLI_EXIT_USAGE with a message when it is not valid). */
+int run_parse_stages(const char *text, run_stage_list *list);
+/* Loads the MLP, if any, builds its stages on ctx and fills list->stages; CLI_EXIT_OK or
+ * CLI_EXIT_FAILURE with a message. */
+int run_build_stages(run_stage_list *list, sp_context *ctx);
+void run_free_stages(run_stage_list *list);
+
+#endif

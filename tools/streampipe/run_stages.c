@@ -1,0 +1,115 @@
+/* `streampipe run --stages LIST`: the stage chain a file is streamed through. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "cli.h"
+#include "run_cmd.h"
+
+#define SINMIX_MAX_ITERS 1000000ULL
+
+static int parse_sinmix(const char *spec, run_stage_list *list)
+{
+    unsigned long long iters = 100;
+    const char *params = spec + strlen("sinmix");
+    if (*params == ':') {
+        if (strncmp(params + 1, "iters=", 6) != 0)
+            return cli_usage_error("--stages: '%s': sinmix takes iters=N", spec);
+        if (args_parse_count(params + 7, SINMIX_MAX_ITERS, &iters) != 0)
+            return cli_usage_error("--stages: '%s': iters is not a count up to %llu", spec,
+                                   SINMIX_MAX_ITERS);
+    } else if (*params != '\0') {
+        return cli_usage_error("--stages: unknown stage '%s'", spec);
+    }
+    if (list->n > 0 && list->out_record_bytes != sizeof(float))
+        return cli_usage_error("--stages: sinmix takes float records, but the stage before it "
+                               "gives %zu-byte records", list->out_record_bytes);
+    list->sinmix[list->n].iters = (unsigned)iters;
+    list->stages[list->n] = sp_sinmix_stage(&list->sinmix[list->n]);
+    if (list->n == 0)
+        list->in_record_bytes = sizeof(float);
+    list->out_record_bytes = sizeof(float);
+    list->n++;
+    return CLI_EXIT_OK;
+}
+
+/* "mlp:PATH" or "mlp:PATH:fp32|tf32"; the stages are built once the context is open. */
+static int parse_mlp(char *spec, run_stage_list *list)
+{
+    if (list->mlp_path)
+        return cli_usage_error("--stages: one mlp stage at most");
+    if (list->n > 0)
+        return cli_usage_error("--stages: mlp reads 64-byte images, so it must come first");
+    if (list->n + SP_MLP_STAGES > SP_MAX_STAGES)
+        return cli_usage_error("--stages: more than %d stages", SP_MAX_STAGES);
+    char *path = spec + strlen("mlp:");
+    char *precision = strrchr(path, ':');
+    list->mlp_precision = SP_MLP_FP32;
+    if (precision && (strcmp(precision, ":fp32") == 0 || strcmp(precision, ":tf32") == 0)) {
+        list->mlp_precision = strcmp(precision, ":tf32") == 0 ? SP_MLP_TF32 : SP_MLP_FP32;
+        *precision = '\0';
+    }
+    if (*path == '\0')
+        return cli_usage_error("--stages: mlp needs a model file: mlp:MODEL.safetensors");
+    list->mlp_path = path;
+    list->mlp_at = list->n;
+    list->n += SP_MLP_STAGES; /* filled by run_build_stages */
+    list->in_record_bytes = SP_MLP_INPUTS;
+    list->out_record_bytes = 0; /* the head's, known once built */
+    return CLI_EXIT_OK;
+}
+
+int run_parse_stages(const char *text, run_stage_list *list)
+{
+    memset(list, 0, sizeof *list);
+    static char copy[4096]; /* the MLP path points into it; one run per process */
+    if (!text || strlen(text) >= sizeof copy || text[0] == '\0')
+        return cli_usage_error("--stages: give a list such as sinmix:iters=100");
+    strcpy(copy, text);
+    for (char *save = NULL, *spec = strtok_r(copy, ",", &save); spec;
+         spec = strtok_r(NULL, ",", &save)) {
+        int rc;
+        if (strncmp(spec, "sinmix", 6) == 0)
+            rc = parse_sinmix(spec, list);
+        else if (strncmp(spec, "mlp:", 4) == 0)
+            rc = parse_mlp(spec, list);
+        else
+            rc = cli_usage_error("--stages: unknown stage '%s' (sinmix:iters=N, mlp:MODEL)",
+                                 spec);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        if (list->n > SP_MAX_STAGES)
+            return cli_usage_error("--stages: more than %d stages", SP_MAX_STAGES);
+    }
+    if (list->mlp_path && list->n > SP_MLP_STAGES)
+        return cli_usage_error("--stages: nothing may follow mlp (its head gives labels)");
+    return CLI_EXIT_OK;
+}
+
+int run_build_stages(run_stage_list *list, sp_context *ctx)
+{
+    if (!list->mlp_path)
+        return CLI_EXIT_OK;
+    char err[SP_MLP_ERROR_SIZE];
+    sp_status st = sp_mlp_load_file(list->mlp_path, &list->model, err, sizeof err);
+    if (st != SP_OK)
+        return cli_report_failure("loading the model", st, err);
+    st = sp_mlp_stages_create(ctx, list->model, list->mlp_precision, &list->mlp, err,
+                              sizeof err);
+    if (st != SP_OK)
+        return cli_report_failure("building the model's stages", st, err);
+    const sp_stage *built = sp_mlp_stages_list(list->mlp);
+    for (size_t k = 0; k < SP_MLP_STAGES; k++)
+        list->stages[list->mlp_at + k] = built[k];
+    list->out_record_bytes = built[SP_MLP_STAGES - 1].out_record_bytes;
+    return CLI_EXIT_OK;
+}
+
+void run_free_stages(run_stage_list *list)
+{
+    sp_mlp_stages_destroy(list->mlp); /* after the pipeline, before the context */
+    sp_mlp_free(list->model);
+    list->mlp = NULL;
+    list->model = NULL;
+}
