@@ -82,16 +82,15 @@ const char *sp_mlp_precision_name(sp_mlp_precision precision);
 
 typedef struct sp_mlp_stages sp_mlp_stages;
 
-/* Builds the four stages for pipelines on `ctx`. On CUDA this uploads the weights, creates a
- * cuBLASLt handle and a workspace per GEMM stage, and must run on a thread where the context's
- * device is current (as after sp_context_create); on HOST it only keeps a pointer to the
- * model. `model` must outlive the stages; the stages must outlive every pipeline built from
- * them and be destroyed before `ctx`. Several pipelines may use one set of stages, but only
- * one of them may run at a time (each stage keeps per-call state: its handle, workspace and
- * chosen algorithms). For the same reason those pipelines must keep graph mode off and each
- * stage on one queue (streams 0 or 1, as the list gives them): a GEMM stage's chunks share
- * its workspace, so they must not run side by side. (Going without a workspace would lift
- * that but cost tf32 a fifth of its rate on the H200: bench/PERF.md, inference.) */
+/* Builds the four stages for pipelines on `ctx`. On CUDA this uploads the weights and creates
+ * a cuBLASLt handle per GEMM stage, and must run on a thread where the context's device is
+ * current (as after sp_context_create); on HOST it only keeps a pointer to the model.
+ * `model` must outlive the stages; the stages must outlive every pipeline built from them
+ * and be destroyed before `ctx`. Several pipelines may use one set of stages, but only one of
+ * them may run at a time (each stage keeps per-call host state: its handle, layouts and
+ * chosen algorithms). The GEMM stages ask for a cuBLASLt workspace per chunk in flight
+ * (sp_stage.scratch_bytes, 32 MiB per slot on CUDA), so the pipeline may use graph mode and
+ * several queues per stage (set the list's `streams` before creating it). */
 sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_precision precision,
                                sp_mlp_stages **out, char *err, size_t err_size);
 void sp_mlp_stages_destroy(sp_mlp_stages *stages);

@@ -36,17 +36,25 @@ int sp_mlp_device_sm_count(const sp_mlp_device *device);
 
 typedef struct sp_mlp_gemm sp_mlp_gemm;
 
-/* A cuBLASLt handle, a matmul description with the bias+ReLU epilogue and a workspace for one
- * layer whose device weight (outputs x inputs, row-major) and bias are given. tf32 selects
- * CUBLAS_COMPUTE_32F_FAST_TF32 instead of CUBLAS_COMPUTE_32F. */
+/* cuBLASLt's workspace for one GEMM chunk, what cuBLAS recommends for Hopper: the GEMM
+ * stages' scratch_bytes on CUDA (HOST's GEMM needs none). */
+#define SP_MLP_GEMM_WORKSPACE_BYTES ((size_t)32 << 20)
+
+/* A cuBLASLt handle and a matmul description with the bias+ReLU epilogue for one layer whose
+ * device weight (outputs x inputs, row-major) and bias are given. tf32 selects
+ * CUBLAS_COMPUTE_32F_FAST_TF32 instead of CUBLAS_COMPUTE_32F. The workspace is the caller's:
+ * the chunk's scratch, SP_MLP_GEMM_WORKSPACE_BYTES per slot, so that chunks in flight at once
+ * (several queues, graph mode) never share one. */
 sp_status sp_mlp_gemm_create(const float *weight, const float *bias, size_t inputs,
                              size_t outputs, int tf32, sp_mlp_gemm **out, char *err,
                              size_t err_size);
 void sp_mlp_gemm_destroy(sp_mlp_gemm *gemm);
 /* out (records x outputs) = relu(in (records x inputs) W^T + b), row-major, 16-byte aligned
- * device buffers. Not thread-safe: one stage's calls come one at a time. */
+ * device buffers, with `workspace` of SP_MLP_GEMM_WORKSPACE_BYTES. Not thread-safe on the
+ * host (its layouts and plan cache): a stage's CUDA calls all come from the thread that
+ * drives the pipeline; their device work may overlap, each with its own workspace. */
 sp_status sp_mlp_gemm_enqueue(sp_mlp_gemm *gemm, const float *in, float *out, size_t records,
-                              void *stream, char *err, size_t err_size);
+                              void *workspace, void *stream, char *err, size_t err_size);
 
 /* ---- kernels ------------------------------------------------------------------------------ */
 

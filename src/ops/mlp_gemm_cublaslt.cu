@@ -19,7 +19,6 @@
 #include "ops/mlp_cuda.h"
 #include "ops/mlp_cuda_check.h"
 
-#define GEMM_WORKSPACE_BYTES ((size_t)32 << 20) // what cuBLAS recommends for Hopper
 #define GEMM_PLAN_CACHE 4 // record counts seen: the full chunk, the short last one, ...
 
 // The algorithm cuBLASLt's heuristic picked for one record count.
@@ -36,7 +35,6 @@ struct sp_mlp_gemm {
     const float *weight, *bias;
     uint64_t inputs, outputs;
     uint64_t layout_records; // the column count in_layout and out_layout hold now
-    void *workspace;
     gemm_plan plans[GEMM_PLAN_CACHE];
     size_t next_plan; // round-robin replacement
 };
@@ -114,7 +112,7 @@ static sp_status describe_layouts(sp_mlp_gemm *g, char *err, size_t err_size)
 
 static sp_status describe_preference(sp_mlp_gemm *g, char *err, size_t err_size)
 {
-    const uint64_t workspace = GEMM_WORKSPACE_BYTES;
+    const uint64_t workspace = SP_MLP_GEMM_WORKSPACE_BYTES;
     sp_status st = BLAS_CHECK(cublasLtMatmulPreferenceCreate(&g->preference), err, err_size);
     if (st == SP_OK)
         st = BLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
@@ -146,8 +144,6 @@ extern "C" sp_status sp_mlp_gemm_create(const float *weight, const float *bias, 
         st = describe_layouts(g, err, err_size);
     if (st == SP_OK)
         st = describe_preference(g, err, err_size);
-    if (st == SP_OK)
-        st = MLP_CUDA_CHECK(cudaMalloc(&g->workspace, GEMM_WORKSPACE_BYTES), err, err_size);
     if (st != SP_OK) {
         sp_mlp_gemm_destroy(g);
         return st;
@@ -173,8 +169,6 @@ extern "C" void sp_mlp_gemm_destroy(sp_mlp_gemm *g)
         (void)cublasLtMatmulDescDestroy(g->op);
     if (g->handle != nullptr)
         (void)cublasLtDestroy(g->handle);
-    if (g->workspace != nullptr)
-        (void)sp_cuda_absorb(cudaFree(g->workspace));
     free(g);
 }
 
@@ -230,14 +224,17 @@ static sp_status find_plan(sp_mlp_gemm *g, uint64_t records, const gemm_plan **p
 }
 
 extern "C" sp_status sp_mlp_gemm_enqueue(sp_mlp_gemm *g, const float *in, float *out,
-                                         size_t records, void *stream, char *err,
-                                         size_t err_size)
+                                         size_t records, void *workspace, void *stream,
+                                         char *err, size_t err_size)
 {
     if (records == 0)
         return SP_OK;
-    if (g == nullptr || in == nullptr || out == nullptr || stream == nullptr)
-        return sp_model_fail(err, err_size, SP_ERR_INVALID_ARGUMENT,
-                             "GEMM stage: NULL %s", stream == nullptr ? "stream" : "argument");
+    if (g == nullptr || in == nullptr || out == nullptr || stream == nullptr ||
+        workspace == nullptr)
+        return sp_model_fail(err, err_size, SP_ERR_INVALID_ARGUMENT, "GEMM stage: NULL %s",
+                             stream == nullptr      ? "stream"
+                             : workspace == nullptr ? "workspace (the chunk's scratch)"
+                                                    : "argument");
     if (records > INT32_MAX) // cuBLASLt supports int32 dimensions
         return sp_model_fail(err, err_size, SP_ERR_INVALID_ARGUMENT,
                              "GEMM stage: %zu records in one chunk; at most %d", records,
@@ -251,7 +248,7 @@ extern "C" sp_status sp_mlp_gemm_enqueue(sp_mlp_gemm *g, const float *in, float 
     const float alpha = 1.0f, beta = 0.0f; // host pointer mode, the default
     return BLAS_CHECK(cublasLtMatmul(g->handle, g->op, &alpha, g->weight, g->weight_layout, in,
                                      g->in_layout, &beta, out, g->out_layout, out,
-                                     g->out_layout, &plan->algo, g->workspace,
-                                     GEMM_WORKSPACE_BYTES, static_cast<cudaStream_t>(stream)),
+                                     g->out_layout, &plan->algo, workspace,
+                                     SP_MLP_GEMM_WORKSPACE_BYTES, static_cast<cudaStream_t>(stream)),
                       err, err_size);
 }

@@ -71,7 +71,8 @@ static sp_status dense_cuda(const sp_chunk *chunk, void *user)
     if (!chunk_ok(chunk, state))
         return SP_ERR_INVALID_ARGUMENT;
     return sp_mlp_gemm_enqueue(state->gemm, chunk->in, chunk->out, chunk->records,
-                               chunk->stream, state->error, sizeof state->error);
+                               chunk->scratch, chunk->stream, state->error,
+                               sizeof state->error);
 }
 
 static sp_status head_cuda(const sp_chunk *chunk, void *user)
@@ -107,4 +108,12 @@ void sp_mlp_describe_stages(struct sp_mlp_stages *stages)
         stages->list[i] = table[i];
         stages->list[i].user = &stages->state[i];
     }
+    /* each GEMM chunk in flight gets a workspace of its own (its slot's scratch), so the
+     * stages may run in graph mode and on several queues */
+#ifdef SP_HAVE_CUDA
+    if (stages->on_cuda) {
+        stages->list[MLP_STAGE_FC1].scratch_bytes = SP_MLP_GEMM_WORKSPACE_BYTES;
+        stages->list[MLP_STAGE_FC2].scratch_bytes = SP_MLP_GEMM_WORKSPACE_BYTES;
+    }
+#endif
 }

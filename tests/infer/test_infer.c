@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "ops/mlp_host.h"
 #include "streampipe.h"
+#include "streampipe_fault.h"
 #include "streampipe_mlp.h"
 #include "testbuf.h"
 
@@ -125,17 +126,30 @@ static void fill_input(test_buf *in, size_t copies)
         memcpy(in->data + c * image_bytes, g_data.images, image_bytes);
 }
 
-static void run_case(sp_context *ctx, const sp_mlp_stages *stages, const infer_case *ic)
+/* How the chunks of a case run side by side: queues per stage and graph mode. */
+typedef struct infer_overlap {
+    unsigned streams;
+    sp_graph_mode graph;
+} infer_overlap;
+
+static void run_case(sp_context *ctx, const sp_mlp_stages *stages, const infer_case *ic,
+                     infer_overlap overlap)
 {
     const size_t records = g_data.n * ic->copies;
-    harness_context("%s, %zu records, chunk %zu, depth %u, in %s, out %s",
+    harness_context("%s, %zu records, chunk %zu, depth %u, in %s, out %s, streams %u, graph %d",
                     sp_mlp_precision_name(ic->precision), records, ic->chunk, ic->depth,
-                    mem_kind_name(ic->in_kind), mem_kind_name(ic->out_kind));
+                    mem_kind_name(ic->in_kind), mem_kind_name(ic->out_kind), overlap.streams,
+                    (int)overlap.graph);
+    sp_stage list[SP_MLP_STAGES];
+    memcpy(list, sp_mlp_stages_list(stages), sizeof list);
+    for (size_t s = 0; s < SP_MLP_STAGES; s++)
+        list[s].streams = overlap.streams;
     sp_pipeline_config config = {.in_record_bytes = SP_MLP_INPUTS,
-                                 .stages = sp_mlp_stages_list(stages),
+                                 .stages = list,
                                  .n_stages = SP_MLP_STAGES,
                                  .chunk_records = ic->chunk,
-                                 .depth = ic->depth};
+                                 .depth = ic->depth,
+                                 .graph = overlap.graph};
     sp_pipeline *pipeline = NULL;
     test_buf in = {0}, out = {0};
     if (CHECK_STATUS(sp_pipeline_create(ctx, &config, &pipeline), SP_OK,
@@ -181,9 +195,9 @@ static sp_context *open_context(void)
     return ctx;
 }
 
-static void run_cases(const infer_case *cases, size_t n, sp_mlp_precision precision)
+static void run_cases_on(sp_context *ctx, const infer_case *cases, size_t n,
+                         sp_mlp_precision precision, infer_overlap overlap)
 {
-    sp_context *ctx = open_context();
     sp_mlp_stages *stages = NULL;
     char err[SP_MLP_ERROR_SIZE] = "";
     if (ctx != NULL &&
@@ -192,10 +206,51 @@ static void run_cases(const infer_case *cases, size_t n, sp_mlp_precision precis
                      SP_OK, err)) {
         for (size_t i = 0; i < n; i++)
             if (cases[i].precision == precision)
-                run_case(ctx, stages, &cases[i]);
+                run_case(ctx, stages, &cases[i], overlap);
     }
     sp_mlp_stages_destroy(stages);
+}
+
+static void run_cases(const infer_case *cases, size_t n, sp_mlp_precision precision)
+{
+    sp_context *ctx = open_context();
+    run_cases_on(ctx, cases, n, precision, (infer_overlap){1, SP_GRAPH_OFF});
     sp_context_destroy(ctx);
+}
+
+/* The GEMM stages' chunks side by side, on three queues per stage and in graph mode, with
+ * random delays before every queued operation: each GEMM chunk in flight must have a
+ * cuBLASLt workspace of its own (its slot's scratch), or they would share one. */
+TEST(side_by_side_chunks_have_their_own_workspace)
+{
+    sp_fault_config delays = {.random_delay_us = 200, .seed = harness_seed()};
+    sp_context *ctx = NULL;
+    if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, &delays, &ctx), SP_OK,
+                      sp_last_open_error()))
+        return TEST_FAIL;
+    char err[SP_MLP_ERROR_SIZE] = "";
+    sp_mlp_stages *stages = NULL;
+    if (CHECK_STATUS(sp_mlp_stages_create(ctx, g_data.model, SP_MLP_TF32, &stages, err,
+                                          sizeof err), SP_OK, err)) {
+        const sp_stage *list = sp_mlp_stages_list(stages);
+        size_t want = g_kind == SP_BACKEND_CUDA ? (size_t)32 << 20 : 0; /* HOST needs none */
+        CHECK_EQ(list[1].scratch_bytes, want);
+        CHECK_EQ(list[2].scratch_bytes, want);
+        CHECK_EQ(list[0].scratch_bytes + list[3].scratch_bytes, 0);
+    }
+    sp_mlp_stages_destroy(stages);
+    const infer_case cases[] = {
+        {SP_MLP_FP32, 6, 97, 8, MEM_PINNED, MEM_PINNED},
+        {SP_MLP_TF32, 6, 97, 8, MEM_PAGEABLE, MEM_PINNED},
+        {SP_MLP_FP32, 4, 360, 4, MEM_PINNED, MEM_PAGEABLE},
+    };
+    for (int precision = 0; precision < 2; precision++) {
+        sp_mlp_precision p = precision ? SP_MLP_TF32 : SP_MLP_FP32;
+        run_cases_on(ctx, cases, ARRAY_LEN(cases), p, (infer_overlap){3, SP_GRAPH_OFF});
+        run_cases_on(ctx, cases, ARRAY_LEN(cases), p, (infer_overlap){1, SP_GRAPH_ON});
+    }
+    sp_context_destroy(ctx);
+    return TEST_OK;
 }
 
 TEST(pipelines_match_reference)
@@ -281,6 +336,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(stage_descriptors_and_errors),
         TEST_ENTRY_T(pipelines_match_reference, 280),
         TEST_ENTRY(stages_serve_several_pipelines),
+        TEST_ENTRY_T(side_by_side_chunks_have_their_own_workspace, 200),
     };
     if (!parse_backend_arg(argc, argv, &g_kind))
         return 2;

@@ -109,3 +109,13 @@ int args_device_option(const char *value, int *device)
         *device = (int)parsed;
     return rc;
 }
+
+int args_graph_option(const char *value, sp_graph_mode *mode)
+{
+    static const char *const names[] = {"off", "on", "auto"};
+    int k = args_parse_choice(value, names, 3);
+    if (k < 0)
+        return cli_usage_error("--graph: '%s' is not on, off or auto", value);
+    *mode = (sp_graph_mode)k; /* the enum's order: OFF, ON, AUTO */
+    return CLI_EXIT_OK;
+}

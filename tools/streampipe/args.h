@@ -20,6 +20,8 @@ int args_count_option(const char *name, const char *value, unsigned long long mi
                       unsigned long long max, unsigned long long *field);
 /* --backend auto|host|cuda. */
 int args_backend_option(const char *value, sp_backend_kind *kind);
+/* --graph off|on|auto. */
+int args_graph_option(const char *value, sp_graph_mode *mode);
 /* --device N. */
 int args_device_option(const char *value, int *device);
 

@@ -121,17 +121,6 @@ static void print_bench_usage(FILE *out)
     bench_print_workloads(out);
 }
 
-static int parse_graph(const char *value, bench_options *options)
-{
-    static const char *const names[] = {"off", "on", "auto"};
-    for (int k = 0; k < 3; k++)
-        if (strcmp(value, names[k]) == 0) {
-            options->graph = (sp_graph_mode)k; /* the enum's order: OFF, ON, AUTO */
-            return CLI_EXIT_OK;
-        }
-    return cli_usage_error("--graph: '%s' is not on, off or auto", value);
-}
-
 static int parse_memory(const char *value, bench_options *options)
 {
     static const char *const names[] = {"pageable", "pinned"};
@@ -165,7 +154,7 @@ static int apply_option(int code, const char *value, bench_options *o, sweep_tex
     case OPT_STREAMS:
         return args_count_option("streams", value, 0, SP_MAX_STAGE_STREAMS, &o->stage_streams);
     case OPT_GRAPH:
-        return parse_graph(value, o);
+        return args_graph_option(value, &o->graph);
     case OPT_PIECE:
         return args_count_option("piece", value, 0, ULLONG_MAX, &o->copy_piece_bytes);
     case OPT_MEMORY: return parse_memory(value, o);

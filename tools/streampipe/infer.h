@@ -36,6 +36,8 @@ typedef struct infer_options {
     unsigned long long repeat;    /* 0: 5 on CUDA, 3 on HOST */
     unsigned long long chunk;     /* records per chunk; 0: by backend */
     unsigned long long depth;     /* 0: the library's choice */
+    sp_graph_mode graph;          /* --graph */
+    unsigned long long streams;   /* queues per stage (sp_stage.streams); 0: one */
     int json;
 } infer_options;
 

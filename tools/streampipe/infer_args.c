@@ -10,7 +10,8 @@
 
 enum infer_option_code {
     OPT_MODEL = 256, OPT_INPUT, OPT_LABELS, OPT_REPLICATE, OPT_BACKEND, OPT_DEVICE,
-    OPT_PRECISION, OPT_REPEAT, OPT_CHUNK, OPT_DEPTH, OPT_SAVE, OPT_JSON, OPT_HELP
+    OPT_PRECISION, OPT_REPEAT, OPT_CHUNK, OPT_DEPTH, OPT_GRAPH, OPT_STREAMS, OPT_SAVE, OPT_JSON,
+    OPT_HELP
 };
 
 static const struct option long_options[] = {
@@ -24,6 +25,8 @@ static const struct option long_options[] = {
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"depth", required_argument, NULL, OPT_DEPTH},
+    {"graph", required_argument, NULL, OPT_GRAPH},
+    {"streams", required_argument, NULL, OPT_STREAMS},
     {"save-predictions", required_argument, NULL, OPT_SAVE},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, OPT_HELP},
@@ -53,6 +56,9 @@ static void print_infer_usage(FILE *out)
           "                             3 on host)\n"
           "  --chunk N                  records per chunk (default 256k on cuda, 4k on host)\n"
           "  --depth K                  slots in the buffer ring, 0 = library's choice\n"
+          "  --graph off|on|auto        replay groups of chunks from CUDA graphs (default off)\n"
+          "  --streams N                queues per stage, so that chunks run side by side\n"
+          "                             (default 1; each GEMM chunk has its own workspace)\n"
           "  --save-predictions FILE    the last run's labels, one byte per record\n"
           "  --json                     one JSON object on stdout instead of text\n"
           "  --help                     this text\n\n"
@@ -85,6 +91,9 @@ static int apply_option(int code, const char *value, infer_options *o)
     case OPT_REPEAT: return args_count_option("repeat", value, 1, INFER_MAX_REPEAT, &o->repeat);
     case OPT_CHUNK: return args_count_option("chunk", value, 1, MAX_RECORDS, &o->chunk);
     case OPT_DEPTH: return args_count_option("depth", value, 0, SP_MAX_DEPTH, &o->depth);
+    case OPT_GRAPH: return args_graph_option(value, &o->graph);
+    case OPT_STREAMS:
+        return args_count_option("streams", value, 1, SP_MAX_STAGE_STREAMS, &o->streams);
     case OPT_JSON: o->json = 1; return CLI_EXIT_OK;
     default: return cli_usage_error("internal: unhandled option %d", code);
     }

@@ -32,11 +32,16 @@ static int job_build(const infer_plan *plan, const infer_data *data, infer_job *
                                         &job->stages, err, sizeof err);
     if (st != SP_OK)
         return cli_report_failure("setting up the MLP stages", st, err);
+    sp_stage stages[SP_MLP_STAGES];
+    memcpy(stages, sp_mlp_stages_list(job->stages), sizeof stages);
+    for (size_t s = 0; s < SP_MLP_STAGES; s++)
+        stages[s].streams = (unsigned)plan->options->streams;
     sp_pipeline_config config = {.in_record_bytes = SP_MLP_INPUTS,
-                                 .stages = sp_mlp_stages_list(job->stages),
+                                 .stages = stages,
                                  .n_stages = SP_MLP_STAGES,
                                  .chunk_records = plan->chunk,
-                                 .depth = (unsigned)plan->options->depth};
+                                 .depth = (unsigned)plan->options->depth,
+                                 .graph = plan->options->graph};
     st = sp_pipeline_create(job->ctx, &config, &job->pipeline);
     if (st != SP_OK)
         return cli_report_failure("creating the pipeline", st, sp_context_last_error(job->ctx));
