@@ -1,0 +1,316 @@
+/* The streams and sources benchmarks of issue 11, in one process (medians of --repeat):
+ *
+ *   batches  B batches of M records through one stream, against one sp_pipeline_run over the
+ *            same records and chunk, and against B sp_pipeline_run calls (the per-run drain);
+ *            transfer workload (sinmix, 0 iterations), pinned memory
+ *   source   the seed workload (sinmix 100) from a positional generator source
+ *            (sp_pipeline_run_io: values made straight into pinned staging) against the same
+ *            values as a pageable array, and as a pinned one
+ *
+ * Every output element of every timed run is checked: against the C reference for
+ * iterations 0 (bit for bit), and for the source runs against the array run's output (the
+ * same kernel on the same values, bit for bit) plus 2^16 sampled elements against the C
+ * reference within the bench's tolerance. Prints a table and one JSON line last.
+ *
+ * usage: stream_bench [--backend host|cuda] [--batches B] [--batch-records M]
+ *                     [--source-records N] [--repeat R] */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "streampipe.h"
+#include "streampipe_ops.h"
+
+typedef struct bench_args {
+    sp_backend_kind backend;
+    size_t batches, batch_records, source_records;
+    int repeat;
+} bench_args;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return v[n / 2];
+}
+
+/* The generator: record i's value, a hash of i mapped to [-4, 4). */
+static float value_of(size_t i)
+{
+    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (float)((double)(z >> 40) / (double)(1ull << 24) * 8.0 - 4.0);
+}
+
+static sp_status generate(void *dst, size_t first, size_t max, size_t *records, void *user)
+{
+    (void)user;
+    float *out = dst;
+    for (size_t k = 0; k < max; k++)
+        out[k] = value_of(first + k);
+    *records = max;
+    return SP_OK;
+}
+
+typedef struct sink_target {
+    float *out;
+} sink_target;
+
+static sp_status collect(const void *src, size_t first, size_t records, void *user)
+{
+    sink_target *t = user;
+    memcpy(t->out + first, src, records * sizeof(float));
+    return SP_OK;
+}
+
+static size_t count_bad(const float *got, const float *want, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += memcmp(&got[i], &want[i], sizeof *got) != 0;
+    return bad;
+}
+
+static size_t sampled_bad(const float *got, size_t n, unsigned iters)
+{
+    size_t bad = 0;
+    for (size_t k = 0; k < (1u << 16); k++) {
+        size_t i = (size_t)((k * 2654435761ull) % n);
+        float want = sp_sinmix_one(value_of(i), iters);
+        double mag = fabs((double)want) > 1.0 ? fabs((double)want) : 1.0;
+        bad += !(fabs((double)got[i] - (double)want) <= 1e-5 * (1.0 + iters) * mag);
+    }
+    return bad;
+}
+
+static int failed(const char *what, sp_status st, const char *why)
+{
+    fprintf(stderr, "stream_bench: %s: %s: %s\n", what, sp_status_name(st), why);
+    return 1;
+}
+
+/* ---- batches through a stream ------------------------------------------------------------ */
+
+static sp_status stream_all(sp_pipeline *p, const float *in, float *out, const bench_args *a)
+{
+    sp_stream_config cfg = {.max_in_flight = 8};
+    sp_stream *s = NULL;
+    sp_status st = sp_stream_open(p, &cfg, &s);
+    size_t taken = 0;
+    for (size_t b = 0; st == SP_OK && b < a->batches; b++) {
+        size_t off = b * a->batch_records;
+        st = sp_stream_submit(s, in + off, a->batch_records, out + off, b);
+        while (st == SP_OK && b + 1 - taken >= cfg.max_in_flight) { /* keep submitting */
+            sp_stream_event ev;
+            st = sp_stream_next(s, &ev, -1.0);
+            if (st == SP_OK && ev.kind == SP_EVENT_DONE && (st = ev.status) == SP_OK)
+                taken++;
+        }
+    }
+    while (st == SP_OK && taken < a->batches) {
+        sp_stream_event ev;
+        st = sp_stream_next(s, &ev, -1.0);
+        if (st == SP_OK && ev.kind == SP_EVENT_DONE && (st = ev.status) == SP_OK)
+            taken++;
+    }
+    sp_status closed = sp_stream_close(s, NULL);
+    return st != SP_OK ? st : closed;
+}
+
+static int bench_batches(sp_context *ctx, const bench_args *a, double t[3], size_t *bad)
+{
+    size_t n = a->batches * a->batch_records;
+    sp_sinmix_params params = {.iters = 0};
+    sp_stage stage = sp_sinmix_stage(&params);
+    sp_pipeline_config cfg = {.in_record_bytes = 4, .stages = &stage, .n_stages = 1,
+                              .chunk_records = a->batch_records};
+    sp_pipeline *p = NULL;
+    float *in = NULL, *out = NULL, *want = malloc(n * sizeof *want);
+    sp_status st = sp_pipeline_create(ctx, &cfg, &p);
+    if (st == SP_OK)
+        st = sp_host_alloc(ctx, n * sizeof *in, (void **)&in);
+    if (st == SP_OK)
+        st = sp_host_alloc(ctx, n * sizeof *out, (void **)&out);
+    if (st != SP_OK || !want)
+        return failed("setting up the batches", st, sp_context_last_error(ctx));
+    for (size_t i = 0; i < n; i++)
+        in[i] = value_of(i ^ 0x5555);
+    sp_sinmix_reference(in, want, n, 0);
+    double times[3][64];
+    *bad = 0;
+    for (int r = -1; r < a->repeat && st == SP_OK; r++) { /* r = -1 warms up */
+        for (int mode = 0; mode < 3 && st == SP_OK; mode++) {
+            memset(out, 0xFF, n * sizeof *out); /* NaN */
+            double t0 = now_s();
+            if (mode == 0)
+                st = sp_pipeline_run(p, in, n, out, NULL);
+            else if (mode == 1)
+                for (size_t b = 0; st == SP_OK && b < a->batches; b++)
+                    st = sp_pipeline_run(p, in + b * a->batch_records, a->batch_records,
+                                         out + b * a->batch_records, NULL);
+            else
+                st = stream_all(p, in, out, a);
+            double dt = now_s() - t0;
+            *bad += count_bad(out, want, n);
+            if (r >= 0)
+                times[mode][r] = dt;
+        }
+    }
+    if (st != SP_OK)
+        return failed("the batches", st, sp_pipeline_last_error(p));
+    for (int mode = 0; mode < 3; mode++)
+        t[mode] = median(times[mode], a->repeat);
+    sp_host_free(ctx, in);
+    sp_host_free(ctx, out);
+    sp_pipeline_destroy(p);
+    free(want);
+    return 0;
+}
+
+/* ---- a generator source against arrays ---------------------------------------------------- */
+
+static int bench_source(sp_context *ctx, const bench_args *a, double t[3], size_t *bad,
+                        double *pinned_mib)
+{
+    size_t n = a->source_records;
+    sp_sinmix_params params = {.iters = 100};
+    sp_stage stage = sp_sinmix_stage(&params);
+    sp_pipeline_config cfg = {.in_record_bytes = 4, .stages = &stage, .n_stages = 1};
+    sp_pipeline *p = NULL;
+    float *pageable = malloc(n * sizeof(float)), *out_pageable = malloc(n * sizeof(float));
+    float *want = malloc(n * sizeof(float)), *pin_in = NULL, *pin_out = NULL;
+    sp_status st = sp_pipeline_create(ctx, &cfg, &p);
+    if (st == SP_OK)
+        st = sp_host_alloc(ctx, n * sizeof(float), (void **)&pin_in);
+    if (st == SP_OK)
+        st = sp_host_alloc(ctx, n * sizeof(float), (void **)&pin_out);
+    if (st != SP_OK || !pageable || !out_pageable || !want)
+        return failed("setting up the source runs", st, sp_context_last_error(ctx));
+    for (size_t i = 0; i < n; i++)
+        pageable[i] = pin_in[i] = value_of(i);
+    sink_target sink = {out_pageable};
+    sp_io io = {.read = generate, .write = collect, .write_user = &sink, .n_records = n,
+                .positional = 1};
+    double times[3][64];
+    *bad = 0;
+    int have_want = 0;
+    for (int r = -1; r < a->repeat && st == SP_OK; r++) {
+        for (int mode = 0; mode < 3 && st == SP_OK; mode++) {
+            float *out = mode == 2 ? pin_out : out_pageable;
+            memset(out, 0xFF, n * sizeof(float));
+            sp_report report;
+            double t0 = now_s();
+            if (mode == 0)
+                st = sp_pipeline_run_io(p, &io, &report);
+            else
+                st = sp_pipeline_run(p, mode == 1 ? pageable : pin_in, n, out, &report);
+            double dt = now_s() - t0;
+            if (mode == 0)
+                *pinned_mib = (double)report.pinned_bytes / (1 << 20);
+            if (!have_want && st == SP_OK) { /* the first run's output: the expected one */
+                memcpy(want, out, n * sizeof(float));
+                *bad += sampled_bad(want, n, params.iters);
+                for (size_t i = 0; i < n; i++)
+                    *bad += isnan(want[i]);
+                have_want = 1;
+            }
+            *bad += count_bad(out, want, n);
+            if (r >= 0)
+                times[mode][r] = dt;
+        }
+    }
+    if (st != SP_OK)
+        return failed("the source runs", st, sp_pipeline_last_error(p));
+    for (int mode = 0; mode < 3; mode++)
+        t[mode] = median(times[mode], a->repeat);
+    sp_host_free(ctx, pin_in);
+    sp_host_free(ctx, pin_out);
+    sp_pipeline_destroy(p);
+    free(pageable);
+    free(out_pageable);
+    free(want);
+    return 0;
+}
+
+static int parse(int argc, char **argv, bench_args *a)
+{
+    *a = (bench_args){SP_BACKEND_AUTO, 1000, 1u << 18, (size_t)1 << 27, 5};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--backend") == 0)
+            a->backend = strcmp(argv[i + 1], "host") == 0 ? SP_BACKEND_HOST : SP_BACKEND_CUDA;
+        else if (strcmp(argv[i], "--batches") == 0)
+            a->batches = strtoull(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--batch-records") == 0)
+            a->batch_records = strtoull(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--source-records") == 0)
+            a->source_records = strtoull(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--repeat") == 0)
+            a->repeat = atoi(argv[i + 1]);
+        else
+            return 0;
+    }
+    return a->batches > 0 && a->batch_records > 0 && a->source_records > 0 && a->repeat > 0 &&
+           a->repeat <= 64;
+}
+
+int main(int argc, char **argv)
+{
+    bench_args a;
+    if (!parse(argc, argv, &a)) {
+        fprintf(stderr, "usage: stream_bench [--backend host|cuda] [--batches B] "
+                "[--batch-records M] [--source-records N] [--repeat R (1..64)]\n");
+        return 64;
+    }
+    sp_context *ctx = NULL;
+    sp_status st = sp_context_create(a.backend, 0, &ctx);
+    if (st != SP_OK)
+        return failed("opening the backend", st, sp_last_open_error());
+    double tb[3], ts[3], pinned_mib = 0;
+    size_t bad_b = 0, bad_s = 0;
+    int rc = bench_batches(ctx, &a, tb, &bad_b);
+    if (rc == 0)
+        rc = bench_source(ctx, &a, ts, &bad_s, &pinned_mib);
+    if (rc == 0) {
+        double gb = (double)(a.batches * a.batch_records) * 8.0 / 1e9;
+        printf("%zu batches of %zu records (%s), transfer workload, pinned, median of %d:\n",
+               a.batches, a.batch_records, sp_backend_name(sp_context_backend(ctx)), a.repeat);
+        printf("  one run          %8.2f ms  %6.1f GB/s\n", 1e3 * tb[0], gb / tb[0]);
+        printf("  %zu runs       %8.2f ms  %6.1f GB/s  (%.1f us drain+restart per run)\n",
+               a.batches, 1e3 * tb[1], gb / tb[1], 1e6 * (tb[1] - tb[0]) / (double)a.batches);
+        printf("  one stream       %8.2f ms  %6.1f GB/s  = %.3f of the one run\n", 1e3 * tb[2],
+               gb / tb[2], tb[0] / tb[2]);
+        printf("seed workload, %zu records: generator source %.2f ms, pageable array %.2f ms "
+               "(%.2fx), pinned array %.2f ms (%.2fx); source held %.1f MiB pinned\n",
+               a.source_records, 1e3 * ts[0], 1e3 * ts[1], ts[1] / ts[0], 1e3 * ts[2],
+               ts[2] / ts[0], pinned_mib);
+        printf("bad elements: %zu (batches), %zu (source)\n", bad_b, bad_s);
+        printf("{\"tool\":\"stream_bench\",\"backend\":\"%s\",\"batches\":%zu,\"batch_records\":"
+               "%zu,\"one_run_s\":%.6f,\"many_runs_s\":%.6f,\"stream_s\":%.6f,"
+               "\"stream_vs_one_run\":%.4f,\"source_records\":%zu,\"source_s\":%.6f,"
+               "\"pageable_s\":%.6f,\"pinned_s\":%.6f,\"source_vs_pageable\":%.4f,"
+               "\"pinned_mib\":%.2f,\"bad_elements\":%zu}\n",
+               sp_backend_name(sp_context_backend(ctx)), a.batches, a.batch_records, tb[0],
+               tb[1], tb[2], tb[0] / tb[2], a.source_records, ts[0], ts[1], ts[2],
+               ts[1] / ts[0], pinned_mib, bad_b + bad_s);
+        rc = bad_b + bad_s ? 1 : 0;
+    }
+    sp_context_destroy(ctx);
+    return rc;
+}
