@@ -97,8 +97,16 @@ run_phase machine 20 0 "$MAIN_LOG" machine_facts
 grep -m1 'Driver Version' "$MAIN_LOG" || true
 
 # ---- 2. build ----------------------------------------------------------------------------
+# cJSON (model loading, the inference tests) from .debs carried with the call when the machine
+# lacks it: `apt-get download libcjson1 libcjson-dev` into .debs/ and name it in `carry`.
+CJSON_ARGS=()
+if [[ ! -f /usr/include/cjson/cJSON.h ]] && ls .debs/libcjson*.deb >/dev/null 2>&1; then
+    for deb in .debs/libcjson*.deb; do dpkg -x "$deb" "$SCRATCH/cjson"; done
+    CJSON_ARGS=(-DSP_WITH_CJSON=ON -DSP_CJSON_ROOT="$SCRATCH/cjson/usr")
+    export LD_LIBRARY_PATH="$SCRATCH/cjson/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+fi
 run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
-    -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}"
 run_phase build 240 0 "$BUILD_LOG" cmake --build "$BUILD" -j16
 # The peers (bench/peers/): a C ring with OpenMP staging, built here beside the library.
 PEERS=build-peers

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 11's benchmarks on the H200, in one call (after bench/gpu_check.sh has built
+# build-gpu, or building it here): streams and a generator source (bench/stream_bench.c),
+# `streampipe run` file to file against `cat` and a plain write of the same size, and
+# `streampipe infer` with graph mode and several queues against its default.
+# Usage: OUT=dir bench/streams_check.sh [FILE_GIB]   (writes streams.log and streams.jsonl)
+set -u
+: "${OUT:?set OUT}"
+cd "$(dirname "$0")/.." || exit 2
+export PATH="/usr/local/cuda/bin:$PATH"
+GIB=${1:-16}
+LOG=$OUT/streams.log
+JSONL=$OUT/streams.jsonl
+BUILD=build-gpu
+: >"$LOG"
+: >"$JSONL"
+say() { echo "$*" | tee -a "$LOG"; }
+
+if [[ ! -x $BUILD/streampipe || ! -x $BUILD/bench/stream_bench ]]; then
+    cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo >>"$LOG" 2>&1 &&
+        cmake --build "$BUILD" -j16 --target streampipe_cli stream_bench >>"$LOG" 2>&1 ||
+        { say "build failed"; tail -20 "$LOG"; exit 1; }
+fi
+CLI=$BUILD/streampipe
+
+say "== streams and sources (stream_bench)"
+timeout 240 "$BUILD/bench/stream_bench" --backend cuda --repeat 5 2>&1 | tee -a "$LOG" |
+    grep '^{' >>"$JSONL" || say "stream_bench FAILED"
+
+say "== streampipe run, file to file (${GIB} GiB, page cache warm)"
+DIR=/tmp/sp-files
+mkdir -p "$DIR"
+records=$((GIB * (1 << 28)))
+t0=$(date +%s.%N)
+python3 - "$DIR/in.f32" "$records" <<'PY'
+import sys, numpy as np
+path, n = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng()
+with open(path, "wb") as f:
+    step = 1 << 26
+    for lo in range(0, n, step):
+        rng.uniform(-4, 4, min(step, n - lo)).astype(np.float32).tofile(f)
+PY
+say "input written in $(echo "$(date +%s.%N) - $t0" | bc) s"
+rate() { echo "scale=2; $GIB * 1.073741824 / $1" | bc; }
+time_of() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>>"$LOG"; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
+cat "$DIR/in.f32" >/dev/null # warm the page cache
+for round in 1 2; do
+    t_cat=$(time_of cat "$DIR/in.f32")
+    t_write=$(time_of dd if="$DIR/in.f32" of="$DIR/plain.f32" bs=16M conv=fsync status=none)
+    rm -f "$DIR/plain.f32"
+    raw=$(timeout 200 "$CLI" run --backend cuda --input "$DIR/in.f32" --output "$DIR/out.f32" \
+        --stages sinmix:iters=100 --json 2>>"$LOG")
+    t_run=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["report"]["makespan_s"])' "$raw" 2>/dev/null || echo 0)
+    echo "$raw" >>"$JSONL"
+    say "round $round: cat $t_cat s ($(rate "$t_cat") GB/s), copy+fsync $t_write s ($(rate "$t_write") GB/s), run $t_run s ($(rate "$t_run") GB/s)"
+done
+# the output against the reference on sampled records (every element: the run's own check
+# is the library's; this is the file's)
+python3 - "$DIR/in.f32" "$DIR/out.f32" <<'PY' | tee -a "$LOG"
+import sys, numpy as np
+x = np.memmap(sys.argv[1], dtype=np.float32, mode="r")
+y = np.memmap(sys.argv[2], dtype=np.float32, mode="r")
+assert x.shape == y.shape, (x.shape, y.shape)
+idx = np.random.default_rng().integers(0, x.shape[0], 1 << 20)
+v = x[idx] * np.float32(0.5) + x[idx] * x[idx] * np.float32(0.1)
+for _ in range(100):
+    v = v + np.sin(v * np.float32(0.01), dtype=np.float32)
+err = np.abs(y[idx].astype(np.float64) - v) / np.maximum(1.0, np.abs(v))
+print(f"run output: {x.shape[0]} records, 2^20 sampled: max rel error {err.max():.2e} "
+      f"(tolerance {1e-5 * 101:.2e}), {(err > 1e-5 * 101).sum()} outside; NaN {np.isnan(y[idx]).sum()}")
+PY
+rm -f "$DIR"/*.f32
+
+say "== streampipe infer: default against graph mode and 2 queues per stage (scratch)"
+for args in "" "--graph on" "--streams 2" "--graph on --precision tf32" "--precision tf32"; do
+    raw=$(timeout 120 "$CLI" infer --backend cuda --model models/digits_mlp.safetensors \
+        --input models/digits_test_images.u8 --labels models/digits_test_labels.u8 \
+        --replicate 27778 --chunk 262144 --depth 8 --json $args 2>>"$LOG")
+    echo "$raw" >>"$JSONL"
+    python3 -c 'import json,sys; o=json.loads(sys.argv[1]); print(sys.argv[2] or "default", {k: o[k] for k in o if "per_s" in k or k in ("wrong", "accuracy", "errors")})' "$raw" "$args" 2>&1 | tee -a "$LOG"
+done
