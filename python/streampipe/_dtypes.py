@@ -18,7 +18,7 @@ _DLPACK_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
 def as_dtype(dtype: Any, what: str) -> np.dtype:
     """A numeric numpy dtype in native byte order, or InvalidArgument naming `what`."""
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype = np.dtype(dtype)
     except TypeError as exc:
         raise InvalidArgument(f"{what}: {dtype!r} is not a dtype") from exc
     if dt.kind not in _DLPACK_CODES or dt.fields is not None or dt.subdtype is not None:
@@ -56,7 +56,7 @@ def as_shape(shape: ShapeLike, what: str) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         return (as_count(shape, what),)
     try:
-        items = tuple(shape)
+        items = tuple(shape)  # type: ignore[arg-type]  # a bool: TypeError, handled below
     except TypeError as exc:
         raise InvalidArgument(
             f"{what} must be an int or a tuple of ints, not {type(shape).__name__}"

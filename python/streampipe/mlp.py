@@ -63,7 +63,7 @@ class MLPModel:
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight [outputs, inputs], bias [outputs]) of fc1, fc2, fc3: read-only float32
         views of the model's own memory."""
-        return [tuple(self._c.layer(i)) for i in range(_c.MLP_LAYERS)]  # type: ignore[misc]
+        return [self._c.layer(i) for i in range(_c.MLP_LAYERS)]
 
     def reference_logits(self, pixels: Any) -> np.ndarray:
         """The model in float64, written plainly: logits (n, 10) of uint8 images (n, 64)."""

@@ -350,7 +350,7 @@ class Pipeline:
 
     def _builtin_detail(self) -> str:
         for _, owner in self._exclusive:
-            why = owner._c.last_error()
+            why: str = owner._c.last_error()
             if why:
                 return why
         return ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Union
 
 from .errors import InvalidArgument
@@ -69,7 +69,7 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The figures as plain Python values (engines as a list of dicts), e.g. for JSON."""
-        d = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
         d["engines"] = [asdict(e) for e in self.engines]
         return d
 

@@ -115,7 +115,8 @@ class DeviceArray:
         return self._array.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return self._array.__dlpack_device__()
+        device: tuple[int, int] = self._array.__dlpack_device__()
+        return device
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
