@@ -2,7 +2,8 @@
 
 A HOST stage is ``host(inp, out)``: numpy views of one chunk, ``inp`` read-only with shape
 ``(records, *in_record_shape)`` and ``out`` with shape ``(records, *out_shape)``. Write the
-results into ``out`` and return None. It runs on the stage's worker thread with the GIL taken.
+results into ``out`` and return None (or ``out``; returning another array is an error, since
+``out`` would be left unwritten). It runs on the stage's worker thread with the GIL taken.
 
 A CUDA stage is ``cuda(chunk)`` with a :class:`Chunk`: enqueue the work on ``chunk.stream`` and
 return without synchronizing. It runs on the thread that called ``Pipeline.run``, with the GIL
@@ -318,12 +319,18 @@ class _Failures:
             return first
 
 
-def _returned(name: str, result: Any) -> None:
-    if result is not None:
-        raise TypeError(
-            f"stage '{name}' returned {type(result).__name__}; a stage writes its results "
-            "into its output and returns None"
-        )
+def _check_host_result(name: str, result: Any, out: np.ndarray) -> None:
+    """A host function that returns a new array instead of writing `out` left the output
+    unwritten: say so rather than pass on whatever the slot held (returning `out` itself, as
+    numpy's out= functions do, is fine)."""
+    if result is None or result is out:
+        return
+    if isinstance(result, np.ndarray) and np.may_share_memory(result, out):
+        return
+    raise TypeError(
+        f"stage '{name}' returned a {type(result).__name__}; a host stage writes its results "
+        "into `out` (and returns None or `out`)"
+    )
 
 
 def _host_adapter(stage: Stage, failures: _Failures) -> Callable[..., bool]:
@@ -333,7 +340,7 @@ def _host_adapter(stage: Stage, failures: _Failures) -> Callable[..., bool]:
 
     def call(index: int, first: int, records: int, inp: np.ndarray, out: np.ndarray) -> bool:
         try:
-            _returned(name, fn(inp, out))
+            _check_host_result(name, fn(inp, out), out)
             return True
         except BaseException as exc:  # noqa: B036 - handed back to the caller of run()
             failures.record(_Failure(name, index, first, records, exc))
@@ -374,7 +381,7 @@ def _cuda_adapter(
                 DeviceArray(out, out_ptr, (records, *out_shape), out_dtype, stream, False),
                 stream,
             )
-            _returned(name, fn(chunk))
+            fn(chunk)  # its value is ignored: torch's out= functions return a new tensor
             return True
         except BaseException as exc:  # noqa: B036 - handed back to the caller of run()
             failures.record(_Failure(name, index, first, records, exc))
