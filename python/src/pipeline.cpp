@@ -1,6 +1,5 @@
 // Pipelines: creation from the Python layer's stage descriptions, the calls into Python stages,
 // runs (with the GIL released), reports and the trace writers.
-#include <cerrno>
 #include <cstdio>
 #include <cstdint>
 
@@ -46,29 +45,33 @@ std::vector<size_t> chunk_shape(size_t records, const std::vector<size_t> &recor
     return shape;
 }
 
-// A numpy view of host memory, or (CUDA) an array-API object with __dlpack__ over device
-// memory; `owner` (the pipeline, whose slots hold the memory) stays alive while it does.
+// Views, never copies, of a chunk's buffers; `owner` (the pipeline, whose slots hold the
+// memory) stays alive while a view does. On HOST a numpy array (the input read-only)...
 nb::object host_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
                      bool read_only, nb::handle owner)
 {
+    constexpr auto view = nb::rv_policy::reference;
     if (read_only)
         return nb::cast(nb::ndarray<nb::numpy, nb::ro>(ptr, shape.size(), shape.data(), owner,
-                                                        nullptr, dtype));
+                                                        nullptr, dtype), view);
     return nb::cast(nb::ndarray<nb::numpy>(ptr, shape.size(), shape.data(), owner, nullptr,
-                                           dtype));
+                                           dtype), view);
 }
 
+// ...and on CUDA an array-API object over device memory (__dlpack__, __dlpack_device__),
+// which streampipe.stage wraps with the chunk's stream and __cuda_array_interface__.
 nb::object device_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
                        int device_id, nb::handle owner)
 {
     return nb::cast(nb::ndarray<nb::array_api>(ptr, shape.size(), shape.data(), owner, nullptr,
-                                                dtype, nb::device::cuda::value, device_id));
+                                                dtype, nb::device::cuda::value, device_id),
+                    nb::rv_policy::reference);
 }
 
 // The adapters catch what the user's function raises and return False; an exception that
 // escapes them anyway is a bug of the binding's own, reported as unraisable, never lost.
-sp_status finish_call(nb::object (*call)(stage_slot *, const sp_chunk *), stage_slot *slot,
-                      const sp_chunk *chunk)
+sp_status call_stage(nb::object (*call)(stage_slot *, const sp_chunk *), stage_slot *slot,
+                     const sp_chunk *chunk)
 {
     nb::gil_scoped_acquire gil;
     try {
@@ -110,12 +113,12 @@ nb::object call_cuda(stage_slot *slot, const sp_chunk *c)
 
 sp_status host_trampoline(const sp_chunk *chunk, void *user)
 {
-    return finish_call(call_host, static_cast<stage_slot *>(user), chunk);
+    return call_stage(call_host, static_cast<stage_slot *>(user), chunk);
 }
 
 sp_status cuda_trampoline(const sp_chunk *chunk, void *user)
 {
-    return finish_call(call_cuda, static_cast<stage_slot *>(user), chunk);
+    return call_stage(call_cuda, static_cast<stage_slot *>(user), chunk);
 }
 
 nb::dlpack::dtype dtype_of(const nb::dict &d, const char *key)

@@ -142,7 +142,8 @@ class Chunk:
     ``output``: :class:`DeviceArray` of shape ``(records, *record_shape)``; ``stream``: the
     :class:`Stream` to enqueue on; ``scratch``: always None for now (see :class:`Stage`).
     In graph mode a stage must not depend on ``index`` or ``first_record`` (its work is
-    captured once per slot and replayed).
+    captured once per slot and replayed), and must not allocate device memory while it is
+    captured: keep graph="off" for PyTorch or CuPy stages that allocate temporaries.
     """
 
     __slots__ = ("index", "first_record", "records", "input", "output", "stream", "scratch")

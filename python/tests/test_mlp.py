@@ -52,6 +52,12 @@ def test_labels_match_reference(ctx: sp.Context, model: sp.MLPModel, images: np.
     assert ok.all(), f"{(~ok).sum()} labels wrong, first at {np.flatnonzero(~ok)[0]}"
 
 
+def test_accuracy(host_ctx: sp.Context, model: sp.MLPModel, images: np.ndarray) -> None:
+    labels = np.fromfile(models_dir() / "digits_test_labels.u8", np.uint8)
+    p = host_ctx.pipeline(host_ctx.mlp_stages(model), np.uint8, (64,))
+    assert (p.run(images) == labels).mean() >= 0.95
+
+
 def test_model_layers(model: sp.MLPModel, images: np.ndarray) -> None:
     (w1, b1), (w2, b2), (w3, b3) = model.layers
     assert w1.shape == (256, 64) and b3.shape == (10,) and w1.dtype == np.float32

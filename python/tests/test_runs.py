@@ -187,6 +187,19 @@ def test_graph_mode(ctx: sp.Context, rng: np.random.Generator, graph: str) -> No
         assert report.graph, report.notes
 
 
+def test_python_stage_in_graph_mode(host_ctx: sp.Context, rng: np.random.Generator) -> None:
+    # HOST replays the recorded launches on its workers: the stage runs from replays too.
+    def negate(inp: np.ndarray, out: np.ndarray) -> None:
+        np.negative(inp, out=out)
+
+    p = host_ctx.pipeline([sp.sinmix(1), sp.Stage("negate", np.float32, host=negate)],
+                          np.float32, chunk_records=128, depth=8, graph="on")
+    x = random_floats(rng, 128 * 50 + 9)
+    got, report = p.run(x, out=poisoned(x.shape, np.float32), report=True)
+    assert report.graph, report.notes
+    assert_sinmix(-got, x, 1)
+
+
 def test_serial_baseline(ctx: sp.Context, rng: np.random.Generator) -> None:
     p = ctx.pipeline([sp.sinmix(5)], np.float32, chunk_records=300)
     x = random_floats(rng, 1999)
