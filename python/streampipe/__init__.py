@@ -34,7 +34,7 @@ from .errors import (
 from .mlp import MLPModel
 from .pipeline import Pipeline
 from .report import EngineReport, Report
-from .stage import Chunk, DeviceArray, Stage, Stream, sinmix
+from .stage import Chunk, DeviceArray, Stage, CudaStream, sinmix
 
 __version__: str = _streampipe.version()
 
@@ -53,7 +53,7 @@ __all__ = [
     "Stage",
     "Chunk",
     "DeviceArray",
-    "Stream",
+    "CudaStream",
     "sinmix",
     "MLPModel",
     "Report",

@@ -2,7 +2,8 @@
 
 Streams (the C library's ``sp_stream_*``, DESIGN.md section 9) are not bound yet because that
 C API does not exist yet. They will be ``Pipeline.stream(max_in_flight=...)`` returning a
-``Stream`` with ``submit(x, out=None) -> Future`` and ``imap(batches)``; the pieces they need are
+``PipelineStream`` (not a :class:`CudaStream`, the queue a chunk's CUDA work goes on) with
+``submit(x, out=None) -> Future`` and ``imap(batches)``; the pieces they need are
 already separate here: :meth:`Pipeline._prepare` checks and converts one batch (a submit calls
 it per batch, and keeps the returned arrays alive until the batch's DONE), ``_Failures`` keeps
 a Python stage's exception for the batch it failed, and ``_running`` serializes use of the
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Optional, Sequence,
 import numpy as np
 
 from . import _streampipe as _c
-from ._dtypes import as_count, describe, dlpack_code, record_bytes
+from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
 from .errors import InvalidArgument, StageError
 from .report import Report
 from .stage import Stage, _Failures, _cuda_adapter, _host_adapter
@@ -104,8 +105,6 @@ class Pipeline:
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
     ) -> None:
-        from ._dtypes import as_dtype, as_shape
-
         stage_list = [stages] if isinstance(stages, Stage) else list(stages)
         if len(stage_list) > _c.MAX_STAGES:
             raise InvalidArgument(
@@ -119,9 +118,9 @@ class Pipeline:
         self.in_dtype: np.dtype = as_dtype(in_dtype, "in_dtype")
         self.in_shape: tuple[int, ...] = as_shape(in_shape, "in_shape")
         self.in_record_bytes: int = record_bytes(self.in_dtype, self.in_shape, "in_shape")
-        self.graph: str = graph
         if not isinstance(graph, str) or graph not in _GRAPH_MODES:
             raise InvalidArgument(f"graph is {graph!r}; use 'off', 'on' or 'auto'")
+        self.graph: str = graph
         chunk_records = as_count(chunk_records, "chunk_records", 0, _c.SIZE_MAX)
         depth = as_count(depth, "depth", 0, _c.MAX_DEPTH)
         staging_threads = as_count(staging_threads, "staging_threads", 0, 2**32 - 1)

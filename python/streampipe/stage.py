@@ -32,13 +32,13 @@ from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, record_bytes, ShapeLike
 from .errors import InvalidArgument
 
-__all__ = ["Stage", "Chunk", "DeviceArray", "Stream", "sinmix"]
+__all__ = ["Stage", "Chunk", "DeviceArray", "CudaStream", "sinmix"]
 
 HostFn = Callable[[np.ndarray, np.ndarray], None]
 CudaFn = Callable[["Chunk"], None]
 
 
-class Stream:
+class CudaStream:
     """The CUDA stream a chunk's work goes on.
 
     ``handle`` is the ``cudaStream_t`` as an int (``torch.cuda.ExternalStream(handle)``,
@@ -58,7 +58,7 @@ class Stream:
         return self.handle
 
     def __repr__(self) -> str:
-        return f"Stream(handle={self.handle:#x}, device={self.device})"
+        return f"CudaStream(handle={self.handle:#x}, device={self.device})"
 
 
 _DLPACK_NO_SYNC = -1
@@ -84,14 +84,14 @@ class DeviceArray:
         ptr: int,
         shape: tuple[int, ...],
         dtype: np.dtype,
-        stream: Stream,
+        stream: CudaStream,
         readonly: bool,
     ) -> None:
         self._array = array
         self.ptr: int = ptr
         self.shape: tuple[int, ...] = shape
         self.dtype: np.dtype = dtype
-        self.stream: Stream = stream
+        self.stream: CudaStream = stream
         self._readonly = readonly
 
     @property
@@ -140,7 +140,7 @@ class Chunk:
     ``index``: the chunk's number in the run, from 0; ``first_record``: its first record's
     index in the run; ``records``: records in it (the last chunk may be short); ``input`` and
     ``output``: :class:`DeviceArray` of shape ``(records, *record_shape)``; ``stream``: the
-    :class:`Stream` to enqueue on; ``scratch``: always None for now (see :class:`Stage`).
+    :class:`CudaStream` to enqueue on; ``scratch``: always None for now (see :class:`Stage`).
     In graph mode a stage must not depend on ``index`` or ``first_record`` (its work is
     captured once per slot and replayed), and must not allocate device memory while it is
     captured: keep graph="off" for PyTorch or CuPy stages that allocate temporaries.
@@ -155,14 +155,14 @@ class Chunk:
         records: int,
         input: DeviceArray,
         output: DeviceArray,
-        stream: Stream,
+        stream: CudaStream,
     ) -> None:
         self.index: int = index
         self.first_record: int = first_record
         self.records: int = records
         self.input: DeviceArray = input
         self.output: DeviceArray = output
-        self.stream: Stream = stream
+        self.stream: CudaStream = stream
         self.scratch: None = None
 
     def __repr__(self) -> str:
@@ -373,7 +373,7 @@ def _cuda_adapter(
         stream_handle: int,
     ) -> bool:
         try:
-            stream = Stream(stream_handle, device)
+            stream = CudaStream(stream_handle, device)
             chunk = Chunk(
                 index,
                 first,

@@ -79,7 +79,7 @@ def test_partial_overlap(counted) -> None:
 
 def test_in_place_needs_equal_records(host_ctx: sp.Context) -> None:
     stage = Counting()
-    grow = sp.Stage("grow", np.float32, (4,), host=lambda i, o: None)
+    grow = sp.Stage("grow", np.float32, (4,), host=stage)
     p = host_ctx.pipeline(grow, np.float32, (2,), chunk_records=4)
     buf = np.zeros(32, np.float32)
     with pytest.raises(sp.InvalidArgument, match="overlaps|change size"):
