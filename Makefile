@@ -25,8 +25,10 @@ compile: $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) --parallel $(JOBS)
 
 # Configure only once: a later `make` reuses the cache (and whatever options it holds).
+# SP_PYTHON=AUTO: the Python package and its tests are built when nanobind is found; without
+# it `make test` fails naming the pip command to run (CMAKE_ARGS=-DSP_PYTHON=OFF leaves it out).
 $(BUILD_DIR)/CMakeCache.txt:
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DSP_WERROR=ON $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DSP_WERROR=ON -DSP_PYTHON=AUTO $(CMAKE_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR)

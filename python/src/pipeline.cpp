@@ -1,0 +1,365 @@
+// Pipelines: creation from the Python layer's stage descriptions, the calls into Python stages,
+// runs (with the GIL released), reports and the trace writers.
+#include <cstdio>
+#include <cstdint>
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "binding.h"
+#include "streampipe_trace.h"
+
+namespace sp_py {
+namespace {
+
+struct pipeline;
+
+// One Python stage of one pipeline: its adapters (streampipe.stage makes them) and the dtype and
+// record shape of what it reads and writes, to build the arrays it is handed.
+struct stage_slot {
+    pipeline *owner = nullptr;
+    std::string name;
+    nb::object host_fn; // None when absent
+    nb::object cuda_fn;
+    nb::dlpack::dtype in_dtype{}, out_dtype{};
+    std::vector<size_t> in_shape, out_shape; // of one record
+};
+
+struct pipeline {
+    context_ref ctx;
+    int device = 0;
+    std::vector<std::shared_ptr<const void>> keep; // what built-in stages point into
+    std::vector<std::unique_ptr<stage_slot>> slots;
+    sp_pipeline *handle = nullptr;
+
+    pipeline() = default;
+    pipeline(const pipeline &) = delete;
+    pipeline &operator=(const pipeline &) = delete;
+    ~pipeline() { sp_pipeline_destroy(handle); } // before ctx and keep let go
+};
+
+std::vector<size_t> chunk_shape(size_t records, const std::vector<size_t> &record_shape)
+{
+    std::vector<size_t> shape{records};
+    shape.insert(shape.end(), record_shape.begin(), record_shape.end());
+    return shape;
+}
+
+// Views, never copies, of a chunk's buffers; `owner` (the pipeline, whose slots hold the
+// memory) stays alive while a view does. On HOST a numpy array (the input read-only)...
+nb::object host_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
+                     bool read_only, nb::handle owner)
+{
+    constexpr auto view = nb::rv_policy::reference;
+    if (read_only)
+        return nb::cast(nb::ndarray<nb::numpy, nb::ro>(ptr, shape.size(), shape.data(), owner,
+                                                        nullptr, dtype), view);
+    return nb::cast(nb::ndarray<nb::numpy>(ptr, shape.size(), shape.data(), owner, nullptr,
+                                           dtype), view);
+}
+
+// ...and on CUDA an array-API object over device memory (__dlpack__, __dlpack_device__),
+// which streampipe.stage wraps with the chunk's stream and __cuda_array_interface__.
+nb::object device_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
+                       int device_id, nb::handle owner)
+{
+    return nb::cast(nb::ndarray<nb::array_api>(ptr, shape.size(), shape.data(), owner, nullptr,
+                                                dtype, nb::device::cuda::value, device_id),
+                    nb::rv_policy::reference);
+}
+
+// The adapters catch what the user's function raises and return False; an exception that
+// escapes them anyway is a bug of the binding's own, reported as unraisable, never lost.
+sp_status call_stage(nb::object (*call)(stage_slot *, const sp_chunk *), stage_slot *slot,
+                     const sp_chunk *chunk)
+{
+    nb::gil_scoped_acquire gil;
+    try {
+        return nb::cast<bool>(call(slot, chunk)) ? SP_OK : SP_ERR_STAGE_FAILED;
+    } catch (nb::python_error &e) {
+        e.discard_as_unraisable(slot->name.c_str());
+    } catch (const std::exception &e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        PyErr_WriteUnraisable(nullptr);
+    }
+    return SP_ERR_STAGE_FAILED;
+}
+
+nb::object call_host(stage_slot *slot, const sp_chunk *c)
+{
+    if (!slot->host_fn.is_valid() || slot->host_fn.is_none())
+        return nb::bool_(false);
+    nb::object owner = nb::find(*slot->owner);
+    nb::object in = host_view(const_cast<void *>(c->in), chunk_shape(c->records, slot->in_shape),
+                              slot->in_dtype, true, owner);
+    nb::object out = host_view(c->out, chunk_shape(c->records, slot->out_shape),
+                               slot->out_dtype, false, owner);
+    return slot->host_fn(c->index, c->first_record, c->records, in, out);
+}
+
+nb::object call_cuda(stage_slot *slot, const sp_chunk *c)
+{
+    if (!slot->cuda_fn.is_valid() || slot->cuda_fn.is_none())
+        return nb::bool_(false);
+    nb::object owner = nb::find(*slot->owner);
+    int device = slot->owner->device;
+    nb::object in = device_view(const_cast<void *>(c->in), chunk_shape(c->records, slot->in_shape),
+                                slot->in_dtype, device, owner);
+    nb::object out = device_view(c->out, chunk_shape(c->records, slot->out_shape),
+                                 slot->out_dtype, device, owner);
+    return slot->cuda_fn(c->index, c->first_record, c->records, in, out, (uintptr_t)c->in,
+                         (uintptr_t)c->out, (uintptr_t)c->stream);
+}
+
+sp_status host_trampoline(const sp_chunk *chunk, void *user)
+{
+    return call_stage(call_host, static_cast<stage_slot *>(user), chunk);
+}
+
+sp_status cuda_trampoline(const sp_chunk *chunk, void *user)
+{
+    return call_stage(call_cuda, static_cast<stage_slot *>(user), chunk);
+}
+
+nb::dlpack::dtype dtype_of(const nb::dict &d, const char *key)
+{
+    nb::tuple t = nb::cast<nb::tuple>(d[key]);
+    return to_dtype(nb::cast<int>(t[0]), nb::cast<int>(t[1]));
+}
+
+// What a pipeline holds beside the C handle; gathered before the pipeline exists, so that a
+// failed creation lets go of everything without a half-made object.
+struct pipeline_parts {
+    std::vector<std::shared_ptr<const void>> keep;
+    std::vector<std::unique_ptr<stage_slot>> slots;
+};
+
+// One stage from the dict streampipe.pipeline passes (keys as read here). `owner` is where the
+// pipeline will be constructed.
+sp_stage make_stage(pipeline *owner, pipeline_parts &parts, const nb::dict &d)
+{
+    unsigned streams = nb::cast<unsigned>(d["streams"]);
+    nb::object builtin = d["builtin"];
+    if (!builtin.is_none()) {
+        const builtin_stage &b = nb::cast<const builtin_stage &>(builtin);
+        parts.keep.push_back(b.keep);
+        sp_stage stage = b.stage;
+        stage.streams = streams;
+        return stage;
+    }
+    auto slot = std::make_unique<stage_slot>();
+    slot->owner = owner;
+    slot->name = nb::cast<std::string>(d["name"]);
+    slot->host_fn = d["host"];
+    slot->cuda_fn = d["cuda"];
+    slot->in_dtype = dtype_of(d, "in_dtype");
+    slot->out_dtype = dtype_of(d, "out_dtype");
+    slot->in_shape = nb::cast<std::vector<size_t>>(d["in_shape"]);
+    slot->out_shape = nb::cast<std::vector<size_t>>(d["out_shape"]);
+    sp_stage stage{};
+    stage.name = slot->name.c_str(); // copied by sp_pipeline_create
+    stage.out_record_bytes = nb::cast<size_t>(d["out_record_bytes"]);
+    stage.host = slot->host_fn.is_none() ? nullptr : host_trampoline;
+    stage.cuda = slot->cuda_fn.is_none() ? nullptr : cuda_trampoline;
+    stage.user = slot.get();
+    stage.streams = streams;
+    parts.slots.push_back(std::move(slot));
+    return stage;
+}
+
+void make_pipeline(pipeline *self, const context &ctx, const std::vector<nb::dict> &stage_dicts,
+                   size_t in_record_bytes, size_t chunk_records, unsigned depth,
+                   unsigned staging_threads, int priority, size_t copy_piece_bytes, int graph,
+                   bool copy_by_kernel)
+{
+    pipeline_parts parts;
+    std::vector<sp_stage> stages;
+    for (const nb::dict &d : stage_dicts)
+        stages.push_back(make_stage(self, parts, d));
+    sp_pipeline_config config{};
+    config.in_record_bytes = in_record_bytes;
+    config.stages = stages.data();
+    config.n_stages = stages.size();
+    config.chunk_records = chunk_records;
+    config.depth = depth;
+    config.staging_threads = staging_threads;
+    config.priority = priority;
+    config.copy_piece_bytes = copy_piece_bytes;
+    config.graph = (sp_graph_mode)graph;
+    config.copy_by_kernel = copy_by_kernel ? 1 : 0;
+    sp_pipeline *handle = nullptr;
+    sp_status status;
+    std::string why;
+    {
+        nb::gil_scoped_release unlocked; // allocates every device and pinned buffer
+        status = sp_pipeline_create(ctx.handle->ctx, &config, &handle);
+        if (status != SP_OK)
+            why = sp_context_last_error(ctx.handle->ctx);
+    }
+    if (status != SP_OK)
+        raise_status(status, why);
+    auto *p = new (self) pipeline();
+    p->ctx = ctx.handle;
+    p->device = ctx.device;
+    p->keep = std::move(parts.keep);
+    p->slots = std::move(parts.slots);
+    p->handle = handle;
+}
+
+struct report {
+    sp_report r{};
+};
+
+nb::dict report_dict(const report &self)
+{
+    static const char *const kinds[] = {"stage-in", "h2d", "compute", "d2h", "stage-out"};
+    const sp_report &r = self.r;
+    nb::list engines;
+    for (size_t i = 0; i < r.n_engines && i < SP_MAX_ENGINES; i++) {
+        const sp_engine_report &e = r.engines[i];
+        nb::dict d;
+        d["name"] = std::string(e.name);
+        d["kind"] = (unsigned)e.kind < 5 ? kinds[e.kind] : "?";
+        d["busy_s"] = e.busy_s;
+        d["max_chunk_s"] = e.max_chunk_s;
+        d["bytes"] = e.bytes;
+        engines.append(d);
+    }
+    nb::dict d;
+    d["records"] = r.records;
+    d["chunks"] = r.chunks;
+    d["chunk_records"] = r.chunk_records;
+    d["depth"] = r.depth;
+    d["staging_threads"] = r.staging_threads;
+    d["staged_in"] = r.staged_in != 0;
+    d["staged_out"] = r.staged_out != 0;
+    d["makespan_s"] = r.makespan_s;
+    d["engines"] = engines;
+    d["bound_s"] = r.bound_s;
+    d["efficiency"] = r.efficiency;
+    d["serial_s"] = r.serial_s;
+    d["model_s"] = r.model_s;
+    d["hidden_transfer"] = r.hidden_transfer;
+    d["h2d_gbps"] = r.h2d_gbps;
+    d["d2h_gbps"] = r.d2h_gbps;
+    d["bottleneck"] = std::string(r.bottleneck);
+    d["notes"] = std::string(r.notes);
+    d["graph"] = r.graph != 0;
+    d["submit_s"] = r.submit_s;
+    d["wait_s"] = r.wait_s;
+    return d;
+}
+
+using in_array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+using out_array = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+nb::object run(pipeline &self, in_array in, size_t n_records, out_array out, bool want_report,
+               bool serial)
+{
+    report rep;
+    sp_status status;
+    std::string why;
+    {
+        nb::gil_scoped_release unlocked; // taken again only to call a Python stage
+        sp_report *r = want_report ? &rep.r : nullptr;
+        status = serial ? sp_pipeline_run_serial(self.handle, in.data(), n_records, out.data(), r)
+                        : sp_pipeline_run(self.handle, in.data(), n_records, out.data(), r);
+        if (status != SP_OK)
+            why = sp_pipeline_last_error(self.handle);
+    }
+    if (status != SP_OK)
+        raise_status(status, why);
+    if (!want_report)
+        return nb::none();
+    return nb::cast(std::move(rep), nb::rv_policy::move);
+}
+
+// Opens `path` for the writer and closes it; a failure to open or close is an OSError.
+template <typename Write> void write_file(pipeline &self, const std::string &path, Write write)
+{
+    FILE *f = std::fopen(path.c_str(), "w");
+    if (!f) {
+        PyErr_SetFromErrnoWithFilename(PyExc_OSError, path.c_str());
+        throw nb::python_error();
+    }
+    sp_status status = write(f);
+    std::string why = status != SP_OK ? sp_pipeline_last_error(self.handle) : "";
+    int closed = std::fclose(f);
+    if (status != SP_OK)
+        raise_status(status, why);
+    if (closed != 0) {
+        PyErr_SetFromErrnoWithFilename(PyExc_OSError, path.c_str());
+        throw nb::python_error();
+    }
+}
+
+// The GC may see the Python stage functions a pipeline holds (they may refer to the pipeline).
+int pipeline_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    if (!nb::inst_ready(self))
+        return 0;
+    for (auto &slot : nb::inst_ptr<pipeline>(self)->slots) {
+        Py_VISIT(slot->host_fn.ptr());
+        Py_VISIT(slot->cuda_fn.ptr());
+    }
+    return 0;
+}
+
+int pipeline_clear(PyObject *self)
+{
+    if (!nb::inst_ready(self))
+        return 0;
+    for (auto &slot : nb::inst_ptr<pipeline>(self)->slots) {
+        slot->host_fn = nb::none();
+        slot->cuda_fn = nb::none();
+    }
+    return 0;
+}
+
+PyType_Slot pipeline_slots[] = {{Py_tp_traverse, (void *)pipeline_traverse},
+                                {Py_tp_clear, (void *)pipeline_clear},
+                                {0, nullptr}};
+
+} // namespace
+
+void bind_pipeline(nb::module_ &m)
+{
+    nb::class_<report>(m, "Report").def("to_dict", &report_dict);
+
+    nb::class_<pipeline>(m, "Pipeline", nb::type_slots(pipeline_slots))
+        .def("__init__", &make_pipeline, nb::arg("ctx"), nb::arg("stages"),
+             nb::arg("in_record_bytes"), nb::arg("chunk_records"), nb::arg("depth"),
+             nb::arg("staging_threads"), nb::arg("priority"), nb::arg("copy_piece_bytes"),
+             nb::arg("graph"), nb::arg("copy_by_kernel"))
+        .def("run", &run, nb::arg("x").noconvert(), nb::arg("n_records"),
+             nb::arg("out").noconvert(), nb::arg("report"), nb::arg("serial"))
+        .def_prop_ro("out_record_bytes",
+                     [](const pipeline &p) { return sp_pipeline_out_record_bytes(p.handle); })
+        .def_prop_ro("depth", [](const pipeline &p) { return sp_pipeline_depth(p.handle); })
+        .def("chunk_records", [](const pipeline &p, size_t n) {
+            return sp_pipeline_chunk_records(p.handle, n);
+        })
+        .def("last_error", [](const pipeline &p) {
+            return std::string(sp_pipeline_last_error(p.handle));
+        })
+        .def_prop_ro("last_submit_s", [](const pipeline &p) {
+            return sp_pipeline_last_submit_s(p.handle);
+        })
+        .def_prop_ro("last_wait_s", [](const pipeline &p) {
+            return sp_pipeline_last_wait_s(p.handle);
+        })
+        .def_prop_ro("last_makespan_s", [](const pipeline &p) {
+            return sp_pipeline_last_makespan_s(p.handle);
+        })
+        .def("write_trace", [](pipeline &p, const std::string &path) {
+            write_file(p, path, [&](FILE *f) { return sp_pipeline_write_trace(p.handle, f); });
+        })
+        .def("write_svg", [](pipeline &p, const std::string &path, const report *r) {
+            write_file(p, path, [&](FILE *f) {
+                return sp_pipeline_write_svg(p.handle, r ? &r->r : nullptr, f);
+            });
+        }, nb::arg("path"), nb::arg("report").none());
+}
+
+} // namespace sp_py

@@ -1,0 +1,122 @@
+"""The C API of streampipe, converted and nothing more (python/src); use the streampipe package.
+
+Failures raise what streampipe.errors._from_status makes of the status and the library's message.
+Dtypes cross as (DLPack type code, bits); shapes of records as lists of ints.
+"""
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+def version() -> str: ...
+def status_name(status: int, /) -> str: ...
+def status_message(status: int, /) -> str: ...
+def backend_name(kind: int, /) -> str: ...
+def built_with_cuda() -> bool: ...
+
+OK: int
+ERR_INVALID_ARGUMENT: int
+ERR_OUT_OF_MEMORY: int
+ERR_OUT_OF_DEVICE_MEMORY: int
+ERR_UNSUPPORTED: int
+ERR_STAGE_FAILED: int
+ERR_BACKEND: int
+ERR_DEVICE_LOST: int
+ERR_CANCELLED: int
+BACKEND_AUTO: int
+BACKEND_HOST: int
+BACKEND_CUDA: int
+GRAPH_OFF: int
+GRAPH_ON: int
+GRAPH_AUTO: int
+MAX_STAGES: int
+MAX_DEPTH: int
+MAX_STAGE_STREAMS: int
+SIZE_MAX: int
+MLP_INPUTS: int
+MLP_HIDDEN: int
+MLP_CLASSES: int
+MLP_LAYERS: int
+MLP_MAX_PIXEL: int
+MLP_FP32: int
+MLP_TF32: int
+
+class Context:
+    """sp_context; destroyed when its last owner (pipelines, pinned arrays) lets go."""
+
+    def __init__(self, kind: int, device: int) -> None: ...
+    @property
+    def backend(self) -> int: ...
+    @property
+    def device(self) -> int: ...
+    def last_error(self) -> str: ...
+    def pinned_array(self, bytes: int, shape: Sequence[int], code: int, bits: int) -> np.ndarray: ...
+
+class Report:
+    """A copy of one run's sp_report."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+class Pipeline:
+    """sp_pipeline. Each stage dict has name, streams, builtin (a BuiltinStage or None) and,
+    for Python stages, host and cuda (adapters or None), in_dtype, out_dtype, in_shape,
+    out_shape, out_record_bytes. A host adapter is called as
+    host(index, first_record, records, inp, out) -> bool with numpy views; a cuda adapter as
+    cuda(index, first_record, records, inp, out, in_ptr, out_ptr, stream) -> bool with
+    array-API objects over device memory."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        stages: Sequence[dict[str, Any]],
+        in_record_bytes: int,
+        chunk_records: int,
+        depth: int,
+        staging_threads: int,
+        priority: int,
+        copy_piece_bytes: int,
+        graph: int,
+        copy_by_kernel: bool,
+    ) -> None: ...
+    def run(
+        self, x: np.ndarray, n_records: int, out: np.ndarray, report: bool, serial: bool
+    ) -> Optional[Report]: ...
+    @property
+    def out_record_bytes(self) -> int: ...
+    @property
+    def depth(self) -> int: ...
+    def chunk_records(self, n_records: int, /) -> int: ...
+    def last_error(self) -> str: ...
+    @property
+    def last_submit_s(self) -> float: ...
+    @property
+    def last_wait_s(self) -> float: ...
+    @property
+    def last_makespan_s(self) -> float: ...
+    def write_trace(self, path: str, /) -> None: ...
+    def write_svg(self, path: str, report: Optional[Report]) -> None: ...
+
+class BuiltinStage:
+    """An sp_stage of the library's own, with what its user pointer needs kept alive."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def out_record_bytes(self) -> int: ...
+    @property
+    def streams(self) -> int: ...
+
+def sinmix_stage(iters: int) -> BuiltinStage: ...
+
+class MlpModel:
+    @staticmethod
+    def load_file(path: str) -> MlpModel: ...
+    @staticmethod
+    def load_bytes(data: bytes) -> MlpModel: ...
+    def layer(self, index: int) -> tuple[np.ndarray, np.ndarray]: ...
+    def reference_logits(self, pixels: np.ndarray, logits: np.ndarray) -> None: ...
+
+class MlpStages:
+    def __init__(self, ctx: Context, model: MlpModel, precision: int) -> None: ...
+    def stages(self) -> list[BuiltinStage]: ...
+    def last_error(self) -> str: ...

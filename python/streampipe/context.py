@@ -1,0 +1,114 @@
+"""Contexts: an open backend (HOST or CUDA), its pinned memory and its pipelines."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from . import _streampipe as _c
+from ._dtypes import ShapeLike, as_count, as_dtype, as_shape, dlpack_code
+from .errors import InvalidArgument
+from .pipeline import Pipeline
+from .stage import Stage
+
+__all__ = ["Context"]
+
+_BACKENDS = {"auto": _c.BACKEND_AUTO, "host": _c.BACKEND_HOST, "cuda": _c.BACKEND_CUDA}
+
+
+class Context:
+    """An open backend.
+
+    ``backend``: "auto" (CUDA when the library was built with it and a GPU is present, else
+    HOST), "host" (CPU threads, the same semantics) or "cuda"; asking for "cuda" where it is
+    not built or there is no GPU raises Unsupported with the reason. ``device``: the GPU index
+    (HOST ignores it). The context lives as long as anything made from it: its pipelines,
+    pinned arrays and MLP stages keep it open.
+    """
+
+    def __init__(self, backend: str = "auto", device: int = 0) -> None:
+        if not isinstance(backend, str) or backend not in _BACKENDS:
+            raise InvalidArgument(f"unknown backend {backend!r}; use 'auto', 'host' or 'cuda'")
+        device = as_count(device, "device", 0, 2**31 - 1)
+        self._c = _c.Context(_BACKENDS[backend], device)
+
+    @property
+    def backend(self) -> str:
+        """"host" or "cuda": what the context runs on ("auto" resolved)."""
+        return _c.backend_name(self._c.backend)
+
+    @property
+    def device(self) -> int:
+        return self._c.device
+
+    def __repr__(self) -> str:
+        return f"Context(backend={self.backend!r}, device={self.device})"
+
+    def pinned_empty(self, shape: ShapeLike, dtype: Any = np.float32) -> np.ndarray:
+        """An uninitialized numpy array in pinned memory (sp_host_alloc), which pipelines of
+        any context read and write with the copy engines directly, without staging.
+
+        The array keeps the context alive and its memory is freed (sp_host_free) when the
+        array and every view of it are gone. An empty shape (no bytes) gives an ordinary
+        empty array. On HOST the memory is ordinary memory the backend treats as pinned.
+        """
+        dt = as_dtype(dtype, "dtype")
+        dims = as_shape(shape, "shape")
+        nbytes = dt.itemsize
+        for d in dims:
+            nbytes *= d
+        if nbytes == 0:
+            return np.empty(dims, dt)
+        if nbytes > _c.SIZE_MAX:
+            raise InvalidArgument(f"shape {dims} of {dt} is more bytes than memory can hold")
+        code, bits = dlpack_code(dt)
+        return self._c.pinned_array(nbytes, list(dims), code, bits)
+
+    def pipeline(
+        self,
+        stages: Union[Stage, Sequence[Stage]],
+        in_dtype: Any,
+        in_shape: ShapeLike = (),
+        chunk_records: int = 0,
+        depth: int = 0,
+        graph: str = "off",
+        staging_threads: int = 0,
+        priority: int = 0,
+        copy_piece_bytes: int = 0,
+        copy_by_kernel: bool = False,
+    ) -> Pipeline:
+        """A pipeline of `stages` (a list, possibly empty: then it copies to the device and
+        back) over records of `in_shape` and `in_dtype`. Every buffer is allocated here once.
+
+        ``chunk_records``: records per chunk (0: the library chooses, about 8 MiB a chunk);
+        ``depth``: slots in the ring, 1..64 (0: chosen); ``graph``: "off", "on" or "auto"
+        (replay groups of chunks from CUDA graphs; stages must then not depend on
+        ``chunk.index``); ``staging_threads``: host threads copying pageable memory (0:
+        chosen); ``priority``: stream priority (negative is higher, CUDA);
+        ``copy_piece_bytes``: enqueue copies in pieces of at most this size (0: whole);
+        ``copy_by_kernel``: copies by a kernel rather than the copy engines. The C header
+        ``include/streampipe.h`` (sp_pipeline_config) says more about each.
+        """
+        return Pipeline(
+            self,
+            stages,
+            in_dtype,
+            in_shape,
+            chunk_records=chunk_records,
+            depth=depth,
+            graph=graph,
+            staging_threads=staging_threads,
+            priority=priority,
+            copy_piece_bytes=copy_piece_bytes,
+            copy_by_kernel=copy_by_kernel,
+        )
+
+    def mlp_stages(self, model: Any, precision: str = "fp32") -> list[Stage]:
+        """The digits MLP's four stages (preprocess, fc1, fc2, head) for pipelines on this
+        context: 64 uint8 pixels a record in, one int32 label out. `model` is an
+        :class:`MLPModel` or the path of a safetensors file. See :mod:`streampipe.mlp`."""
+        from .mlp import mlp_stages
+
+        return mlp_stages(self, model, precision)
+

@@ -1,0 +1,355 @@
+"""Pipelines: a chain of stages with its buffers, run over host arrays.
+
+Streams (the C library's ``sp_stream_*``, DESIGN.md section 9) are not bound yet because that
+C API does not exist yet. They will be ``Pipeline.stream(max_in_flight=...)`` returning a
+``PipelineStream`` (not a :class:`CudaStream`, the queue a chunk's CUDA work goes on) with
+``submit(x, out=None) -> Future`` and ``imap(batches)``; the pieces they need are
+already separate here: :meth:`Pipeline._prepare` checks and converts one batch (a submit calls
+it per batch, and keeps the returned arrays alive until the batch's DONE), ``_Failures`` keeps
+a Python stage's exception for the batch it failed, and ``_running`` serializes use of the
+handle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _streampipe as _c
+from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
+from .errors import InvalidArgument, StageError
+from .report import Report
+from .stage import Stage, _Failures, _cuda_adapter, _host_adapter
+
+if TYPE_CHECKING:
+    from .context import Context
+
+__all__ = ["Pipeline"]
+
+_GRAPH_MODES = {"off": _c.GRAPH_OFF, "on": _c.GRAPH_ON, "auto": _c.GRAPH_AUTO}
+_DLPACK_CPU, _DLPACK_CUDA_HOST = 1, 3
+
+
+class _Batch(NamedTuple):
+    """One batch, checked and ready for the C call."""
+
+    x: np.ndarray  # C-contiguous, of the pipeline's input dtype
+    n: int
+    out: np.ndarray  # C-contiguous and writable, of the output dtype
+    result: Any  # what run() returns: `out` as the caller gave it, or the new array
+
+
+def _host_array(obj: Any, what: str, writable: bool) -> np.ndarray:
+    """A numpy array over obj's memory, without copying: numpy arrays, DLPack producers on the
+    CPU (CPU and pinned torch tensors), the buffer protocol, the array interface."""
+    if isinstance(obj, np.ndarray):
+        return obj
+    exported: Optional[np.ndarray] = None
+    if hasattr(obj, "__dlpack_device__"):
+        device = tuple(obj.__dlpack_device__())
+        if device[0] not in (_DLPACK_CPU, _DLPACK_CUDA_HOST):
+            raise InvalidArgument(
+                f"{what} is in device memory (DLPack device {device}); pipelines read and "
+                "write host memory"
+            )
+        try:
+            exported = np.from_dlpack(obj)
+        except Exception:  # pinned (CUDA host) tensors: numpy takes them through __array__
+            exported = None
+        if exported is not None and (not writable or exported.flags.writeable):
+            return exported
+    if hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
+        return np.asarray(obj)
+    if exported is not None:
+        return exported  # read-only: the caller says so
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise InvalidArgument(
+            f"{what} must be an array (numpy, the buffer protocol or DLPack), "
+            f"not {type(obj).__name__}"
+        ) from None
+    return np.asarray(view)
+
+
+def _exact_in_place(x: np.ndarray, out: np.ndarray) -> bool:
+    return (
+        x.ctypes.data == out.ctypes.data
+        and x.nbytes == out.nbytes
+        and x.flags.c_contiguous
+    )
+
+
+class Pipeline:
+    """A chain of stages with every buffer it needs, made by :meth:`Context.pipeline`.
+
+    One pipeline runs on one thread at a time (a second run meanwhile raises
+    InvalidArgument); different pipelines of a context may run on different threads at once.
+    The GIL is released while it runs and taken only to call a Python stage.
+    """
+
+    def __init__(
+        self,
+        context: "Context",
+        stages: Union[Stage, Sequence[Stage]],
+        in_dtype: Any,
+        in_shape: Any = (),
+        chunk_records: int = 0,
+        depth: int = 0,
+        graph: str = "off",
+        staging_threads: int = 0,
+        priority: int = 0,
+        copy_piece_bytes: int = 0,
+        copy_by_kernel: bool = False,
+    ) -> None:
+        stage_list = [stages] if isinstance(stages, Stage) else list(stages)
+        if len(stage_list) > _c.MAX_STAGES:
+            raise InvalidArgument(
+                f"{len(stage_list)} stages, more than the library's {_c.MAX_STAGES}"
+            )
+        for i, s in enumerate(stage_list):
+            if not isinstance(s, Stage):
+                raise InvalidArgument(f"stages[{i}] is a {type(s).__name__}, not a Stage")
+        self.context: "Context" = context
+        self.stages: tuple[Stage, ...] = tuple(stage_list)
+        self.in_dtype: np.dtype = as_dtype(in_dtype, "in_dtype")
+        self.in_shape: tuple[int, ...] = as_shape(in_shape, "in_shape")
+        self.in_record_bytes: int = record_bytes(self.in_dtype, self.in_shape, "in_shape")
+        if not isinstance(graph, str) or graph not in _GRAPH_MODES:
+            raise InvalidArgument(f"graph is {graph!r}; use 'off', 'on' or 'auto'")
+        self.graph: str = graph
+        chunk_records = as_count(chunk_records, "chunk_records", 0, _c.SIZE_MAX)
+        depth = as_count(depth, "depth", 0, _c.MAX_DEPTH)
+        staging_threads = as_count(staging_threads, "staging_threads", 0, 2**32 - 1)
+        priority = as_count(priority, "priority", -(2**31), 2**31 - 1)
+        copy_piece_bytes = as_count(copy_piece_bytes, "copy_piece_bytes", 0, _c.SIZE_MAX)
+        if not isinstance(copy_by_kernel, (bool, np.bool_)):
+            raise InvalidArgument("copy_by_kernel must be True or False")
+
+        self._failures = _Failures()
+        self._running = threading.Lock()
+        self._report_runs = 0  # runs made with a report: which one a Report's trace is of
+        self._exclusive = self._check_chain(graph)
+        dicts = self._stage_dicts()
+        self.out_dtype: np.dtype = self.stages[-1].out_dtype if self.stages else self.in_dtype
+        self.out_shape: tuple[int, ...] = (
+            self.stages[-1].out_shape if self.stages else self.in_shape
+        )
+        self._c = _c.Pipeline(
+            context._c,
+            dicts,
+            self.in_record_bytes,
+            chunk_records,
+            depth,
+            staging_threads,
+            priority,
+            copy_piece_bytes,
+            _GRAPH_MODES[graph],
+            bool(copy_by_kernel),
+        )
+        self.out_record_bytes: int = self._c.out_record_bytes
+
+    # ---- creation -----------------------------------------------------------------------
+
+    def _check_chain(self, graph: str) -> list[tuple[threading.Lock, Any]]:
+        """Each stage's input is the record the stage before writes; built-in stages say what
+        they read and which context they belong to."""
+        dtype, shape, source = self.in_dtype, self.in_shape, "the pipeline's input"
+        locks: list[tuple[threading.Lock, Any]] = []
+        for s in self.stages:
+            if s.in_dtype is not None and (s.in_dtype != dtype or s.in_shape != shape):
+                raise InvalidArgument(
+                    f"stage '{s.name}' reads {describe(s.in_dtype, s.in_shape or ())}, but "
+                    f"{source} gives {describe(dtype, shape)}"
+                )
+            if s._context is not None and s._context is not self.context:
+                raise InvalidArgument(f"stage '{s.name}' was made for another context")
+            if s._exclusive is not None:
+                if graph != "off" or s.streams > 1:
+                    raise InvalidArgument(
+                        f"stage '{s.name}' shares one workspace between its chunks: it needs "
+                        "graph='off' and one stream"
+                    )
+                if all(lock is not s._exclusive for lock, _ in locks):
+                    locks.append((s._exclusive, s._exclusive_owner))
+            dtype, shape, source = s.out_dtype, s.out_shape, f"stage '{s.name}'"
+        return locks
+
+    def _stage_dicts(self) -> list[dict[str, Any]]:
+        dicts = []
+        dtype, shape = self.in_dtype, self.in_shape
+        device = self.context.device
+        for s in self.stages:
+            d: dict[str, Any] = {"name": s.name, "streams": s.streams, "builtin": s._builtin}
+            if s._builtin is None:
+                d.update(
+                    host=None if s.host is None else _host_adapter(s, self._failures),
+                    cuda=None
+                    if s.cuda is None
+                    else _cuda_adapter(s, self._failures, device, dtype, shape),
+                    in_dtype=dlpack_code(dtype),
+                    out_dtype=dlpack_code(s.out_dtype),
+                    in_shape=list(shape),
+                    out_shape=list(s.out_shape),
+                    out_record_bytes=s.out_record_bytes,
+                )
+            dicts.append(d)
+            dtype, shape = s.out_dtype, s.out_shape
+        return dicts
+
+    # ---- facts ----------------------------------------------------------------------------
+
+    @property
+    def depth(self) -> int:
+        """Slots in the ring (the one asked for, or the one the library chose)."""
+        return self._c.depth
+
+    def chunk_records(self, n_records: int) -> int:
+        """Records per chunk a run of `n_records` would use."""
+        return self._c.chunk_records(as_count(n_records, "n_records", 0, _c.SIZE_MAX))
+
+    @property
+    def last_makespan_s(self) -> float:
+        """Seconds from the last run's first enqueue until every queue drained (0 before)."""
+        return self._c.last_makespan_s
+
+    @property
+    def last_submit_s(self) -> float:
+        """Host seconds the last run spent submitting work."""
+        return self._c.last_submit_s
+
+    @property
+    def last_wait_s(self) -> float:
+        """Of that, the seconds the host waited for a slot to come free."""
+        return self._c.last_wait_s
+
+    def __repr__(self) -> str:
+        names = ", ".join(s.name for s in self.stages) or "no stages"
+        return (
+            f"Pipeline([{names}], {describe(self.in_dtype, self.in_shape)} -> "
+            f"{describe(self.out_dtype, self.out_shape)}, backend={self.context.backend!r})"
+        )
+
+    # ---- runs -----------------------------------------------------------------------------
+
+    def run(self, x: Any, out: Any = None, report: bool = False) -> Any:
+        """Runs every record of `x` through the stages and returns the output.
+
+        `x` is any host array (numpy, the buffer protocol, DLPack: CPU torch tensors) of the
+        pipeline's input dtype with shape ``(n, *in_shape)``. It is used in place when it is
+        C-contiguous, and copied once otherwise. Pinned memory (``Context.pinned_empty``,
+        pinned torch tensors) is read by the copy engines directly; other memory goes through
+        the pipeline's pinned staging buffers.
+
+        `out` (optional) receives the output: C-contiguous, writable, of the output dtype and
+        shape ``(n, *out_shape)``; ``out`` may be ``x`` itself when the records are the same
+        size, and must not overlap it otherwise. Returns `out`, or a new numpy array; with
+        ``report=True``, ``(output, Report)``.
+
+        Raises InvalidArgument for bad input (nothing runs, nothing is written), StageError
+        when a stage fails (a Python stage's exception is its ``__cause__``; the pipeline can
+        run again), and the other :class:`Error` classes for what the library reports.
+        """
+        return self._run(x, out, report, serial=False)
+
+    def run_serial(self, x: Any, out: Any = None, report: bool = False) -> Any:
+        """The textbook way, for baselines: each chunk copied, computed and copied back with
+        nothing overlapping. Same arguments and results as :meth:`run`."""
+        return self._run(x, out, report, serial=True)
+
+    def _prepare(self, x: Any, out: Any) -> _Batch:
+        """Checks a batch against the pipeline and makes it ready for the C call."""
+        arr = _host_array(x, "x", writable=False)
+        if arr.dtype != self.in_dtype:
+            raise InvalidArgument(
+                f"x is {arr.dtype}, but the pipeline's input is {self.in_dtype} "
+                f"(convert it with .astype(np.{self.in_dtype}))"
+            )
+        if arr.ndim != 1 + len(self.in_shape) or tuple(arr.shape[1:]) != self.in_shape:
+            want = ", ".join(["n", *map(str, self.in_shape)])
+            raise InvalidArgument(
+                f"x has shape {tuple(arr.shape)}; the pipeline takes ({want}"
+                f"{',' if not self.in_shape else ''}): {describe(self.in_dtype, self.in_shape)}"
+            )
+        n = int(arr.shape[0])
+        src = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+        out_shape = (n, *self.out_shape)
+        if out is None:
+            dst = np.empty(out_shape, self.out_dtype)
+            return _Batch(src, n, dst, dst)
+        dst = _host_array(out, "out", writable=True)
+        if dst.dtype != self.out_dtype:
+            raise InvalidArgument(f"out is {dst.dtype}, but the output is {self.out_dtype}")
+        if tuple(dst.shape) != out_shape:
+            raise InvalidArgument(
+                f"out has shape {tuple(dst.shape)}; this run's output has shape {out_shape}"
+            )
+        if not dst.flags.c_contiguous:
+            raise InvalidArgument("out must be C-contiguous (the output is written in place)")
+        if not dst.flags.writeable:
+            raise InvalidArgument("out is read-only")
+        if n > 0 and np.may_share_memory(arr, dst):
+            if not (src is arr and _exact_in_place(arr, dst)):
+                raise InvalidArgument(
+                    "out overlaps x; only exact in-place (out is x, records of one size) "
+                    "is allowed"
+                )
+            if self.in_record_bytes != self.out_record_bytes:
+                raise InvalidArgument(
+                    f"out is x, but records change size ({self.in_record_bytes} -> "
+                    f"{self.out_record_bytes} bytes); in-place needs equal sizes"
+                )
+        return _Batch(src, n, dst, out)
+
+    @contextlib.contextmanager
+    def _idle(self) -> Iterator[None]:
+        """Holds the pipeline (and its exclusive stage sets) for one call."""
+        if not self._running.acquire(blocking=False):
+            raise InvalidArgument(
+                "the pipeline is running (on another thread, or this is called from one of "
+                "its own stages); one pipeline runs on one thread at a time"
+            )
+        taken: list[threading.Lock] = []
+        try:
+            for lock, owner in self._exclusive:
+                if not lock.acquire(blocking=False):
+                    raise InvalidArgument(
+                        f"{owner!r} is in use by another pipeline; its stages run one "
+                        "pipeline at a time"
+                    )
+                taken.append(lock)
+            yield
+        finally:
+            for lock in reversed(taken):
+                lock.release()
+            self._running.release()
+
+    def _run(self, x: Any, out: Any, report: bool, serial: bool) -> Any:
+        batch = self._prepare(x, out)
+        with self._idle():
+            self._failures.take()
+            if report:
+                self._report_runs += 1
+            try:
+                c_report = self._c.run(batch.x, batch.n, batch.out, bool(report), serial)
+            except StageError as exc:
+                failure = self._failures.take()
+                if failure is None:
+                    detail = self._builtin_detail()
+                    raise StageError(f"{exc}: {detail}" if detail else str(exc), exc.status) from None
+                if not isinstance(failure.exc, Exception):
+                    raise failure.exc from None  # KeyboardInterrupt, SystemExit: not the stage's
+                raise StageError(f"{exc}: {failure}", exc.status) from failure.exc
+            if not report:
+                return batch.result
+            return batch.result, Report._make(self, c_report, self._report_runs)
+
+    def _builtin_detail(self) -> str:
+        for _, owner in self._exclusive:
+            why: str = owner._c.last_error()
+            if why:
+                return why
+        return ""

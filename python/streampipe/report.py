@@ -1,0 +1,97 @@
+"""The report of one run: the C library's sp_report, and its timeline as a file."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Union
+
+from .errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
+
+__all__ = ["Report", "EngineReport"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class EngineReport:
+    """One queue of the pipeline: stage-in, h2d, a compute stage, d2h or stage-out."""
+
+    name: str
+    kind: str  # "stage-in", "h2d", "compute", "d2h", "stage-out"
+    busy_s: float  # time it worked (the sum over chunks; the union over a stage's streams)
+    max_chunk_s: float  # the longest single chunk
+    bytes: int  # bytes moved (copies) or read (compute)
+
+
+@dataclass(frozen=True)
+class Report:
+    """What one run measured (``include/streampipe.h``, ``sp_report``, has each field's meaning).
+
+    ``efficiency`` is ``bound_s / makespan_s``; ``hidden_transfer`` the fraction of copy time
+    that overlapped compute; ``bottleneck`` the engine with the largest total (or "host
+    staging"). In graph mode (``graph`` True) the engine figures are not measured.
+    """
+
+    records: int
+    chunks: int
+    chunk_records: int
+    depth: int
+    staging_threads: int
+    staged_in: bool
+    staged_out: bool
+    makespan_s: float
+    engines: tuple[EngineReport, ...]
+    bound_s: float
+    efficiency: float
+    serial_s: float
+    model_s: float
+    hidden_transfer: float
+    h2d_gbps: float
+    d2h_gbps: float
+    bottleneck: str
+    notes: str
+    graph: bool
+    submit_s: float
+    wait_s: float
+    _pipeline: "Pipeline" = field(repr=False, compare=False)
+    _c: Any = field(repr=False, compare=False)
+    _run: int = field(repr=False, compare=False)
+
+    @classmethod
+    def _make(cls, pipeline: "Pipeline", c_report: Any, run: int) -> "Report":
+        d = c_report.to_dict()
+        d["engines"] = tuple(EngineReport(**e) for e in d["engines"])
+        return cls(**d, _pipeline=pipeline, _c=c_report, _run=run)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures as plain Python values (engines as a list of dicts), e.g. for JSON."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+        d["engines"] = [asdict(e) for e in self.engines]
+        return d
+
+    def _check_current(self) -> None:
+        if self._pipeline._report_runs != self._run:
+            raise InvalidArgument(
+                "the pipeline has run with a report since this one was made; its timeline is "
+                "gone (save the trace before running again)"
+            )
+
+    def save_trace(self, path: PathLike) -> None:
+        """Writes the run's timeline as Chrome trace JSON (Perfetto, chrome://tracing).
+
+        Only for the pipeline's latest run made with a report; InvalidArgument otherwise, and
+        when the run had no records.
+        """
+        with self._pipeline._idle():
+            self._check_current()
+            self._pipeline._c.write_trace(os.fsdecode(path))
+
+    def save_svg(self, path: PathLike) -> None:
+        """Writes the run's timeline as an SVG picture, with this report's figures beside it."""
+        with self._pipeline._idle():
+            self._check_current()
+            self._pipeline._c.write_svg(os.fsdecode(path), self._c)

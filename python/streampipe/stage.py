@@ -1,0 +1,391 @@
+"""Stages: user stages written in Python, the built-in ones, and what a CUDA stage is handed.
+
+A HOST stage is ``host(inp, out)``: numpy views of one chunk, ``inp`` read-only with shape
+``(records, *in_record_shape)`` and ``out`` with shape ``(records, *out_shape)``. Write the
+results into ``out`` and return None (or ``out``; returning another array is an error, since
+``out`` would be left unwritten). It runs on the stage's worker thread with the GIL taken.
+
+A CUDA stage is ``cuda(chunk)`` with a :class:`Chunk`: enqueue the work on ``chunk.stream`` and
+return without synchronizing. It runs on the thread that called ``Pipeline.run``, with the GIL
+taken. With PyTorch::
+
+    def double(chunk):
+        with torch.cuda.stream(torch.cuda.ExternalStream(chunk.stream.handle)):
+            torch.mul(torch.from_dlpack(chunk.input), 2, out=torch.from_dlpack(chunk.output))
+
+and with CuPy, ``with cupy.cuda.ExternalStream(chunk.stream.handle): ...`` around
+``cupy.asarray(chunk.input)`` (which reads ``__cuda_array_interface__``; CuPy synchronizes on
+the stream it names unless ``CUPY_CUDA_ARRAY_INTERFACE_SYNC=0``).
+
+The arrays a stage is handed are valid only during the call: the memory is the pipeline's
+slot buffer, which the next chunk of that slot overwrites.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import _streampipe as _c
+from ._dtypes import as_count, as_dtype, as_shape, describe, record_bytes, ShapeLike
+from .errors import InvalidArgument
+
+__all__ = ["Stage", "Chunk", "DeviceArray", "CudaStream", "sinmix"]
+
+HostFn = Callable[[np.ndarray, np.ndarray], None]
+CudaFn = Callable[["Chunk"], None]
+
+
+class CudaStream:
+    """The CUDA stream a chunk's work goes on.
+
+    ``handle`` is the ``cudaStream_t`` as an int (``torch.cuda.ExternalStream(handle)``,
+    ``cupy.cuda.ExternalStream(handle)``); ``__cuda_stream__`` is the CUDA stream protocol.
+    """
+
+    __slots__ = ("handle", "device")
+
+    def __init__(self, handle: int, device: int) -> None:
+        self.handle: int = handle
+        self.device: int = device
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return (0, self.handle)
+
+    def __int__(self) -> int:
+        return self.handle
+
+    def __repr__(self) -> str:
+        return f"CudaStream(handle={self.handle:#x}, device={self.device})"
+
+
+_DLPACK_NO_SYNC = -1
+
+
+class DeviceArray:
+    """One chunk's buffer in device memory, valid during the stage call only.
+
+    It is exported through DLPack (``torch.from_dlpack``, ``cupy.from_dlpack``) and
+    ``__cuda_array_interface__`` version 3 (``cupy.asarray``, numba), zero-copy. Its data is
+    ready on the chunk's stream, and must be used there: ``__dlpack__`` refuses a consumer that
+    asks for another stream (it would have to make that stream wait, and work enqueued there
+    would not be waited for by the pipeline), so enqueue inside
+    ``torch.cuda.stream(torch.cuda.ExternalStream(chunk.stream.handle))``. ``chunk.input`` is
+    exported writable for consumers that cannot import read-only tensors; do not write it.
+    """
+
+    __slots__ = ("_array", "ptr", "shape", "dtype", "stream", "_readonly")
+
+    def __init__(
+        self,
+        array: Any,
+        ptr: int,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        stream: CudaStream,
+        readonly: bool,
+    ) -> None:
+        self._array = array
+        self.ptr: int = ptr
+        self.shape: tuple[int, ...] = shape
+        self.dtype: np.dtype = dtype
+        self.stream: CudaStream = stream
+        self._readonly = readonly
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Optional[int] = None,
+        max_version: Optional[tuple[int, int]] = None,
+        dl_device: Optional[tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> Any:
+        if stream != _DLPACK_NO_SYNC and stream != self.stream.handle:
+            asked = "no stream (the legacy default stream)" if stream is None else f"stream {stream:#x}"
+            raise BufferError(
+                f"this chunk's data is on stream {self.stream.handle:#x}, and the consumer asked "
+                f"for {asked}; run the stage's work on chunk.stream, e.g. inside "
+                "`with torch.cuda.stream(torch.cuda.ExternalStream(chunk.stream.handle)):`"
+            )
+        return self._array.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        device: tuple[int, int] = self._array.__dlpack_device__()
+        return device
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.ptr, self._readonly),
+            "version": 3,
+            "strides": None,
+            "stream": self.stream.handle,
+        }
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(ptr={self.ptr:#x}, shape={self.shape}, dtype={self.dtype})"
+
+
+class Chunk:
+    """What a CUDA stage is handed for one chunk.
+
+    ``index``: the chunk's number in the run, from 0; ``first_record``: its first record's
+    index in the run; ``records``: records in it (the last chunk may be short); ``input`` and
+    ``output``: :class:`DeviceArray` of shape ``(records, *record_shape)``; ``stream``: the
+    :class:`CudaStream` to enqueue on; ``scratch``: always None for now (see :class:`Stage`).
+    In graph mode a stage must not depend on ``index`` or ``first_record`` (its work is
+    captured once per slot and replayed), and must not allocate device memory while it is
+    captured: keep graph="off" for PyTorch or CuPy stages that allocate temporaries.
+    """
+
+    __slots__ = ("index", "first_record", "records", "input", "output", "stream", "scratch")
+
+    def __init__(
+        self,
+        index: int,
+        first_record: int,
+        records: int,
+        input: DeviceArray,
+        output: DeviceArray,
+        stream: CudaStream,
+    ) -> None:
+        self.index: int = index
+        self.first_record: int = first_record
+        self.records: int = records
+        self.input: DeviceArray = input
+        self.output: DeviceArray = output
+        self.stream: CudaStream = stream
+        self.scratch: None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Chunk(index={self.index}, first_record={self.first_record}, "
+            f"records={self.records}, stream={self.stream!r})"
+        )
+
+
+class Stage:
+    """One compute stage of a pipeline.
+
+    ``name`` shows in errors and reports. Each output record is ``out_shape`` of ``out_dtype``;
+    the input record is whatever the stage before produces (the pipeline's input for the
+    first). ``host`` runs on the HOST backend and ``cuda`` on the CUDA backend (module
+    docstring); give at least one, and the one for the backend the pipeline runs on.
+    ``streams`` (1..8): queues the stage's chunks take turns on, so that small kernels run side
+    by side; with more than one, the function runs for several chunks at once (on several
+    worker threads on HOST), so it must keep no per-chunk state of its own.
+
+    ``scratch_bytes``: per-slot device scratch memory is not provided yet (the C library has no
+    scratch in ``sp_stage``); a nonzero value raises NotImplementedError rather than handing
+    the stage a ``chunk.scratch`` of None it would fail on later.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        out_dtype: Any,
+        out_shape: ShapeLike = (),
+        host: Optional[HostFn] = None,
+        cuda: Optional[CudaFn] = None,
+        scratch_bytes: int = 0,
+        streams: int = 1,
+    ) -> None:
+        if not isinstance(name, str) or not name or "\0" in name:
+            raise InvalidArgument(f"stage name must be a non-empty string, not {name!r}")
+        if host is None and cuda is None:
+            raise InvalidArgument(f"stage '{name}' has neither a host nor a cuda function")
+        for label, fn in (("host", host), ("cuda", cuda)):
+            if fn is not None and not callable(fn):
+                raise InvalidArgument(f"stage '{name}': {label} must be callable")
+        if as_count(scratch_bytes, "scratch_bytes") != 0:
+            raise NotImplementedError(
+                "scratch_bytes: per-slot scratch memory is not provided yet (the C API has no "
+                "sp_stage.scratch_bytes); allocate a workspace per chunk on chunk.stream instead"
+            )
+        self.name: str = name
+        self.out_dtype: np.dtype = as_dtype(out_dtype, f"stage '{name}': out_dtype")
+        self.out_shape: tuple[int, ...] = as_shape(out_shape, f"stage '{name}': out_shape")
+        self.out_record_bytes: int = record_bytes(
+            self.out_dtype, self.out_shape, f"stage '{name}'"
+        )
+        self.host: Optional[HostFn] = host
+        self.cuda: Optional[CudaFn] = cuda
+        self.scratch_bytes: int = 0
+        self.streams: int = as_count(streams, f"stage '{name}': streams", 0, _c.MAX_STAGE_STREAMS)
+        # Built-in stages: the C stage, the record they read (None: any), the context they were
+        # made for (None: any), and a lock when their stage set may run one pipeline at a time.
+        self._builtin: Any = None
+        self.in_dtype: Optional[np.dtype] = None
+        self.in_shape: Optional[tuple[int, ...]] = None
+        self._context: Any = None
+        self._exclusive: Optional[threading.Lock] = None
+        self._exclusive_owner: Any = None
+
+    @classmethod
+    def _from_builtin(
+        cls,
+        builtin: Any,
+        out_dtype: Any,
+        out_shape: tuple[int, ...],
+        in_dtype: Any,
+        in_shape: tuple[int, ...],
+        streams: int = 1,
+    ) -> "Stage":
+        stage = cls.__new__(cls)
+        stage.name = builtin.name
+        stage.out_dtype = np.dtype(out_dtype)
+        stage.out_shape = out_shape
+        stage.out_record_bytes = builtin.out_record_bytes
+        assert record_bytes(stage.out_dtype, out_shape, stage.name) == stage.out_record_bytes
+        stage.host = None
+        stage.cuda = None
+        stage.scratch_bytes = 0
+        stage.streams = as_count(streams, f"stage '{stage.name}': streams", 0, _c.MAX_STAGE_STREAMS)
+        stage._builtin = builtin
+        stage.in_dtype = np.dtype(in_dtype)
+        stage.in_shape = in_shape
+        stage._context = None
+        stage._exclusive = None
+        stage._exclusive_owner = None
+        return stage
+
+    @property
+    def builtin(self) -> bool:
+        """True for the library's own stages (sinmix, the MLP's)."""
+        return self._builtin is not None
+
+    def __repr__(self) -> str:
+        kind = "built-in" if self.builtin else "python"
+        return f"Stage({self.name!r}, {kind}, out={describe(self.out_dtype, self.out_shape)})"
+
+
+def sinmix(iters: int, streams: int = 1) -> Stage:
+    """The built-in sinmix stage: float32 records of shape () in and out.
+
+    ``v = x*0.5 + x*x*0.1``, then ``iters`` times ``v += sin(v*0.01)``, in float32 with each
+    operation rounded on its own (a CUDA kernel and a C reference). Cheap at ``iters=0``
+    (copy-bound) and as heavy as wanted as ``iters`` grows.
+    """
+    iters = as_count(iters, "sinmix: iters", 0, 2**32 - 1)
+    f32 = np.dtype(np.float32)
+    return Stage._from_builtin(_c.sinmix_stage(iters), f32, (), f32, (), streams)
+
+
+# ---- the adapters the binding calls (one per Python stage and pipeline) ---------------------
+
+
+class _Failure:
+    """The first exception a Python stage raised during a run."""
+
+    __slots__ = ("stage", "chunk", "first_record", "records", "exc")
+
+    def __init__(self, stage: str, chunk: int, first: int, records: int, exc: BaseException):
+        self.stage = stage
+        self.chunk = chunk
+        self.first_record = first
+        self.records = records
+        self.exc = exc
+
+    def __str__(self) -> str:
+        last = self.first_record + self.records - 1
+        return (
+            f"stage '{self.stage}' raised {type(self.exc).__name__}: {self.exc} at chunk "
+            f"{self.chunk} (records {self.first_record}..{last})"
+        )
+
+
+class _Failures:
+    """Where a pipeline's adapters leave the first exception of a run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._first: Optional[_Failure] = None
+
+    def record(self, failure: _Failure) -> None:
+        with self._lock:
+            if self._first is None:
+                self._first = failure
+
+    def take(self) -> Optional[_Failure]:
+        with self._lock:
+            first, self._first = self._first, None
+            return first
+
+
+def _check_host_result(name: str, result: Any, out: np.ndarray) -> None:
+    """A host function that returns a new array instead of writing `out` left the output
+    unwritten: say so rather than pass on whatever the slot held (returning `out` itself, as
+    numpy's out= functions do, is fine)."""
+    if result is None or result is out:
+        return
+    if isinstance(result, np.ndarray) and np.may_share_memory(result, out):
+        return
+    raise TypeError(
+        f"stage '{name}' returned a {type(result).__name__}; a host stage writes its results "
+        "into `out` (and returns None or `out`)"
+    )
+
+
+def _host_adapter(stage: Stage, failures: _Failures) -> Callable[..., bool]:
+    fn = stage.host
+    name = stage.name
+    assert fn is not None
+
+    def call(index: int, first: int, records: int, inp: np.ndarray, out: np.ndarray) -> bool:
+        try:
+            _check_host_result(name, fn(inp, out), out)
+            return True
+        except BaseException as exc:  # noqa: B036 - handed back to the caller of run()
+            failures.record(_Failure(name, index, first, records, exc))
+            return False
+
+    return call
+
+
+def _cuda_adapter(
+    stage: Stage,
+    failures: _Failures,
+    device: int,
+    in_dtype: np.dtype,
+    in_shape: tuple[int, ...],
+) -> Callable[..., bool]:
+    fn = stage.cuda
+    name = stage.name
+    out_dtype, out_shape = stage.out_dtype, stage.out_shape
+    assert fn is not None
+
+    def call(
+        index: int,
+        first: int,
+        records: int,
+        inp: Any,
+        out: Any,
+        in_ptr: int,
+        out_ptr: int,
+        stream_handle: int,
+    ) -> bool:
+        try:
+            stream = CudaStream(stream_handle, device)
+            chunk = Chunk(
+                index,
+                first,
+                records,
+                DeviceArray(inp, in_ptr, (records, *in_shape), in_dtype, stream, False),
+                DeviceArray(out, out_ptr, (records, *out_shape), out_dtype, stream, False),
+                stream,
+            )
+            fn(chunk)  # its value is ignored: torch's out= functions return a new tensor
+            return True
+        except BaseException as exc:  # noqa: B036 - handed back to the caller of run()
+            failures.record(_Failure(name, index, first, records, exc))
+            return False
+
+    return call

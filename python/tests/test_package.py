@@ -1,0 +1,68 @@
+"""The package itself: the version (declared once, in the C header), the names the issue
+promises, the stub of the extension, py.typed."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+from pathlib import Path
+
+import pytest
+
+import streampipe as sp
+from streampipe import _streampipe
+
+
+def test_version_is_the_librarys() -> None:
+    assert re.fullmatch(r"\d+\.\d+\.\d+", sp.__version__)
+    assert sp.__version__ == _streampipe.version()
+    header = Path(__file__).resolve().parents[2] / "include" / "streampipe.h"
+    if header.exists():
+        text = header.read_text()
+        parts = [re.search(rf"#define SP_VERSION_{k} (\d+)", text).group(1)  # type: ignore[union-attr]
+                 for k in ("MAJOR", "MINOR", "PATCH")]
+        assert sp.__version__ == ".".join(parts)
+    try:
+        installed = importlib.metadata.version("streampipe")
+    except importlib.metadata.PackageNotFoundError:
+        return  # run from the build tree
+    if Path(sp.__file__).resolve().parent.parent.name in ("site-packages", "dist-packages"):
+        assert installed == sp.__version__
+
+
+def test_public_names() -> None:
+    for name in sp.__all__:
+        assert hasattr(sp, name), name
+    assert issubclass(sp.StageError, sp.Error) and issubclass(sp.InvalidArgument, ValueError)
+
+
+def test_stub_matches_the_extension() -> None:
+    package = Path(sp.__file__).resolve().parent
+    assert (package / "py.typed").exists()
+    stub = package / "_streampipe.pyi"
+    tree = ast.parse(stub.read_text())
+    declared = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            declared.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared.add(node.target.id)
+    actual = {n for n in dir(_streampipe) if not n.startswith("__")}
+    assert declared == actual, (
+        f"in the stub only: {sorted(declared - actual)}; "
+        f"in the module only: {sorted(actual - declared)}"
+    )
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    for name, node in classes.items():
+        members = {m.name for m in node.body if isinstance(m, ast.FunctionDef)}
+        for member in members:
+            assert hasattr(getattr(_streampipe, name), member), f"{name}.{member}"
+
+
+def test_backend_names() -> None:
+    ctx = sp.Context("host")
+    assert ctx.backend == "host" and repr(ctx) == "Context(backend='host', device=0)"
+    assert sp.Context("auto").backend in ("host", "cuda")
+    with pytest.raises(TypeError):
+        sp.Context(backend="host", gpu=1)  # type: ignore[call-arg]

@@ -1,0 +1,83 @@
+"""Reports: the C report's figures, to_dict, and the Chrome trace and SVG written from them."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import streampipe as sp
+
+
+def test_report_fields(ctx: sp.Context, rng: np.random.Generator) -> None:
+    p = ctx.pipeline([sp.sinmix(3)], np.float32, chunk_records=1000, depth=4)
+    x = rng.uniform(-1, 1, 10_500).astype(np.float32)
+    y, r = p.run(x, report=True)
+    assert isinstance(r, sp.Report)
+    assert r.records == 10_500 and r.chunks == 11 and r.chunk_records == 1000 and r.depth == 4
+    assert r.staged_in and r.staged_out and not r.graph
+    assert r.makespan_s > 0 and r.makespan_s == pytest.approx(p.last_makespan_s)
+    assert 0 < r.efficiency <= 1.0 + 1e-9
+    assert 0 <= r.hidden_transfer <= 1
+    assert r.bound_s > 0 and r.serial_s >= r.bound_s and r.model_s > 0
+    names = [e.name for e in r.engines]
+    assert names == ["stage-in", "h2d", "sinmix", "d2h", "stage-out"]
+    assert [e.kind for e in r.engines] == ["stage-in", "h2d", "compute", "d2h", "stage-out"]
+    by_name = {e.name: e for e in r.engines}
+    assert by_name["h2d"].bytes == x.nbytes and by_name["d2h"].bytes == y.nbytes
+    assert all(e.busy_s >= e.max_chunk_s >= 0 for e in r.engines)
+    assert r.bottleneck in names or r.bottleneck == "host staging"
+    assert r.submit_s >= r.wait_s >= 0
+    assert isinstance(r.notes, str)
+
+    d = r.to_dict()
+    assert d["chunks"] == 11 and d["engines"][2]["name"] == "sinmix"
+    assert not any(k.startswith("_") for k in d)
+    json.dumps(d)  # plain values only
+
+
+def test_trace_and_svg(ctx: sp.Context, rng: np.random.Generator, tmp_path: Path) -> None:
+    p = ctx.pipeline([sp.sinmix(1)], np.float32, chunk_records=500)
+    _, r = p.run(rng.uniform(-1, 1, 2600).astype(np.float32), report=True)
+    trace = tmp_path / "run.json"
+    r.save_trace(trace)
+    doc = json.loads(trace.read_text())
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    assert len(events) == 6 * 5  # one per chunk per engine
+    assert any(e["name"] == "sinmix c5" for e in events)
+    svg = tmp_path / "run.svg"
+    r.save_svg(str(svg))
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+
+    # A later run with a report replaces the timeline: the old report says so.
+    _, r2 = p.run(np.ones(10, np.float32), report=True)
+    with pytest.raises(sp.InvalidArgument, match="has run with a report since"):
+        r.save_trace(tmp_path / "stale.json")
+    r2.save_svg(tmp_path / "new.svg")
+    p.run(np.ones(10, np.float32))  # a run without a report leaves the timeline alone
+    r2.save_trace(tmp_path / "still.json")
+
+
+def test_trace_failures(host_ctx: sp.Context, tmp_path: Path) -> None:
+    p = host_ctx.pipeline(sp.sinmix(1), np.float32)
+    _, r = p.run(np.zeros(0, np.float32), report=True)
+    assert r.records == 0 and r.chunks == 0
+    with pytest.raises(sp.InvalidArgument) as info:
+        r.save_trace(tmp_path / "empty.json")  # no records: nothing to draw
+    assert str(info.value)
+    _, r = p.run(np.ones(100, np.float32), report=True)
+    with pytest.raises(OSError):
+        r.save_trace(tmp_path / "no-such-dir" / "t.json")
+    if Path("/dev/full").exists():
+        with pytest.raises((sp.BackendError, OSError)):
+            r.save_svg("/dev/full")
+
+
+def test_report_false_returns_the_array(host_ctx: sp.Context) -> None:
+    p = host_ctx.pipeline(sp.sinmix(0), np.float32)
+    y = p.run(np.ones(3, np.float32))
+    assert isinstance(y, np.ndarray) and y.shape == (3,)
