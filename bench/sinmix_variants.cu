@@ -125,6 +125,8 @@ static void rn_4_full(const float *in, float *out, size_t n, unsigned it, cudaSt
 { grid_stride4<1><<<blocks_for(n / 4, 256), 256, 0, s>>>((const float4 *)in, (float4 *)out, n / 4, it); }
 static void rn_1_capped(const float *in, float *out, size_t n, unsigned it, cudaStream_t s)
 { grid_stride1<1><<<capped(n, 256), 256, 0, s>>>(in, out, n, it); }
+static void rn_1_stride_full(const float *in, float *out, size_t n, unsigned it, cudaStream_t s)
+{ grid_stride1<1><<<blocks_for(n, 256), 256, 0, s>>>(in, out, n, it); }
 static void rn_2(const float *in, float *out, size_t n, unsigned it, cudaStream_t s)
 { two_per_thread<1><<<blocks_for(n / 2, 256), 256, 0, s>>>((const float2 *)in, (float2 *)out, n / 2, it); }
 
@@ -139,6 +141,7 @@ static const variant VARIANTS[] = {
     {"rn: float4/thread, full grid", rn_4_full},
     {"rn: float stride, cap 8/SM", rn_1_capped},
     {"rn: float2/thread, full grid", rn_2},
+    {"rn: float stride loop, full grid", rn_1_stride_full},
 };
 static const int N_VARIANTS = sizeof VARIANTS / sizeof VARIANTS[0];
 
