@@ -4,11 +4,15 @@
 # alternating, every output verified. A second CLI built with SP_STAGING_SPIN_US=0 (workers
 # that sleep between copies, as before) gives the pageable A/B.
 # Usage: OUT=dir bench/peers_check.sh [ROUNDS]   (writes peers.jsonl, variants.txt, log.txt)
+# PEERS_SECTIONS picks what runs (default all): variants, pageable, settings, pinned,
+# transfer-sweep (transfer pageable at a few chunk/depth/thread settings beside the C ring).
 set -u
 : "${OUT:?set OUT}"
 cd "$(dirname "$0")/.." || exit 2
 export PATH="/usr/local/cuda/bin:$PATH"
 ROUNDS=${1:-3}
+SECTIONS=" ${PEERS_SECTIONS:-variants pageable settings pinned} "
+want() { [[ $SECTIONS == *" $1 "* ]]; }
 LOG=$OUT/log.txt
 JSONL=$OUT/peers.jsonl
 : >"$LOG"
@@ -21,7 +25,7 @@ build() { # DIR EXTRA_C_FLAGS TARGET
         cmake --build "$1" -j16 --target "$3" >>"$LOG" 2>&1
 }
 build build-gpu "" streampipe_cli || { say "build failed"; tail -30 "$LOG"; exit 1; }
-build build-base "-DSP_STAGING_SPIN_US=0" streampipe_cli || say "base build failed"
+want pageable && { build build-base "-DSP_STAGING_SPIN_US=0" streampipe_cli || say "base build failed"; }
 mkdir -p build-peers
 nvcc -O3 -arch=sm_90 bench/sinmix_variants.cu -o build-peers/sinmix_variants >>"$LOG" 2>&1 &&
     gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -fopenmp -I/usr/local/cuda/include \
@@ -32,8 +36,10 @@ nvcc -O3 -arch=sm_90 bench/sinmix_variants.cu -o build-peers/sinmix_variants >>"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee -a "$LOG"
 echo "host: $(nproc) CPUs" | tee -a "$LOG"
 
-say "== kernel variants"
-timeout 120 build-peers/sinmix_variants 7 2>&1 | tee "$OUT/variants.txt"
+if want variants; then
+    say "== kernel variants"
+    timeout 120 build-peers/sinmix_variants 7 2>&1 | tee "$OUT/variants.txt"
+fi
 
 # tagged LABEL COMMAND...: runs COMMAND (which prints one JSON object) and appends that object
 # to peers.jsonl with "label" and "exit" added; a failed or unverified run says so.
@@ -55,22 +61,34 @@ sp() { # LABEL BUILD_DIR WORKLOAD MEMORY [OPTIONS]
 ring() { local label=$1; shift; tagged "$label" build-peers/c_ring "$@"; }
 torch_ring() { local label=$1; shift; tagged "$label" python3 bench/peers/torch_ring.py "$@"; }
 
-say "== pageable, alternating ($ROUNDS rounds)"
-for r in $(seq "$ROUNDS"); do
+want pageable && say "== pageable, alternating ($ROUNDS rounds)"
+want pageable && for r in $(seq "$ROUNDS"); do
     for w in seed transfer; do
         sp "spin" build-gpu $w pageable
         [[ -x build-base/streampipe ]] && sp "sleep" build-base $w pageable
         ring "c_ring" $w pageable
     done
 done
-say "== pageable settings (spin build, seed)"
-sp "spin depth3" build-gpu seed pageable --depth 3
-sp "spin chunk16M" build-gpu seed pageable --chunk 4194304
-sp "spin chunk16M depth3" build-gpu seed pageable --chunk 4194304 --depth 3
-ring "c_ring 8M K5" seed pageable 5 8 5
+if want settings; then
+    say "== pageable settings (spin build, seed)"
+    sp "spin depth3" build-gpu seed pageable --depth 3
+    sp "spin chunk16M" build-gpu seed pageable --chunk 4194304
+    sp "spin chunk16M depth3" build-gpu seed pageable --chunk 4194304 --depth 3
+    ring "c_ring 8M K5" seed pageable 5 8 5
+fi
+if want transfer-sweep; then
+    say "== transfer pageable: settings beside the C ring, alternating ($ROUNDS rounds)"
+    for r in $(seq "$ROUNDS"); do
+        sp "default" build-gpu transfer pageable
+        ring "c_ring" transfer pageable
+        sp "chunk16M" build-gpu transfer pageable --chunk 4194304
+        sp "chunk16M depth3" build-gpu transfer pageable --chunk 4194304 --depth 3
+        sp "threads12" build-gpu transfer pageable --threads 12
+    done
+fi
 
-say "== pinned"
-for r in $(seq 2); do
+want pinned && say "== pinned"
+want pinned && for r in $(seq 2); do
     for w in seed compute transfer; do
         sp "spin" build-gpu $w pinned
         torch_ring "torch_ring K4" $w --depth 4
