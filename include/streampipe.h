@@ -339,7 +339,8 @@ sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n
  * the ring behind the chunks already in flight, without draining between batches. Records
  * are numbered from the stream's start (sp_chunk.first_record). `in` and `out` stay the
  * caller's until the batch's DONE event; `in` may be reused once its INPUT_RELEASED event has
- * come (asked for with input_released_events; it always comes before DONE). DONE events come
+ * come (asked for with input_released_events; it always comes before DONE; in place, where
+ * `in` is the output, it comes once the output is complete). DONE events come
  * in submission order. in == out with equal record sizes is allowed, as in sp_pipeline_run.
  *
  * Failures: a stage failing in batch b completes b with SP_ERR_STAGE_FAILED (stage and chunk

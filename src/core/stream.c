@@ -145,6 +145,8 @@ static void input_read(void *owner, void *batch)
 {
     sp_stream *s = owner;
     stream_batch *b = batch;
+    if (b->in == b->out)
+        return; /* in place, the input is the output: released when complete, before DONE */
     pthread_mutex_lock(&s->lock);
     if (!b->released_queued) {
         b->released_queued = 1;
