@@ -288,8 +288,9 @@ typedef struct sp_report {
                               time the host spent copying either way (stage-in and stage-out
                               run together, so their union) is larger */
     char notes[256];       /* fallbacks and choices the library made, "" when none */
-    int graph;             /* 1 when full chunks were replayed from graphs (graph mode); the
-                              engine figures above are then not measured (n_engines is 0) */
+    int graph;             /* 1 when full chunks were replayed from graphs (graph mode; for a
+                              stream, in any of its batches); the engine figures above are
+                              then not measured (n_engines is 0) */
     double submit_s;       /* host time from the first enqueue to the last chunk's: the host's
                               cost of submitting, submit_s / chunks per chunk */
     double wait_s;         /* of submit_s, the time the host waited for a slot to come free:

@@ -465,11 +465,11 @@ sp_status sp_pipeline_run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
 /* ---- streams ------------------------------------------------------------------------------ */
 
 sp_status sp_engine_run_batch(sp_pipeline *p, const sp_engine_batch *job, size_t *chunks,
-                              int *staged_in, int *staged_out)
+                              int *staged_in, int *staged_out, int *replayed)
 {
     sp_run r;
     *chunks = 0;
-    *staged_in = *staged_out = 0;
+    *staged_in = *staged_out = *replayed = 0;
     sp_status st = sp_run_prepare(&r, p, job->in, job->n_records, job->out, 0);
     if (st != SP_OK)
         return st;
@@ -489,6 +489,7 @@ sp_status sp_engine_run_batch(sp_pipeline *p, const sp_engine_batch *job, size_t
     r.t0 = sp_now();
     st = sp_run_graph_wanted(&r) ? sp_run_graph_chunks(&r)
                                  : sp_run_stream_range(&r, r.base, r.end);
+    *replayed = r.replayed;
     if (st == SP_OK && sp_pipeline_has_failed(p))
         st = p->failure_status; /* a HOST stage failing on its worker */
     return st;

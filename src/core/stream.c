@@ -61,7 +61,7 @@ struct sp_stream {
     /* for the report: the engine's numbering and what it has done */
     size_t next_chunk, next_record;
     size_t records, chunks, batches;
-    int any_staged_in, any_staged_out;
+    int any_staged_in, any_staged_out, any_replayed;
     double t_first, t_last;
     char error[SP_ERROR_TEXT];
 };
@@ -195,8 +195,8 @@ static void run_batch(sp_stream *s, stream_batch *b)
         .hooks = {s, chunk_retired, input_read}, .batch = b,
     };
     size_t chunks = 0;
-    int staged_in = 0, staged_out = 0;
-    sp_status st = sp_engine_run_batch(s->p, &job, &chunks, &staged_in, &staged_out);
+    int staged_in = 0, staged_out = 0, replayed = 0;
+    sp_status st = sp_engine_run_batch(s->p, &job, &chunks, &staged_in, &staged_out, &replayed);
     pthread_mutex_lock(&s->lock);
     b->chunks = chunks;
     b->submitted = 1;
@@ -207,6 +207,7 @@ static void run_batch(sp_stream *s, stream_batch *b)
     s->batches++;
     s->any_staged_in |= staged_in;
     s->any_staged_out |= staged_out;
+    s->any_replayed |= replayed;
     if (st == SP_OK && b->retired == b->chunks)
         complete(s, b, SP_OK); /* no chunks, or all already retired */
     queue_due_events(s);
@@ -409,10 +410,11 @@ static void stream_report(const sp_stream *s, sp_report *report)
     report->batches = s->batches;
     report->staged_in = s->any_staged_in;
     report->staged_out = s->any_staged_out;
+    report->graph = s->any_replayed;
     report->makespan_s = s->t_last > s->t_first ? s->t_last - s->t_first : 0.0;
     snprintf(report->notes, sizeof report->notes, "a stream records no per-operation timings: "
-             "%zu batches, makespan from the first submit to the last batch complete",
-             s->batches);
+             "%zu batches, makespan from the first submit to the last batch complete%s",
+             s->batches, s->any_replayed ? "; full chunks replayed from graphs" : "");
 }
 
 sp_status sp_stream_close(sp_stream *s, sp_report *report)
