@@ -262,6 +262,12 @@ sp_status sp_run_host_turn(sp_run *r, size_t i)
     const sp_slot *leaving = slot->busy ? slot : NULL;
     if (leaving && (st = wait_to_leave(r, i, slot, takes && r->stage_in)) != SP_OK)
         return st;
+    /* A chunk at or past the first failed one is not handed on: its output is not its
+     * stages' (a stream would complete its batch with SP_OK). Waiting for it to leave has
+     * waited for its stages, so a failure of its own is known by now. It keeps its slot
+     * for sp_engine_recover, or the run's drain. */
+    if (leaving && sp_pipeline_has_failed(p) && leaving->chunk >= atomic_load(&p->fail_chunk))
+        return p->failure_status;
     int staging = (leaving && (leaving->out || leaving->sink)) || (takes && r->stage_in);
     if (staging)
         sp_run_trace_push(r, "stage", i);
