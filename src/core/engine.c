@@ -533,12 +533,19 @@ sp_status sp_engine_retire_oldest(sp_pipeline *p, const sp_engine_hooks *hooks)
     return st;
 }
 
-void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks)
+void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks, sp_status st,
+                       sp_engine_failure *failure)
 {
     sp_run r = retiring_run(p, hooks);
     (void)sp_run_drain(&r); /* a queue that cannot be waited for loses the context */
+    /* read after the drain: a chunk before the first failed one may have failed meanwhile */
     int lost = atomic_load(&p->ctx->lost);
     size_t intact_below = atomic_load(&p->fail_chunk);
+    failure->recorded = sp_pipeline_has_failed(p);
+    failure->status = failure->recorded && p->failure_status != SP_OK ? p->failure_status : st;
+    failure->stage_chunk = failure->recorded && failure->status == SP_ERR_STAGE_FAILED;
+    failure->chunk = intact_below;
+    snprintf(failure->text, sizeof failure->text, "%s", p->error);
     for (int b = oldest_slot(p); b >= 0; b = oldest_slot(p)) {
         sp_slot *slot = &p->slots[b];
         if (!lost && slot->chunk < intact_below) /* finished before the failure: hand it on */
