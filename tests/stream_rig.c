@@ -36,7 +36,7 @@ void rig_plan(stream_rig *r, size_t n, mem_kind in_kind, mem_kind out_kind, int 
 
 int rig_can_be_in_place(const mix_chain *chain) { return mix_chain_out_rec(chain) == chain->in_rec; }
 
-static size_t random_size(size_t chunk, test_rng *rng)
+size_t rig_random_size(size_t chunk, test_rng *rng)
 {
     static const size_t fixed[] = {0, 1, 2, 7, 13, 97};
     size_t k = rng_below(rng, ARRAY_LEN(fixed) + 5);
@@ -55,7 +55,7 @@ void rig_plan_random(stream_rig *r, size_t batches, test_rng *rng)
 {
     int in_place_ok = rig_can_be_in_place(&r->chain);
     for (size_t k = 0; k < batches; k++)
-        rig_plan(r, random_size(r->chunk, rng), (mem_kind)rng_below(rng, MEM_KINDS),
+        rig_plan(r, rig_random_size(r->chunk, rng), (mem_kind)rng_below(rng, MEM_KINDS),
                  (mem_kind)rng_below(rng, MEM_KINDS), in_place_ok && rng_below(rng, 3) == 0);
 }
 

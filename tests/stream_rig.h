@@ -100,6 +100,8 @@ int rig_can_be_in_place(const mix_chain *chain);
 /* A random plan of `batches` batches: sizes 0, 1, 2, primes, chunk-1, chunk, chunk+1 and
  * many chunks; memory kinds at random per batch; in place at random when possible. */
 void rig_plan_random(stream_rig *r, size_t batches, test_rng *rng);
+/* One of those sizes. */
+size_t rig_random_size(size_t chunk, test_rng *rng);
 
 /* Creates the pipeline (the chain wrapped by the chunk checks) and opens the stream on ctx.
  * Returns 0 (after a failed check) when it cannot. */
