@@ -441,8 +441,10 @@ static sp_status run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
         st = sp_run_prepare(&r, p, NULL, 0, NULL, report != NULL && io->n_records != 0);
     if (st != SP_OK)
         return st;
-    sp_plan_run(planned, p->chunk_capacity, p->chunk_chosen, p->depth, p->widest_record,
-                &r.plan);
+    sp_plan_run(planned, p->chunk_capacity, io && io->n_records ? p->chunk_chosen : 0, p->depth,
+                p->widest_record, &r.plan); /* no length: full chunks, not cut for a short run */
+    if (io && io->n_records == 0)
+        r.plan.n_records = 0; /* io_chunks counts what the source gives */
     r.plan.in_bytes = io->n_records * p->record_bytes[0];
     r.plan.out_bytes = io->n_records * p->record_bytes[p->n_stages];
     r.io = io;
