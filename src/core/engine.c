@@ -72,7 +72,8 @@ unsigned sp_engine_busy_slots(const sp_pipeline *p)
 /* ---- sources and sinks ---------------------------------------------------------------------- */
 
 /* A source or sink failed: the run's first failure, without a backend's text (it is the
- * user's function), and the chunks from this one on are lost. */
+ * user's function), and the chunks from this one on are lost. Positional ones fail on the
+ * staging threads, several at once: everything here is under the failure lock. */
 static sp_status io_fail(sp_run *r, size_t chunk, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -91,9 +92,9 @@ static sp_status io_fail(sp_run *r, size_t chunk, const char *fmt, ...)
         atomic_store(&p->fail_chunk, chunk);
         atomic_store(&p->failed, 1);
     }
-    pthread_mutex_unlock(&p->failure_lock);
     if (r->status == SP_OK)
         r->status = SP_ERR_STAGE_FAILED;
+    pthread_mutex_unlock(&p->failure_lock);
     return SP_ERR_STAGE_FAILED;
 }
 
