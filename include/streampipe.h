@@ -291,8 +291,9 @@ typedef struct sp_report {
                               time the host spent copying either way (stage-in and stage-out
                               run together, so their union) is larger */
     char notes[256];       /* fallbacks and choices the library made, "" when none */
-    int graph;             /* 1 when full chunks were replayed from graphs (graph mode); the
-                              engine figures above are then not measured (n_engines is 0) */
+    int graph;             /* 1 when full chunks were replayed from graphs (graph mode; for a
+                              stream, in any of its batches); the engine figures above are
+                              then not measured (n_engines is 0) */
     double submit_s;       /* host time from the first enqueue to the last chunk's: the host's
                               cost of submitting, submit_s / chunks per chunk */
     double wait_s;         /* of submit_s, the time the host waited for a slot to come free:
@@ -342,7 +343,8 @@ sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n
  * the ring behind the chunks already in flight, without draining between batches. Records
  * are numbered from the stream's start (sp_chunk.first_record). `in` and `out` stay the
  * caller's until the batch's DONE event; `in` may be reused once its INPUT_RELEASED event has
- * come (asked for with input_released_events; it always comes before DONE). DONE events come
+ * come (asked for with input_released_events; it always comes before DONE; in place, where
+ * `in` is the output, it comes once the output is complete). DONE events come
  * in submission order. in == out with equal record sizes is allowed, as in sp_pipeline_run.
  *
  * Failures: a stage failing in batch b completes b with SP_ERR_STAGE_FAILED (stage and chunk

@@ -33,6 +33,8 @@ TEST(status_names_and_messages)
         {SP_ERR_BACKEND, "SP_ERR_BACKEND"},
         {SP_ERR_DEVICE_LOST, "SP_ERR_DEVICE_LOST"},
         {SP_ERR_CANCELLED, "SP_ERR_CANCELLED"},
+        {SP_ERR_WOULD_BLOCK, "SP_ERR_WOULD_BLOCK"},
+        {SP_ERR_TIMEOUT, "SP_ERR_TIMEOUT"},
     };
     for (size_t i = 0; i < ARRAY_LEN(table); i++) {
         const char *msg = sp_status_message(table[i].status);
@@ -45,7 +47,7 @@ TEST(status_names_and_messages)
                       "statuses %d and %d share the message \"%s\"", (int)table[i].status,
                       (int)table[j].status, msg);
     }
-    static const int unknown[] = {1, 7, -9, -100, 12345, -2147483647 - 1};
+    static const int unknown[] = {1, 7, -11, -100, 12345, -2147483647 - 1};
     for (size_t i = 0; i < ARRAY_LEN(unknown); i++) {
         CHECK(strcmp(sp_status_name((sp_status)unknown[i]), "SP_UNKNOWN_STATUS") == 0);
         CHECK(strcmp(sp_status_message((sp_status)unknown[i]), "unknown status") == 0);

@@ -72,7 +72,8 @@ unsigned sp_engine_busy_slots(const sp_pipeline *p)
 /* ---- sources and sinks ---------------------------------------------------------------------- */
 
 /* A source or sink failed: the run's first failure, without a backend's text (it is the
- * user's function), and the chunks from this one on are lost. */
+ * user's function), and the chunks from this one on are lost. Positional ones fail on the
+ * staging threads, several at once: everything here is under the failure lock. */
 static sp_status io_fail(sp_run *r, size_t chunk, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -91,9 +92,9 @@ static sp_status io_fail(sp_run *r, size_t chunk, const char *fmt, ...)
         atomic_store(&p->fail_chunk, chunk);
         atomic_store(&p->failed, 1);
     }
-    pthread_mutex_unlock(&p->failure_lock);
     if (r->status == SP_OK)
         r->status = SP_ERR_STAGE_FAILED;
+    pthread_mutex_unlock(&p->failure_lock);
     return SP_ERR_STAGE_FAILED;
 }
 
@@ -262,6 +263,12 @@ sp_status sp_run_host_turn(sp_run *r, size_t i)
     const sp_slot *leaving = slot->busy ? slot : NULL;
     if (leaving && (st = wait_to_leave(r, i, slot, takes && r->stage_in)) != SP_OK)
         return st;
+    /* A chunk at or past the first failed one is not handed on: its output is not its
+     * stages' (a stream would complete its batch with SP_OK). Waiting for it to leave has
+     * waited for its stages, so a failure of its own is known by now. It keeps its slot
+     * for sp_engine_recover, or the run's drain. */
+    if (leaving && sp_pipeline_has_failed(p) && leaving->chunk >= atomic_load(&p->fail_chunk))
+        return p->failure_status;
     int staging = (leaving && (leaving->out || leaving->sink)) || (takes && r->stage_in);
     if (staging)
         sp_run_trace_push(r, "stage", i);
@@ -435,8 +442,10 @@ static sp_status run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
         st = sp_run_prepare(&r, p, NULL, 0, NULL, report != NULL && io->n_records != 0);
     if (st != SP_OK)
         return st;
-    sp_plan_run(planned, p->chunk_capacity, p->chunk_chosen, p->depth, p->widest_record,
-                &r.plan);
+    sp_plan_run(planned, p->chunk_capacity, io && io->n_records ? p->chunk_chosen : 0, p->depth,
+                p->widest_record, &r.plan); /* no length: full chunks, not cut for a short run */
+    if (io && io->n_records == 0)
+        r.plan.n_records = 0; /* io_chunks counts what the source gives */
     r.plan.in_bytes = io->n_records * p->record_bytes[0];
     r.plan.out_bytes = io->n_records * p->record_bytes[p->n_stages];
     r.io = io;
@@ -465,11 +474,11 @@ sp_status sp_pipeline_run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
 /* ---- streams ------------------------------------------------------------------------------ */
 
 sp_status sp_engine_run_batch(sp_pipeline *p, const sp_engine_batch *job, size_t *chunks,
-                              int *staged_in, int *staged_out)
+                              int *staged_in, int *staged_out, int *replayed)
 {
     sp_run r;
     *chunks = 0;
-    *staged_in = *staged_out = 0;
+    *staged_in = *staged_out = *replayed = 0;
     sp_status st = sp_run_prepare(&r, p, job->in, job->n_records, job->out, 0);
     if (st != SP_OK)
         return st;
@@ -489,6 +498,7 @@ sp_status sp_engine_run_batch(sp_pipeline *p, const sp_engine_batch *job, size_t
     r.t0 = sp_now();
     st = sp_run_graph_wanted(&r) ? sp_run_graph_chunks(&r)
                                  : sp_run_stream_range(&r, r.base, r.end);
+    *replayed = r.replayed;
     if (st == SP_OK && sp_pipeline_has_failed(p))
         st = p->failure_status; /* a HOST stage failing on its worker */
     return st;
@@ -526,12 +536,19 @@ sp_status sp_engine_retire_oldest(sp_pipeline *p, const sp_engine_hooks *hooks)
     return st;
 }
 
-void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks)
+void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks, sp_status st,
+                       sp_engine_failure *failure)
 {
     sp_run r = retiring_run(p, hooks);
     (void)sp_run_drain(&r); /* a queue that cannot be waited for loses the context */
+    /* read after the drain: a chunk before the first failed one may have failed meanwhile */
     int lost = atomic_load(&p->ctx->lost);
     size_t intact_below = atomic_load(&p->fail_chunk);
+    failure->recorded = sp_pipeline_has_failed(p);
+    failure->status = failure->recorded && p->failure_status != SP_OK ? p->failure_status : st;
+    failure->stage_chunk = failure->recorded && failure->status == SP_ERR_STAGE_FAILED;
+    failure->chunk = intact_below;
+    snprintf(failure->text, sizeof failure->text, "%s", p->error);
     for (int b = oldest_slot(p); b >= 0; b = oldest_slot(p)) {
         sp_slot *slot = &p->slots[b];
         if (!lost && slot->chunk < intact_below) /* finished before the failure: hand it on */

@@ -396,8 +396,12 @@ sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
                         st->name, sp_status_name(status), chunk->index);
         return status;
     }
+    /* The first failure is kept, unless this chunk comes before it: with several queues per
+     * stage, and with stages on queues of their own, chunk i may fail after chunk j > i has,
+     * and the chunks before the earliest failed one are those handed on (engine.c). A
+     * backend failure (fail_chunk 0) trusts no chunk and is kept. */
     pthread_mutex_lock(&p->failure_lock);
-    if (!atomic_load(&p->failed)) {
+    if (!atomic_load(&p->failed) || chunk->index < atomic_load(&p->fail_chunk)) {
         p->failure_status = SP_ERR_STAGE_FAILED;
         sp_pipeline_fail(p, SP_ERR_STAGE_FAILED,
                          "stage '%s' (stage %zu of %zu) failed at chunk %zu (records %zu..%zu): "

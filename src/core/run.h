@@ -45,6 +45,8 @@ typedef struct sp_run {
     double t_submitted;      /* host clock when the last chunk had been enqueued */
     double wait_s;           /* of that, host time spent waiting for slots to come free */
     size_t graph_end;        /* chunks [base, graph_end) ran as graph replays (run_graph.c) */
+    int replayed;            /* a graph was launched (a stream's batch may start with stream
+                                chunks, so graph_end > base does not say it) */
     int group_copies;        /* graph mode: one copy per direction for a whole group */
     char graph_note[200];    /* graph mode's line for the report's notes; "" when none */
     sp_status status;        /* the first failure */
@@ -144,15 +146,27 @@ typedef struct sp_engine_batch {
 /* Every slot free and the failure state clear: a stream starts. */
 void sp_engine_reset(sp_pipeline *p);
 /* Feeds the batch's chunks into the ring (retiring older chunks as their slots come round);
- * says how many chunks it made and whether either side went through staging. */
+ * says how many chunks it made, whether either side went through staging and whether any
+ * chunk was replayed from a graph. */
 sp_status sp_engine_run_batch(sp_pipeline *p, const sp_engine_batch *job, size_t *chunks,
-                              int *staged_in, int *staged_out);
+                              int *staged_in, int *staged_out, int *replayed);
 /* Slots holding a chunk; and the oldest of them retired (waited for, its output handed on). */
 unsigned sp_engine_busy_slots(const sp_pipeline *p);
 sp_status sp_engine_retire_oldest(sp_pipeline *p, const sp_engine_hooks *hooks);
-/* After a failure: drains every queue, hands on the output of the chunks before the failing
- * one, drops the rest, frees every slot and clears the failure so that the ring runs again. */
-void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks);
+/* What failed, as sp_engine_recover found it once every queue had drained: a stage
+ * failure names its chunk (the earliest that failed); any other trusts no chunk in flight. */
+typedef struct sp_engine_failure {
+    int recorded;            /* the pipeline's failure state was set (else: `status` only) */
+    int stage_chunk;         /* a stage failed at `chunk` */
+    size_t chunk;
+    sp_status status;
+    char text[SP_ERROR_TEXT]; /* the pipeline's error text */
+} sp_engine_failure;
+/* After a failure (st: the status that showed it): drains every queue, says what failed,
+ * hands on the output of the chunks before the failing one, drops the rest, frees every
+ * slot and clears the failure so that the ring runs again. */
+void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks, sp_status st,
+                       sp_engine_failure *failure);
 /* The report's figures that are the pipeline's (depth, chunk, threads, pinned bytes). */
 void sp_engine_fill_report(const sp_pipeline *p, sp_report *report);
 

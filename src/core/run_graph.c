@@ -342,6 +342,7 @@ static sp_status launch(sp_run *r, size_t i)
     size_t b = i % p->depth;
     sp_run_trace_push(r, "graph", i);
     sp_status st = ops->graph_launch(p->ctx->impl, p->graph[b], p->graph_queue[b]);
+    r->replayed |= st == SP_OK;
     if (st == SP_OK)
         st = ops->event_record(p->ctx->impl, p->graph_done[b], p->graph_queue[b]);
     sp_run_trace_pop(r);

@@ -27,6 +27,8 @@ static const status_entry status_table[] = {
     {SP_ERR_BACKEND, "SP_ERR_BACKEND", "a backend call failed"},
     {SP_ERR_DEVICE_LOST, "SP_ERR_DEVICE_LOST", "the device context is lost"},
     {SP_ERR_CANCELLED, "SP_ERR_CANCELLED", "cancelled after an earlier failure"},
+    {SP_ERR_WOULD_BLOCK, "SP_ERR_WOULD_BLOCK", "the stream holds max_in_flight batches"},
+    {SP_ERR_TIMEOUT, "SP_ERR_TIMEOUT", "no stream event came in time"},
 };
 
 static const status_entry *status_find(sp_status status)

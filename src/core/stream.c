@@ -29,15 +29,24 @@ typedef struct stream_batch {
     void *out;
     size_t n_records;
     uint64_t tag;
-    size_t chunks;       /* chunks the engine cut it into (known once started) */
+    size_t base;         /* the engine's number of its first chunk (once started) */
+    size_t chunks;       /* chunks the engine cuts it into (known once started) */
     size_t retired;      /* of those, chunks that have left their slots */
+    int started;         /* the engine has begun feeding it to the ring */
     int submitted;       /* every chunk is in the ring (or the batch failed first) */
     int released_queued; /* INPUT_RELEASED is queued (or not asked for) */
     int complete;        /* its status is final */
     int done_queued;
     sp_status status;
+    char *error;         /* why it failed (malloc'd; handed to its DONE event), or NULL */
     struct stream_batch *next;
 } stream_batch;
+
+/* An event waiting for next(), with the failure text its DONE brings (malloc'd, or NULL). */
+typedef struct queued_event {
+    sp_stream_event ev;
+    char *error;
+} queued_event;
 
 struct sp_stream {
     sp_pipeline *p;
@@ -53,7 +62,7 @@ struct sp_stream {
     stream_batch *tail;
     stream_batch *to_start; /* the first batch the engine has not started */
     unsigned held;          /* submitted and not yet returned as DONE */
-    sp_stream_event *queue; /* events queued for next(): a ring of 2 x max_in_flight */
+    queued_event *queue;    /* events queued for next(): a ring of 2 x max_in_flight */
     size_t queue_head, queue_len;
     int closing;
     int lost;
@@ -61,8 +70,11 @@ struct sp_stream {
     /* for the report: the engine's numbering and what it has done */
     size_t next_chunk, next_record;
     size_t records, chunks, batches;
-    int any_staged_in, any_staged_out;
+    int any_staged_in, any_staged_out, any_replayed;
     double t_first, t_last;
+    /* sp_stream_last_error's text: written only by the user's calls (a refused submit, next()
+     * taking a failed batch's DONE), never by the engine thread, so that reading it cannot
+     * race with a failure being handled */
     char error[SP_ERROR_TEXT];
 };
 
@@ -82,14 +94,25 @@ static sp_status stream_fail(sp_stream *s, sp_status st, const char *fmt, ...)
     return st;
 }
 
+static void free_batch(stream_batch *b)
+{
+    free(b->error);
+    free(b);
+}
+
 /* ---- events, in submission order (under lock) ----------------------------------------- */
 
-static void queue_event(sp_stream *s, sp_stream_event_kind kind, const stream_batch *b)
+static void queue_event(sp_stream *s, sp_stream_event_kind kind, stream_batch *b)
 {
     size_t cap = 2u * s->max_in_flight;
-    sp_stream_event *ev = &s->queue[(s->queue_head + s->queue_len) % cap];
-    *ev = (sp_stream_event){kind, b->tag, kind == SP_EVENT_DONE ? b->status : SP_OK,
-                            b->n_records};
+    queued_event *q = &s->queue[(s->queue_head + s->queue_len) % cap];
+    q->ev = (sp_stream_event){kind, b->tag, kind == SP_EVENT_DONE ? b->status : SP_OK,
+                              b->n_records};
+    q->error = NULL;
+    if (kind == SP_EVENT_DONE) {
+        q->error = b->error;
+        b->error = NULL;
+    }
     s->queue_len++; /* never more than 2 per held batch: the ring cannot overflow */
     pthread_cond_broadcast(&s->events);
 }
@@ -114,7 +137,7 @@ static void queue_due_events(sp_stream *s)
         s->head = b->next;
         if (!s->head)
             s->tail = NULL;
-        free(b); /* the event carries what the user needs */
+        free_batch(b); /* the event carries what the user needs */
     }
 }
 
@@ -125,6 +148,26 @@ static void complete(sp_stream *s, stream_batch *b, sp_status status)
     b->complete = 1;
     b->status = status;
     s->t_last = sp_now();
+}
+
+/* A failed batch's status and why; the text is the event's to carry (no memory: none). */
+static void fail_batch(sp_stream *s, stream_batch *b, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static void fail_batch(sp_stream *s, stream_batch *b, sp_status status, const char *fmt, ...)
+{
+    if (b->complete)
+        return;
+    complete(s, b, status);
+    b->error = malloc(SP_ERROR_TEXT);
+    if (b->error) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(b->error, SP_ERROR_TEXT, fmt, ap);
+        va_end(ap);
+    }
 }
 
 /* ---- what the engine reports (engine.c calls these from a host turn) -------------------- */
@@ -145,6 +188,8 @@ static void input_read(void *owner, void *batch)
 {
     sp_stream *s = owner;
     stream_batch *b = batch;
+    if (b->in == b->out)
+        return; /* in place, the input is the output: released when complete, before DONE */
     pthread_mutex_lock(&s->lock);
     if (!b->released_queued) {
         b->released_queued = 1;
@@ -156,33 +201,56 @@ static void input_read(void *owner, void *batch)
 
 /* ---- the engine thread ---------------------------------------------------------------- */
 
-/* After a failure inside batch `failed` (or while draining): batches wholly before the
- * failing chunk kept their output (engine.c retired them normally); `failed` gets the
- * status; every later started batch is cancelled. A lost device fails everything. */
-static void settle_failure(sp_stream *s, stream_batch *failed, sp_status st)
+/* The started batch that chunk `chunk` belongs to, if it is still held. */
+static stream_batch *batch_of_chunk(sp_stream *s, size_t chunk)
+{
+    for (stream_batch *b = s->head; b; b = b->next)
+        if (b->started && chunk >= b->base && chunk - b->base < b->chunks)
+            return b;
+    return NULL;
+}
+
+/* After a failure, once sp_engine_recover has drained the ring and handed on the chunks
+ * before the failing one (so the batches wholly before it are complete): the batch that
+ * failed gets the status and why, and every later started batch is cancelled. Which batch
+ * failed: the one holding the failed chunk when a stage failed (whichever batch the engine
+ * was busy with when it noticed: a HOST stage fails on its worker, maybe batches earlier),
+ * else the batch being fed (`noticed`), else the oldest still held. A lost device fails
+ * everything, the batches not started too. */
+static void settle_failure(sp_stream *s, stream_batch *noticed, const sp_engine_failure *f)
 {
     pthread_mutex_lock(&s->lock);
     int lost = atomic_load(&s->p->ctx->lost);
     if (lost)
         s->lost = 1;
+    stream_batch *culprit = f->stage_chunk ? batch_of_chunk(s, f->chunk) : NULL;
+    if (!culprit && noticed && !noticed->complete)
+        culprit = noticed;
+    for (stream_batch *b = s->head; !culprit && b; b = b->next)
+        if (b->started && !b->complete)
+            culprit = b;
+    uint64_t tag = culprit ? culprit->tag : 0;
     for (stream_batch *b = s->head; b; b = b->next) {
-        if (b->complete)
-            continue;
-        int started = b == failed || b->submitted || b->retired > 0;
         if (lost)
-            complete(s, b, SP_ERR_DEVICE_LOST);
-        else if (b == failed)
-            complete(s, b, st);
-        else if (started && b->retired == b->chunks && b->submitted)
-            complete(s, b, SP_OK);
-        else if (started)
-            complete(s, b, SP_ERR_CANCELLED);
+            fail_batch(s, b, SP_ERR_DEVICE_LOST, "%s", f->text);
+        else if (b == culprit)
+            fail_batch(s, b, f->status, "%s", f->text);
+        else if (b->started)
+            fail_batch(s, b, SP_ERR_CANCELLED, "cancelled: batch %llu, before it, failed: %s",
+                       (unsigned long long)tag, f->text);
     }
-    if (lost) /* nothing will run again: fail the batches not started too */
+    if (lost) /* nothing will run again */
         s->to_start = NULL;
-    snprintf(s->error, sizeof s->error, "%s", sp_pipeline_last_error(s->p));
     queue_due_events(s);
     pthread_mutex_unlock(&s->lock);
+}
+
+static void recover_and_settle(sp_stream *s, const sp_engine_hooks *hooks,
+                               stream_batch *noticed, sp_status st)
+{
+    sp_engine_failure f;
+    sp_engine_recover(s->p, hooks, st, &f);
+    settle_failure(s, noticed, &f);
 }
 
 static void run_batch(sp_stream *s, stream_batch *b)
@@ -192,27 +260,32 @@ static void run_batch(sp_stream *s, stream_batch *b)
         .base = s->next_chunk, .record_base = s->next_record,
         .hooks = {s, chunk_retired, input_read}, .batch = b,
     };
-    size_t chunks = 0;
-    int staged_in = 0, staged_out = 0;
-    sp_status st = sp_engine_run_batch(s->p, &job, &chunks, &staged_in, &staged_out);
+    size_t cap = s->p->chunk_capacity;
     pthread_mutex_lock(&s->lock);
-    b->chunks = chunks;
+    b->started = 1;
+    b->base = s->next_chunk;
+    b->chunks = b->n_records ? (b->n_records - 1) / cap + 1 : 0; /* the engine's cut */
+    pthread_mutex_unlock(&s->lock);
+    size_t chunks = 0; /* b->chunks, or 0 when the batch could not start */
+    int staged_in = 0, staged_out = 0, replayed = 0;
+    sp_status st = sp_engine_run_batch(s->p, &job, &chunks, &staged_in, &staged_out, &replayed);
+    (void)chunks; /* the numbering goes on past the batch's chunks whatever happened */
+    pthread_mutex_lock(&s->lock);
     b->submitted = 1;
-    s->next_chunk += chunks;
+    s->next_chunk += b->chunks;
     s->next_record += b->n_records;
     s->records += b->n_records;
-    s->chunks += chunks;
+    s->chunks += b->chunks;
     s->batches++;
     s->any_staged_in |= staged_in;
     s->any_staged_out |= staged_out;
+    s->any_replayed |= replayed;
     if (st == SP_OK && b->retired == b->chunks)
         complete(s, b, SP_OK); /* no chunks, or all already retired */
     queue_due_events(s);
     pthread_mutex_unlock(&s->lock);
-    if (st != SP_OK) {
-        sp_engine_recover(s->p, &job.hooks);
-        settle_failure(s, b, st);
-    }
+    if (st != SP_OK)
+        recover_and_settle(s, &job.hooks, b, st);
 }
 
 static void *engine_main(void *arg)
@@ -237,10 +310,8 @@ static void *engine_main(void *arg)
             /* nothing new to feed: hand back the oldest chunk's results rather than wait */
             sp_engine_hooks hooks = {s, chunk_retired, input_read};
             sp_status st = sp_engine_retire_oldest(s->p, &hooks);
-            if (st != SP_OK) {
-                sp_engine_recover(s->p, &hooks);
-                settle_failure(s, NULL, st);
-            }
+            if (st != SP_OK)
+                recover_and_settle(s, &hooks, NULL, st);
         }
         pthread_mutex_lock(&s->lock);
     }
@@ -265,7 +336,7 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *config, sp_stre
     if (st != SP_OK)
         return st;
     sp_stream *s = calloc(1, sizeof *s);
-    sp_stream_event *queue = calloc(2u * max, sizeof *queue);
+    queued_event *queue = calloc(2u * max, sizeof *queue);
     if (!s || !queue) {
         free(s);
         free(queue);
@@ -381,7 +452,15 @@ sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
         }
     }
     if (st == SP_OK) {
-        *ev = s->queue[s->queue_head];
+        queued_event *q = &s->queue[s->queue_head];
+        *ev = q->ev;
+        if (q->error) /* the failed batch's text becomes sp_stream_last_error's */
+            snprintf(s->error, sizeof s->error, "%s", q->error);
+        else if (ev->kind == SP_EVENT_DONE && ev->status != SP_OK)
+            snprintf(s->error, sizeof s->error, "batch %llu: %s (no memory for the reason)",
+                     (unsigned long long)ev->tag, sp_status_name(ev->status));
+        free(q->error);
+        q->error = NULL;
         s->queue_head = (s->queue_head + 1) % (2u * s->max_in_flight);
         s->queue_len--;
         if (ev->kind == SP_EVENT_DONE) {
@@ -407,10 +486,11 @@ static void stream_report(const sp_stream *s, sp_report *report)
     report->batches = s->batches;
     report->staged_in = s->any_staged_in;
     report->staged_out = s->any_staged_out;
+    report->graph = s->any_replayed;
     report->makespan_s = s->t_last > s->t_first ? s->t_last - s->t_first : 0.0;
     snprintf(report->notes, sizeof report->notes, "a stream records no per-operation timings: "
-             "%zu batches, makespan from the first submit to the last batch complete",
-             s->batches);
+             "%zu batches, makespan from the first submit to the last batch complete%s",
+             s->batches, s->any_replayed ? "; full chunks replayed from graphs" : "");
 }
 
 sp_status sp_stream_close(sp_stream *s, sp_report *report)
@@ -431,8 +511,10 @@ sp_status sp_stream_close(sp_stream *s, sp_report *report)
     while (s->head) {
         stream_batch *b = s->head;
         s->head = b->next;
-        free(b);
+        free_batch(b);
     }
+    for (size_t k = 0; k < s->queue_len; k++) /* events not taken */
+        free(s->queue[(s->queue_head + k) % (2u * s->max_in_flight)].error);
     sp_pipeline *p = s->p;
     pthread_cond_destroy(&s->events);
     pthread_cond_destroy(&s->room);
