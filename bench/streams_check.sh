@@ -32,7 +32,10 @@ say "== streampipe run, file to file (${GIB} GiB, page cache warm)"
 DIR=/tmp/sp-files
 mkdir -p "$DIR"
 records=$((GIB * (1 << 28)))
-t0=$(date +%s.%N)
+now() { date +%s.%N; }
+elapsed() { python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f}")' "$1" "$2"; }
+rate() { python3 -c 'import sys; print(f"{float(sys.argv[1]) * 1.073741824 / float(sys.argv[2]):.2f}")' "$GIB" "$1"; }
+t0=$(now)
 python3 - "$DIR/in.f32" "$records" <<'PY'
 import sys, numpy as np
 path, n = sys.argv[1], int(sys.argv[2])
@@ -42,9 +45,8 @@ with open(path, "wb") as f:
     for lo in range(0, n, step):
         rng.uniform(-4, 4, min(step, n - lo)).astype(np.float32).tofile(f)
 PY
-say "input written in $(echo "$(date +%s.%N) - $t0" | bc) s"
-rate() { echo "scale=2; $GIB * 1.073741824 / $1" | bc; }
-time_of() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>>"$LOG"; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
+say "input written in $(elapsed "$t0" "$(now)") s"
+time_of() { local t0; t0=$(now); "$@" >/dev/null 2>>"$LOG"; elapsed "$t0" "$(now)"; }
 cat "$DIR/in.f32" >/dev/null # warm the page cache
 for round in 1 2; do
     t_cat=$(time_of cat "$DIR/in.f32")
