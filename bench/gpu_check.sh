@@ -151,7 +151,14 @@ sanitize() { # TOOL [extra options]: exit 77 (the test skipped) counts as a fail
 }
 export -f sanitize
 export SANITIZER CONFORMANCE
-for tool in memcheck racecheck initcheck synccheck; do
+# GPU_CHECK_SANITIZERS=0 leaves them out (a call that only re-measures, after a call that ran them
+# on the same engine code); the table says so.
+SANITIZER_TOOLS="memcheck racecheck initcheck synccheck"
+if [[ ${GPU_CHECK_SANITIZERS:-1} == 0 ]]; then
+    record sanitizers SKIP 0 "GPU_CHECK_SANITIZERS=0"
+    SANITIZER_TOOLS=""
+fi
+for tool in $SANITIZER_TOOLS; do
     if [[ ! -x $CONFORMANCE ]]; then
         record "sanitizer-$tool" FAIL 0 "$CONFORMANCE was not built"
         continue
@@ -177,10 +184,21 @@ sanitize_graph() {
             --report-api-errors no --print-limit 50 "$(dirname "$CONFORMANCE")/test_graph" cuda
 }
 export -f sanitize_graph
-if [[ -x $CONFORMANCE && -n $SANITIZER ]]; then
+if [[ -x $CONFORMANCE && -n $SANITIZER && -n $SANITIZER_TOOLS ]]; then
     run_phase sanitizer-memcheck-graph "$SANITIZER_CAP_S" "$BENCH_RESERVE_S" "$SAN_LOG" \
         sanitize_graph
 fi
+
+# ---- 4b. the Python package on CUDA, with torch and CuPy stages ---------------------------------
+# Offline: nanobind and scikit-build-core are on the machine, so no build isolation.
+python_suite() {
+    local root=$PWD
+    python3 -m pip install -q --no-build-isolation --no-deps . &&
+        (cd /tmp && SP_TEST_MODELS="$root/models" python3 "$root/python/tests/run.py" \
+            "$root/python/tests")
+}
+export -f python_suite
+run_phase python 150 "$BENCH_RESERVE_S" "$CTEST_LOG" python_suite
 
 # ---- 5. benchmarks -----------------------------------------------------------------------
 CLI=$BUILD/streampipe
@@ -275,6 +293,14 @@ if [[ -s $BENCH_JSON ]] && command -v python3 >/dev/null; then
     say "bench digest (full objects in bench.jsonl):"
     bench_digest 2>&1 | tee -a "$MAIN_LOG" | cut -c1-400
 fi
+
+# Streams and a generator source (issue 11): bench/stream_bench, one JSON line kept.
+stream_bench_one() {
+    "$BUILD/bench/stream_bench" --backend cuda --repeat 5 | tee -a "$MAIN_LOG" | grep '^{' >>"$BENCH_JSON"
+}
+export -f stream_bench_one
+export BUILD MAIN_LOG
+[[ -x $BUILD/bench/stream_bench ]] && run_phase stream-bench 60 0 "$BENCH_LOG" stream_bench_one
 
 # streampipe's pipelined median against the best peer of the same row (issue 17)
 peer_ratios() {
