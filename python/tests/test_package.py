@@ -17,7 +17,7 @@ from streampipe import _streampipe
 def test_version_is_the_librarys() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+", sp.__version__)
     assert sp.__version__ == _streampipe.version()
-    header = Path(__file__).resolve().parents[2] / "include" / "streampipe.h"
+    header = Path(__file__).resolve().parents[2] / "include" / "streampipe_version.h"
     if header.exists():
         text = header.read_text()
         parts = [re.search(rf"#define SP_VERSION_{k} (\d+)", text).group(1)  # type: ignore[union-attr]
