@@ -89,6 +89,8 @@ NB_MODULE(_streampipe, m)
     m.attr("ERR_BACKEND") = (int)SP_ERR_BACKEND;
     m.attr("ERR_DEVICE_LOST") = (int)SP_ERR_DEVICE_LOST;
     m.attr("ERR_CANCELLED") = (int)SP_ERR_CANCELLED;
+    m.attr("ERR_WOULD_BLOCK") = (int)SP_ERR_WOULD_BLOCK;
+    m.attr("ERR_TIMEOUT") = (int)SP_ERR_TIMEOUT;
     m.attr("BACKEND_AUTO") = (int)SP_BACKEND_AUTO;
     m.attr("BACKEND_HOST") = (int)SP_BACKEND_HOST;
     m.attr("BACKEND_CUDA") = (int)SP_BACKEND_CUDA;
@@ -111,5 +113,6 @@ NB_MODULE(_streampipe, m)
              nb::arg("bits"));
 
     bind_pipeline(m);
+    bind_stream(m);
     bind_builtins(m);
 }

@@ -41,6 +41,49 @@ struct builtin_stage {
     std::shared_ptr<const void> keep;
 };
 
+// One Python stage of one pipeline: its adapters (streampipe.stage makes them), the dtype and
+// record shape of what it reads and writes, to build the arrays it is handed, and the bytes of
+// scratch it asked for.
+struct pipeline;
+struct stage_slot {
+    pipeline *owner = nullptr;
+    std::string name;
+    nb::object host_fn; // None when absent
+    nb::object cuda_fn;
+    nb::dlpack::dtype in_dtype{}, out_dtype{};
+    std::vector<size_t> in_shape, out_shape; // of one record
+    size_t scratch_bytes = 0;
+};
+
+// A pipeline and what its C handle points into: the context, built-in stages' state, the
+// Python stages. A stream (stream.cpp) holds the Python object of its pipeline, so the
+// pipeline is never destroyed with a stream open.
+struct pipeline {
+    context_ref ctx;
+    int device = 0;
+    std::vector<std::shared_ptr<const void>> keep; // what built-in stages point into
+    std::vector<std::unique_ptr<stage_slot>> slots;
+    sp_pipeline *handle = nullptr;
+
+    pipeline() = default;
+    pipeline(const pipeline &) = delete;
+    pipeline &operator=(const pipeline &) = delete;
+    ~pipeline() { sp_pipeline_destroy(handle); } // before ctx and keep let go
+};
+
+// A copy of one run's (or stream's) sp_report; to_dict converts it.
+struct report {
+    sp_report r{};
+};
+
+// Views, never copies, of memory the library owns (slot buffers, staging); `owner` stays alive
+// while a view does. Host memory as a numpy array (read-only when asked)...
+nb::object host_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
+                     bool read_only, nb::handle owner);
+// ...and device memory as an array-API object (__dlpack__, __dlpack_device__).
+nb::object device_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
+                       int device_id, nb::handle owner);
+
 // Raises the exception streampipe.errors._from_status makes of (status, message).
 [[noreturn]] void raise_status(sp_status status, const std::string &message);
 
@@ -55,6 +98,7 @@ inline nb::dlpack::dtype to_dtype(int code, int bits)
 }
 
 void bind_pipeline(nb::module_ &m);
+void bind_stream(nb::module_ &m);
 void bind_builtins(nb::module_ &m);
 
 } // namespace sp_py

@@ -108,7 +108,8 @@ void bind_builtins(nb::module_ &m)
     nb::class_<builtin_stage>(m, "BuiltinStage")
         .def_prop_ro("name", [](const builtin_stage &b) { return std::string(b.stage.name); })
         .def_prop_ro("out_record_bytes", [](const builtin_stage &b) { return b.stage.out_record_bytes; })
-        .def_prop_ro("streams", [](const builtin_stage &b) { return b.stage.streams; });
+        .def_prop_ro("streams", [](const builtin_stage &b) { return b.stage.streams; })
+        .def_prop_ro("scratch_bytes", [](const builtin_stage &b) { return b.stage.scratch_bytes; });
     m.def("sinmix_stage", &sinmix_stage, nb::arg("iters"));
 
     m.attr("MLP_INPUTS") = SP_MLP_INPUTS;

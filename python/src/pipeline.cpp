@@ -10,43 +10,7 @@
 #include "streampipe_trace.h"
 
 namespace sp_py {
-namespace {
 
-struct pipeline;
-
-// One Python stage of one pipeline: its adapters (streampipe.stage makes them) and the dtype and
-// record shape of what it reads and writes, to build the arrays it is handed.
-struct stage_slot {
-    pipeline *owner = nullptr;
-    std::string name;
-    nb::object host_fn; // None when absent
-    nb::object cuda_fn;
-    nb::dlpack::dtype in_dtype{}, out_dtype{};
-    std::vector<size_t> in_shape, out_shape; // of one record
-};
-
-struct pipeline {
-    context_ref ctx;
-    int device = 0;
-    std::vector<std::shared_ptr<const void>> keep; // what built-in stages point into
-    std::vector<std::unique_ptr<stage_slot>> slots;
-    sp_pipeline *handle = nullptr;
-
-    pipeline() = default;
-    pipeline(const pipeline &) = delete;
-    pipeline &operator=(const pipeline &) = delete;
-    ~pipeline() { sp_pipeline_destroy(handle); } // before ctx and keep let go
-};
-
-std::vector<size_t> chunk_shape(size_t records, const std::vector<size_t> &record_shape)
-{
-    std::vector<size_t> shape{records};
-    shape.insert(shape.end(), record_shape.begin(), record_shape.end());
-    return shape;
-}
-
-// Views, never copies, of a chunk's buffers; `owner` (the pipeline, whose slots hold the
-// memory) stays alive while a view does. On HOST a numpy array (the input read-only)...
 nb::object host_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
                      bool read_only, nb::handle owner)
 {
@@ -58,14 +22,22 @@ nb::object host_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dt
                                            dtype), view);
 }
 
-// ...and on CUDA an array-API object over device memory (__dlpack__, __dlpack_device__),
-// which streampipe.stage wraps with the chunk's stream and __cuda_array_interface__.
+// streampipe.stage wraps a device view with the chunk's stream and __cuda_array_interface__.
 nb::object device_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
                        int device_id, nb::handle owner)
 {
     return nb::cast(nb::ndarray<nb::array_api>(ptr, shape.size(), shape.data(), owner, nullptr,
                                                 dtype, nb::device::cuda::value, device_id),
                     nb::rv_policy::reference);
+}
+
+namespace {
+
+std::vector<size_t> chunk_shape(size_t records, const std::vector<size_t> &record_shape)
+{
+    std::vector<size_t> shape{records};
+    shape.insert(shape.end(), record_shape.begin(), record_shape.end());
+    return shape;
 }
 
 // The adapters catch what the user's function raises and return False; an exception that
@@ -94,7 +66,10 @@ nb::object call_host(stage_slot *slot, const sp_chunk *c)
                               slot->in_dtype, true, owner);
     nb::object out = host_view(c->out, chunk_shape(c->records, slot->out_shape),
                                slot->out_dtype, false, owner);
-    return slot->host_fn(c->index, c->first_record, c->records, in, out);
+    nb::object scratch = nb::none();
+    if (slot->scratch_bytes)
+        scratch = host_view(c->scratch, {slot->scratch_bytes}, nb::dtype<uint8_t>(), false, owner);
+    return slot->host_fn(c->index, c->first_record, c->records, in, out, scratch);
 }
 
 nb::object call_cuda(stage_slot *slot, const sp_chunk *c)
@@ -107,8 +82,12 @@ nb::object call_cuda(stage_slot *slot, const sp_chunk *c)
                                 slot->in_dtype, device, owner);
     nb::object out = device_view(c->out, chunk_shape(c->records, slot->out_shape),
                                  slot->out_dtype, device, owner);
+    nb::object scratch = nb::none();
+    if (slot->scratch_bytes)
+        scratch = device_view(c->scratch, {slot->scratch_bytes}, nb::dtype<uint8_t>(), device, owner);
     return slot->cuda_fn(c->index, c->first_record, c->records, in, out, (uintptr_t)c->in,
-                         (uintptr_t)c->out, (uintptr_t)c->stream);
+                         (uintptr_t)c->out, (uintptr_t)c->stream, scratch,
+                         (uintptr_t)c->scratch);
 }
 
 sp_status host_trampoline(const sp_chunk *chunk, void *user)
@@ -156,6 +135,7 @@ sp_stage make_stage(pipeline *owner, pipeline_parts &parts, const nb::dict &d)
     slot->out_dtype = dtype_of(d, "out_dtype");
     slot->in_shape = nb::cast<std::vector<size_t>>(d["in_shape"]);
     slot->out_shape = nb::cast<std::vector<size_t>>(d["out_shape"]);
+    slot->scratch_bytes = nb::cast<size_t>(d["scratch_bytes"]);
     sp_stage stage{};
     stage.name = slot->name.c_str(); // copied by sp_pipeline_create
     stage.out_record_bytes = nb::cast<size_t>(d["out_record_bytes"]);
@@ -163,6 +143,7 @@ sp_stage make_stage(pipeline *owner, pipeline_parts &parts, const nb::dict &d)
     stage.cuda = slot->cuda_fn.is_none() ? nullptr : cuda_trampoline;
     stage.user = slot.get();
     stage.streams = streams;
+    stage.scratch_bytes = slot->scratch_bytes;
     parts.slots.push_back(std::move(slot));
     return stage;
 }
@@ -206,10 +187,6 @@ void make_pipeline(pipeline *self, const context &ctx, const std::vector<nb::dic
     p->handle = handle;
 }
 
-struct report {
-    sp_report r{};
-};
-
 nb::dict report_dict(const report &self)
 {
     static const char *const kinds[] = {"stage-in", "h2d", "compute", "d2h", "stage-out"};
@@ -247,6 +224,8 @@ nb::dict report_dict(const report &self)
     d["graph"] = r.graph != 0;
     d["submit_s"] = r.submit_s;
     d["wait_s"] = r.wait_s;
+    d["pinned_bytes"] = r.pinned_bytes;
+    d["batches"] = r.batches;
     return d;
 }
 

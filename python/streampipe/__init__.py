@@ -29,7 +29,9 @@ from .errors import (
     OutOfDeviceMemory,
     OutOfMemory,
     StageError,
+    Timeout,
     Unsupported,
+    WouldBlock,
 )
 from .mlp import MLPModel
 from .pipeline import Pipeline
@@ -67,4 +69,6 @@ __all__ = [
     "BackendError",
     "DeviceLost",
     "Cancelled",
+    "WouldBlock",
+    "Timeout",
 ]

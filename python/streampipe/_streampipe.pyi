@@ -23,6 +23,10 @@ ERR_STAGE_FAILED: int
 ERR_BACKEND: int
 ERR_DEVICE_LOST: int
 ERR_CANCELLED: int
+ERR_WOULD_BLOCK: int
+ERR_TIMEOUT: int
+EVENT_INPUT_RELEASED: int
+EVENT_DONE: int
 BACKEND_AUTO: int
 BACKEND_HOST: int
 BACKEND_CUDA: int
@@ -60,10 +64,11 @@ class Report:
 class Pipeline:
     """sp_pipeline. Each stage dict has name, streams, builtin (a BuiltinStage or None) and,
     for Python stages, host and cuda (adapters or None), in_dtype, out_dtype, in_shape,
-    out_shape, out_record_bytes. A host adapter is called as
-    host(index, first_record, records, inp, out) -> bool with numpy views; a cuda adapter as
-    cuda(index, first_record, records, inp, out, in_ptr, out_ptr, stream) -> bool with
-    array-API objects over device memory."""
+    out_shape, out_record_bytes, scratch_bytes. A host adapter is called as
+    host(index, first_record, records, inp, out, scratch) -> bool with numpy views (scratch
+    None without scratch_bytes); a cuda adapter as
+    cuda(index, first_record, records, inp, out, in_ptr, out_ptr, stream, scratch,
+    scratch_ptr) -> bool with array-API objects over device memory."""
 
     def __init__(
         self,
@@ -96,6 +101,19 @@ class Pipeline:
     def write_trace(self, path: str, /) -> None: ...
     def write_svg(self, path: str, report: Optional[Report]) -> None: ...
 
+class Stream:
+    """sp_stream: holds the pipeline while open. An event is (kind, tag, status, records,
+    message), message being sp_stream_last_error when status is a failure, else ""."""
+
+    def __init__(
+        self, pipeline: Pipeline, max_in_flight: int, nonblocking: bool, input_released_events: bool
+    ) -> None: ...
+    def submit(self, x: np.ndarray, n_records: int, out: np.ndarray, tag: int) -> None: ...
+    def next(self, timeout_s: float) -> tuple[int, int, int, int, str]: ...
+    def close(self) -> tuple[int, Report, str]: ...
+    @property
+    def closed(self) -> bool: ...
+
 class BuiltinStage:
     """An sp_stage of the library's own, with what its user pointer needs kept alive."""
 
@@ -105,6 +123,8 @@ class BuiltinStage:
     def out_record_bytes(self) -> int: ...
     @property
     def streams(self) -> int: ...
+    @property
+    def scratch_bytes(self) -> int: ...
 
 def sinmix_stage(iters: int) -> BuiltinStage: ...
 

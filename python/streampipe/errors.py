@@ -20,6 +20,8 @@ __all__ = [
     "BackendError",
     "DeviceLost",
     "Cancelled",
+    "WouldBlock",
+    "Timeout",
 ]
 
 
@@ -89,6 +91,18 @@ class Cancelled(Error):
     _status = _c.ERR_CANCELLED
 
 
+class WouldBlock(Error):
+    """A non-blocking stream already holds max_in_flight batches."""
+
+    _status = _c.ERR_WOULD_BLOCK
+
+
+class Timeout(Error, TimeoutError):
+    """No stream event came in the time given."""
+
+    _status = _c.ERR_TIMEOUT
+
+
 _BY_STATUS: dict[int, type[Error]] = {
     cls._status: cls
     for cls in (
@@ -100,6 +114,8 @@ _BY_STATUS: dict[int, type[Error]] = {
         BackendError,
         DeviceLost,
         Cancelled,
+        WouldBlock,
+        Timeout,
     )
 }
 

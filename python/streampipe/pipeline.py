@@ -1,13 +1,10 @@
-"""Pipelines: a chain of stages with its buffers, run over host arrays.
+"""Pipelines: a chain of stages with its buffers, run over host arrays (:meth:`Pipeline.run`),
+over batches as they come (:meth:`Pipeline.stream`, :mod:`streampipe.stream`), or from a
+source into a sink (:meth:`Pipeline.run_io`).
 
-Streams (the C library's ``sp_stream_*``, DESIGN.md section 9) are not bound yet because that
-C API does not exist yet. They will be ``Pipeline.stream(max_in_flight=...)`` returning a
-``PipelineStream`` (not a :class:`CudaStream`, the queue a chunk's CUDA work goes on) with
-``submit(x, out=None) -> Future`` and ``imap(batches)``; the pieces they need are
-already separate here: :meth:`Pipeline._prepare` checks and converts one batch (a submit calls
-it per batch, and keeps the returned arrays alive until the batch's DONE), ``_Failures`` keeps
-a Python stage's exception for the batch it failed, and ``_running`` serializes use of the
-handle.
+:meth:`Pipeline._prepare` checks and converts one batch, for a run or a stream's submit;
+``_Failures`` keeps what Python stages raised, for the run or the stream's batch they failed;
+``_running`` serializes use of the handle (a run holds it for the call, a stream while open).
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record
 from .errors import InvalidArgument, StageError
 from .report import Report
 from .stage import Stage, _Failures, _cuda_adapter, _host_adapter
+from .stream import PipelineStream
 
 if TYPE_CHECKING:
     from .context import Context
@@ -131,6 +129,7 @@ class Pipeline:
 
         self._failures = _Failures()
         self._running = threading.Lock()
+        self._stream: Optional[list[threading.Lock]] = None  # an open stream's claim
         self._report_runs = 0  # runs made with a report: which one a Report's trace is of
         self._exclusive = self._check_chain(graph)
         dicts = self._stage_dicts()
@@ -183,7 +182,12 @@ class Pipeline:
         dtype, shape = self.in_dtype, self.in_shape
         device = self.context.device
         for s in self.stages:
-            d: dict[str, Any] = {"name": s.name, "streams": s.streams, "builtin": s._builtin}
+            d: dict[str, Any] = {
+                "name": s.name,
+                "streams": s.streams,
+                "builtin": s._builtin,
+                "scratch_bytes": s.scratch_bytes,
+            }
             if s._builtin is None:
                 d.update(
                     host=None if s.host is None else _host_adapter(s, self._failures),
@@ -304,10 +308,15 @@ class Pipeline:
                 )
         return _Batch(src, n, dst, out)
 
-    @contextlib.contextmanager
-    def _idle(self) -> Iterator[None]:
-        """Holds the pipeline (and its exclusive stage sets) for one call."""
+    def _claim(self) -> list[threading.Lock]:
+        """Takes the pipeline (and its exclusive stage sets) or raises InvalidArgument; returns
+        the stage-set locks taken, for _unclaim."""
         if not self._running.acquire(blocking=False):
+            if self._stream is not None:
+                raise InvalidArgument(
+                    "the pipeline has an open stream; close it (or leave its `with` block) "
+                    "before running the pipeline otherwise"
+                )
             raise InvalidArgument(
                 "the pipeline is running (on another thread, or this is called from one of "
                 "its own stages); one pipeline runs on one thread at a time"
@@ -321,11 +330,24 @@ class Pipeline:
                         "pipeline at a time"
                     )
                 taken.append(lock)
+        except BaseException:
+            self._unclaim(taken)
+            raise
+        return taken
+
+    def _unclaim(self, taken: list[threading.Lock]) -> None:
+        for lock in reversed(taken):
+            lock.release()
+        self._running.release()
+
+    @contextlib.contextmanager
+    def _idle(self) -> Iterator[None]:
+        """Holds the pipeline (and its exclusive stage sets) for one call."""
+        taken = self._claim()
+        try:
             yield
         finally:
-            for lock in reversed(taken):
-                lock.release()
-            self._running.release()
+            self._unclaim(taken)
 
     def _run(self, x: Any, out: Any, report: bool, serial: bool) -> Any:
         batch = self._prepare(x, out)
@@ -353,3 +375,37 @@ class Pipeline:
             if why:
                 return why
         return ""
+
+    # ---- streams ----------------------------------------------------------------------------
+
+    def stream(self, max_in_flight: int = 4, input_released: bool = False) -> PipelineStream:
+        """Opens a stream: batches submitted one by one (``submit(x, out=None)`` returns a
+        future, ``imap(batches)`` yields the outputs in order) that go through one ring kept
+        running between them, so consecutive batches overlap as the chunks of one run do.
+
+        ``max_in_flight``: batches held at once (submitted and not yet done), 1..4096; a
+        submit beyond waits for room. ``input_released``: resolve each batch's
+        ``future.input_released`` as soon as its input has been read (one more event per
+        batch); otherwise it resolves with the batch. Use it as ``with pipe.stream() as s:``;
+        the pipeline runs nothing else until it is closed. :mod:`streampipe.stream` has the
+        details.
+        """
+        max_in_flight = as_count(max_in_flight, "max_in_flight", 1, 2**32 - 1)
+        if not isinstance(input_released, (bool, np.bool_)):
+            raise InvalidArgument("input_released must be True or False")
+        taken = self._claim()
+        self._stream = taken  # before the stream's thread starts: it gives them back
+        try:
+            self._failures.take()
+            return PipelineStream(self, max_in_flight, bool(input_released))
+        except BaseException:
+            self._stream = None
+            self._unclaim(taken)
+            raise
+
+    def _stream_closed(self) -> None:
+        """The stream's event thread, once the stream is closed: gives the pipeline back (one
+        stream is open at a time: it holds the claim)."""
+        taken, self._stream = self._stream, None
+        if taken is not None:
+            self._unclaim(taken)

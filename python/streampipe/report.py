@@ -1,4 +1,4 @@
-"""The report of one run: the C library's sp_report, and its timeline as a file."""
+"""The report of one run (or stream): the C library's sp_report, and a run's timeline as a file."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ class Report:
     ``efficiency`` is ``bound_s / makespan_s``; ``hidden_transfer`` the fraction of copy time
     that overlapped compute; ``bottleneck`` the engine with the largest total (or "host
     staging"). In graph mode (``graph`` True) the engine figures are not measured.
+    ``pinned_bytes``: the pinned staging memory the pipeline holds; ``batches``: 1 for a run,
+    the batches of a stream for :meth:`PipelineStream.close`'s report (a stream records no
+    per-operation timings: its report has the counts and the makespan, and no trace).
     """
 
     records: int
@@ -57,6 +60,8 @@ class Report:
     graph: bool
     submit_s: float
     wait_s: float
+    pinned_bytes: int
+    batches: int
     _pipeline: "Pipeline" = field(repr=False, compare=False)
     _c: Any = field(repr=False, compare=False)
     _run: int = field(repr=False, compare=False)
@@ -74,6 +79,11 @@ class Report:
         return d
 
     def _check_current(self) -> None:
+        if self._run < 0:
+            raise InvalidArgument(
+                "a stream's report has no timeline (streams record no per-operation timings); "
+                "a run with report=True has one"
+            )
         if self._pipeline._report_runs != self._run:
             raise InvalidArgument(
                 "the pipeline has run with a report since this one was made; its timeline is "

@@ -4,10 +4,12 @@ A HOST stage is ``host(inp, out)``: numpy views of one chunk, ``inp`` read-only 
 ``(records, *in_record_shape)`` and ``out`` with shape ``(records, *out_shape)``. Write the
 results into ``out`` and return None (or ``out``; returning another array is an error, since
 ``out`` would be left unwritten). It runs on the stage's worker thread with the GIL taken.
+A stage made with ``scratch_bytes=N`` is called ``host(inp, out, scratch)``, ``scratch`` a
+writable uint8 array of N bytes that is the chunk's own while the call runs.
 
 A CUDA stage is ``cuda(chunk)`` with a :class:`Chunk`: enqueue the work on ``chunk.stream`` and
-return without synchronizing. It runs on the thread that called ``Pipeline.run``, with the GIL
-taken. With PyTorch::
+return without synchronizing. It runs on the thread that called ``Pipeline.run`` (in a stream,
+the stream's engine thread), with the GIL taken. With PyTorch::
 
     def double(chunk):
         with torch.cuda.stream(torch.cuda.ExternalStream(chunk.stream.handle)):
@@ -15,10 +17,15 @@ taken. With PyTorch::
 
 and with CuPy, ``with cupy.cuda.ExternalStream(chunk.stream.handle): ...`` around
 ``cupy.asarray(chunk.input)`` (which reads ``__cuda_array_interface__``; CuPy synchronizes on
-the stream it names unless ``CUPY_CUDA_ARRAY_INTERFACE_SYNC=0``).
+the stream it names unless ``CUPY_CUDA_ARRAY_INTERFACE_SYNC=0``). With ``scratch_bytes=N``,
+``chunk.scratch`` is N bytes of device memory (a uint8 :class:`DeviceArray`) for that chunk
+alone: a workspace (cuBLASLt, cuDNN, temporaries) that needs no allocation in the stage, so
+the stage also works in graph mode and on several streams.
 
 The arrays a stage is handed are valid only during the call: the memory is the pipeline's
-slot buffer, which the next chunk of that slot overwrites.
+slot buffer, which the next chunk of that slot overwrites. Scratch is per slot of the ring,
+allocated once with the pipeline: two chunks in flight never share it, and what a chunk left
+there is undefined for the next.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from .errors import InvalidArgument
 
 __all__ = ["Stage", "Chunk", "DeviceArray", "CudaStream", "sinmix"]
 
-HostFn = Callable[[np.ndarray, np.ndarray], None]
+HostFn = Callable[..., None]  # host(inp, out), or host(inp, out, scratch) with scratch_bytes
 CudaFn = Callable[["Chunk"], None]
 
 
@@ -62,6 +69,7 @@ class CudaStream:
 
 
 _DLPACK_NO_SYNC = -1
+_U8 = np.dtype(np.uint8)
 
 
 class DeviceArray:
@@ -138,9 +146,11 @@ class Chunk:
     """What a CUDA stage is handed for one chunk.
 
     ``index``: the chunk's number in the run, from 0; ``first_record``: its first record's
-    index in the run; ``records``: records in it (the last chunk may be short); ``input`` and
+    index in the run (in a stream, both count from the stream's start); ``records``: records in it (the last chunk may be short); ``input`` and
     ``output``: :class:`DeviceArray` of shape ``(records, *record_shape)``; ``stream``: the
-    :class:`CudaStream` to enqueue on; ``scratch``: always None for now (see :class:`Stage`).
+    :class:`CudaStream` to enqueue on; ``scratch``: the stage's ``scratch_bytes`` of device memory
+    for this chunk alone (a uint8 :class:`DeviceArray` of shape ``(scratch_bytes,)``), or None
+    when the stage asked for none.
     In graph mode a stage must not depend on ``index`` or ``first_record`` (its work is
     captured once per slot and replayed), and must not allocate device memory while it is
     captured: keep graph="off" for PyTorch or CuPy stages that allocate temporaries.
@@ -156,6 +166,7 @@ class Chunk:
         input: DeviceArray,
         output: DeviceArray,
         stream: CudaStream,
+        scratch: Optional[DeviceArray] = None,
     ) -> None:
         self.index: int = index
         self.first_record: int = first_record
@@ -163,7 +174,7 @@ class Chunk:
         self.input: DeviceArray = input
         self.output: DeviceArray = output
         self.stream: CudaStream = stream
-        self.scratch: None = None
+        self.scratch: Optional[DeviceArray] = scratch
 
     def __repr__(self) -> str:
         return (
@@ -183,9 +194,10 @@ class Stage:
     by side; with more than one, the function runs for several chunks at once (on several
     worker threads on HOST), so it must keep no per-chunk state of its own.
 
-    ``scratch_bytes``: per-slot device scratch memory is not provided yet (the C library has no
-    scratch in ``sp_stage``); a nonzero value raises NotImplementedError rather than handing
-    the stage a ``chunk.scratch`` of None it would fail on later.
+    ``scratch_bytes``: a workspace of this many bytes for each chunk in flight (device memory
+    on CUDA, host memory on HOST), allocated once per slot of the ring with the pipeline:
+    ``chunk.scratch`` for a CUDA stage, a third argument ``host(inp, out, scratch)`` for a HOST
+    one. Two chunks in flight never share it, with several streams and in graph mode too.
     """
 
     def __init__(
@@ -205,11 +217,6 @@ class Stage:
         for label, fn in (("host", host), ("cuda", cuda)):
             if fn is not None and not callable(fn):
                 raise InvalidArgument(f"stage '{name}': {label} must be callable")
-        if as_count(scratch_bytes, "scratch_bytes") != 0:
-            raise NotImplementedError(
-                "scratch_bytes: per-slot scratch memory is not provided yet (the C API has no "
-                "sp_stage.scratch_bytes); allocate a workspace per chunk on chunk.stream instead"
-            )
         self.name: str = name
         self.out_dtype: np.dtype = as_dtype(out_dtype, f"stage '{name}': out_dtype")
         self.out_shape: tuple[int, ...] = as_shape(out_shape, f"stage '{name}': out_shape")
@@ -218,7 +225,9 @@ class Stage:
         )
         self.host: Optional[HostFn] = host
         self.cuda: Optional[CudaFn] = cuda
-        self.scratch_bytes: int = 0
+        self.scratch_bytes: int = as_count(
+            scratch_bytes, f"stage '{name}': scratch_bytes", 0, _c.SIZE_MAX
+        )
         self.streams: int = as_count(streams, f"stage '{name}': streams", 0, _c.MAX_STAGE_STREAMS)
         # Built-in stages: the C stage, the record they read (None: any), the context they were
         # made for (None: any), and a lock when their stage set may run one pipeline at a time.
@@ -247,7 +256,7 @@ class Stage:
         assert record_bytes(stage.out_dtype, out_shape, stage.name) == stage.out_record_bytes
         stage.host = None
         stage.cuda = None
-        stage.scratch_bytes = 0
+        stage.scratch_bytes = builtin.scratch_bytes
         stage.streams = as_count(streams, f"stage '{stage.name}': streams", 0, _c.MAX_STAGE_STREAMS)
         stage._builtin = builtin
         stage.in_dtype = np.dtype(in_dtype)
@@ -303,21 +312,37 @@ class _Failure:
 
 
 class _Failures:
-    """Where a pipeline's adapters leave the first exception of a run."""
+    """Where a pipeline's adapters leave the exceptions its Python stages raise: a run takes
+    the first; a stream takes each failed batch's by the records it covers."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._first: Optional[_Failure] = None
+        self._list: list[_Failure] = []  # in the order they were raised
 
     def record(self, failure: _Failure) -> None:
         with self._lock:
-            if self._first is None:
-                self._first = failure
+            self._list.append(failure)
 
     def take(self) -> Optional[_Failure]:
+        """The first failure since the last take, and forgets every one."""
         with self._lock:
-            first, self._first = self._first, None
+            first = self._list[0] if self._list else None
+            self._list.clear()
             return first
+
+    def take_batch(self, first: int, end: int, failed: bool) -> Optional[_Failure]:
+        """For a stream's batch of records [first, end) that is done: when it `failed`, the
+        first failure of one of its chunks (or, when none is, the oldest of records before
+        `end`: a HOST graph replay reports the chunk it was captured with); and forgets every
+        failure of records before `end`, whose batches are all done."""
+        with self._lock:
+            mine: Optional[_Failure] = None
+            if failed:
+                mine = next((f for f in self._list if first <= f.first_record < end), None)
+                if mine is None:
+                    mine = next((f for f in self._list if f.first_record < end), None)
+            self._list = [f for f in self._list if f.first_record >= end and f is not mine]
+            return mine
 
 
 def _check_host_result(name: str, result: Any, out: np.ndarray) -> None:
@@ -337,11 +362,20 @@ def _check_host_result(name: str, result: Any, out: np.ndarray) -> None:
 def _host_adapter(stage: Stage, failures: _Failures) -> Callable[..., bool]:
     fn = stage.host
     name = stage.name
+    with_scratch = stage.scratch_bytes > 0
     assert fn is not None
 
-    def call(index: int, first: int, records: int, inp: np.ndarray, out: np.ndarray) -> bool:
+    def call(
+        index: int,
+        first: int,
+        records: int,
+        inp: np.ndarray,
+        out: np.ndarray,
+        scratch: Optional[np.ndarray],
+    ) -> bool:
         try:
-            _check_host_result(name, fn(inp, out), out)
+            result = fn(inp, out, scratch) if with_scratch else fn(inp, out)
+            _check_host_result(name, result, out)
             return True
         except BaseException as exc:  # noqa: B036 - handed back to the caller of run()
             failures.record(_Failure(name, index, first, records, exc))
@@ -360,6 +394,7 @@ def _cuda_adapter(
     fn = stage.cuda
     name = stage.name
     out_dtype, out_shape = stage.out_dtype, stage.out_shape
+    scratch_bytes = stage.scratch_bytes
     assert fn is not None
 
     def call(
@@ -371,6 +406,8 @@ def _cuda_adapter(
         in_ptr: int,
         out_ptr: int,
         stream_handle: int,
+        scratch: Any,
+        scratch_ptr: int,
     ) -> bool:
         try:
             stream = CudaStream(stream_handle, device)
@@ -381,6 +418,9 @@ def _cuda_adapter(
                 DeviceArray(inp, in_ptr, (records, *in_shape), in_dtype, stream, False),
                 DeviceArray(out, out_ptr, (records, *out_shape), out_dtype, stream, False),
                 stream,
+                None
+                if scratch is None
+                else DeviceArray(scratch, scratch_ptr, (scratch_bytes,), _U8, stream, False),
             )
             fn(chunk)  # its value is ignored: torch's out= functions return a new tensor
             return True

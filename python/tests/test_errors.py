@@ -155,10 +155,13 @@ def test_bad_stages(host_ctx: sp.Context) -> None:
         sp.Stage("x", np.float32, (4, 0), host=print)
 
 
-def test_scratch_is_not_provided_yet() -> None:
-    with pytest.raises(NotImplementedError, match="scratch"):
-        sp.Stage("x", np.float32, host=print, scratch_bytes=1 << 20)
-    assert sp.Stage("x", np.float32, host=print, scratch_bytes=0).scratch_bytes == 0
+def test_bad_scratch_bytes() -> None:
+    assert sp.Stage("x", np.float32, host=print, scratch_bytes=1 << 20).scratch_bytes == 1 << 20
+    assert sp.Stage("x", np.float32, host=print).scratch_bytes == 0
+    with pytest.raises(sp.InvalidArgument, match="scratch_bytes"):
+        sp.Stage("x", np.float32, host=print, scratch_bytes=-1)
+    with pytest.raises(sp.InvalidArgument, match="scratch_bytes"):
+        sp.Stage("x", np.float32, host=print, scratch_bytes=1.5)  # type: ignore[arg-type]
 
 
 def test_missing_backend_function(host_ctx: sp.Context) -> None:

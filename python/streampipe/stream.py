@@ -1,0 +1,391 @@
+"""Streams: batches submitted as they arrive, through one ring kept running between them.
+
+:meth:`Pipeline.stream` opens one (the C library's ``sp_stream_*``)::
+
+    with pipe.stream(max_in_flight=4) as s:
+        futures = [s.submit(x) for x in batches]       # each a concurrent.futures.Future
+        outputs = [f.result() for f in futures]
+        for y in s.imap(generate_batches()):           # or outputs in order, as they come
+            ...
+
+The library's engine thread cuts each batch into chunks (a chunk never holds records of two
+batches) and feeds them to the ring behind the chunks already in flight, so the copies and the
+compute of consecutive batches overlap as those of one run do; ``Pipeline.run`` drains the
+ring at the end of every call.
+
+Design. The stream's events (each batch's DONE, in submission order, and INPUT_RELEASED when
+asked for) are taken by one Python thread per stream, the *event thread*, which waits in
+``sp_stream_next`` with the GIL released and resolves the batch's future. A thread of its own,
+rather than the caller's, because a ``concurrent.futures.Future`` has to be resolved by
+someone while the caller is elsewhere: blocked in ``result()`` of a later batch, producing the
+next batch, or not looking at all (done callbacks then still run promptly). Its cost is a
+wake-up and the GIL for a few microseconds per event. Futures' done callbacks run on it: they
+may submit (they get :class:`WouldBlock` rather than waiting for room only the event thread
+can make) but must not close the stream.
+
+The stream waits for room itself (the C stream is opened non-blocking): at most
+``max_in_flight`` batches are held, a batch being held from its submit until its future is
+resolved. Each batch's arrays are kept alive until then, the input converted or copied by the
+same checks as ``Pipeline.run`` (which raise at submit and touch nothing).
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+import weakref
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
+
+from . import _streampipe as _c
+from .errors import Cancelled, InvalidArgument, StageError, Timeout, WouldBlock, _from_status
+from .report import Report
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline, _Batch
+    from .stage import _Failure
+
+__all__ = ["PipelineStream", "BatchFuture"]
+
+
+class BatchFuture(Future):  # type: ignore[type-arg]
+    """The future of one batch: it resolves to the output array (``out`` as given, or a new
+    one), or raises the :class:`Error` of the batch's status.
+
+    A stage failing in the batch gives :class:`StageError` (a Python stage's exception as its
+    ``__cause__``); the batches after it that were already in flight may give
+    :class:`Cancelled`; a lost device :class:`DeviceLost`. A batch cannot be cancelled once
+    submitted (``cancel()`` returns False).
+
+    ``index``: the batch's number in the stream, from 0; ``first_record``: its first record's
+    number (records are numbered from the stream's start, as ``chunk.first_record`` is);
+    ``records``: its records. ``input_released``: a future that resolves (to None) once the
+    batch's input has been read and may be overwritten; with ``input_released=False`` on the
+    stream it resolves together with the batch.
+    """
+
+    def __init__(self, index: int, first_record: int, records: int) -> None:
+        super().__init__()
+        self.index: int = index
+        self.first_record: int = first_record
+        self.records: int = records
+        self.input_released: Future[None] = Future()
+        self.set_running_or_notify_cancel()
+        self.input_released.set_running_or_notify_cancel()
+
+    def __repr__(self) -> str:
+        return f"<BatchFuture index={self.index} records={self.records} {self._state.lower()}>"
+
+
+class _Held:
+    """What a held batch keeps alive until its DONE: its arrays and its future."""
+
+    __slots__ = ("batch", "future")
+
+    def __init__(self, batch: "_Batch", future: BatchFuture) -> None:
+        self.batch: Optional["_Batch"] = batch
+        self.future = future
+
+
+def _resolve_released(future: Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class _Core:
+    """The stream's state, shared by the user's threads and the event thread (which holds
+    this, not the :class:`PipelineStream`, so that a stream nobody refers to any more is
+    closed by the finalizer rather than kept open by its own thread)."""
+
+    def __init__(self, pipeline: "Pipeline", max_in_flight: int, input_released: bool) -> None:
+        self.pipeline = pipeline
+        self.max_in_flight = max_in_flight
+        self.cond = threading.Condition()
+        self.submit_lock = threading.Lock()  # the C API: one submitting thread at a time
+        self.held: dict[int, _Held] = {}  # by tag: submitted (or being submitted), not DONE
+        self.reserved = 0  # room taken by submits on their way to sp_stream_submit
+        self.submitted = 0  # of those held, accepted by sp_stream_submit
+        self.submitting = 0  # submits inside sp_stream_submit
+        self.next_tag = 0
+        self.next_record = 0
+        self.closing = False
+        self.closed = False
+        self.report: Optional[Report] = None
+        self.close_error: Optional[BaseException] = None  # the event thread's own failure
+        self.c = _c.Stream(pipeline._c, max_in_flight, True, input_released)
+        # A daemon: a stream left open at exit must not keep the interpreter waiting.
+        self.thread = threading.Thread(
+            target=self._events, name=f"streampipe-events-{id(self):x}", daemon=True
+        )
+        try:
+            self.thread.start()
+        except BaseException:
+            self.c.close()
+            raise
+
+    # ---- the user's side ----------------------------------------------------------------
+
+    def check_open(self) -> None:
+        if self.closing:
+            raise InvalidArgument("the stream is closed (or closing); open another with "
+                                  "Pipeline.stream()")
+
+    def submit(self, x: Any, out: Any, block: bool, timeout: Optional[float]) -> BatchFuture:
+        with self.cond:
+            self.check_open()
+        batch = self.pipeline._prepare(x, out)  # bad input raises here, touching nothing
+        with self.cond:
+            self._wait_for_room(block, timeout)
+            self.reserved += 1
+        # One submit at a time goes to the library, in the order that numbers batches and
+        # records. The lock is never held while waiting (for room, or for the event thread),
+        # so a done callback's submit on the event thread waits for nothing but this one.
+        with self.submit_lock:
+            with self.cond:
+                self.reserved -= 1
+                if self.closing:
+                    self.cond.notify_all()
+                    self.check_open()
+                tag = self.next_tag
+                future = BatchFuture(tag, self.next_record, batch.n)
+                self.held[tag] = _Held(batch, future)  # before the C call: its events may come
+                self.submitting += 1
+            try:
+                self.c.submit(batch.x, batch.n, batch.out, tag)
+            except BaseException:
+                with self.cond:
+                    del self.held[tag]
+                    self.submitting -= 1
+                    self.cond.notify_all()
+                raise
+            with self.cond:
+                self.submitting -= 1
+                self.submitted += 1
+                self.next_tag += 1
+                self.next_record += batch.n
+                self.cond.notify_all()
+        return future
+
+    def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
+        """Under cond: returns once fewer than max_in_flight batches are held or on their way."""
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        while True:
+            self.check_open()
+            held = len(self.held) + self.reserved
+            if held < self.max_in_flight:
+                return
+            if not block or threading.current_thread() is self.thread:
+                raise WouldBlock(
+                    f"the stream holds {held} batches (its max_in_flight)"
+                    + ("" if not block else "; a done callback cannot wait for room, which "
+                       "only the stream's event thread that runs it can make")
+                )
+            if deadline is None:
+                self.cond.wait()
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout(f"no room in the stream within {timeout} s: it holds {held} "
+                              "batches (its max_in_flight)")
+            self.cond.wait(left)
+
+    def close(self) -> Report:
+        if threading.current_thread() is self.thread:
+            raise InvalidArgument(
+                "a stream cannot be closed from a done callback of its own futures (closing "
+                "waits for the batches that the callback's thread resolves)"
+            )
+        self.request_close()
+        self.thread.join()
+        if self.close_error is not None:
+            raise self.close_error
+        assert self.report is not None
+        return self.report
+
+    def request_close(self) -> None:
+        """No more submits; the event thread drains, closes the C stream and ends. Safe from
+        any thread (the finalizer's included) and more than once."""
+        with self.cond:
+            self.closing = True
+            self.cond.notify_all()
+
+    @property
+    def in_flight(self) -> int:
+        with self.cond:
+            return len(self.held)
+
+    # ---- the event thread -----------------------------------------------------------------
+
+    def _events(self) -> None:
+        try:
+            while True:
+                with self.cond:
+                    while self.submitted == 0 and not (self.closing and self.submitting == 0):
+                        self.cond.wait()
+                    if self.submitted == 0:
+                        break  # closing, and nothing in flight
+                kind, tag, status, _records, message = self.c.next(-1.0)
+                if kind == _c.EVENT_DONE:
+                    self._done(tag, status, message)
+                else:
+                    with self.cond:
+                        held = self.held.get(tag)
+                    if held is not None:
+                        _resolve_released(held.future.input_released)
+        except BaseException as exc:  # noqa: B036 - a bug of ours: fail what is held, not hang
+            self._fail_all(exc)
+        finally:
+            self._close_c()
+
+    def _done(self, tag: int, status: int, message: str) -> None:
+        with self.cond:
+            held = self.held.pop(tag)
+            self.submitted -= 1
+            self.cond.notify_all()  # room for a submit
+        future = held.future
+        batch, held.batch = held.batch, None
+        assert batch is not None
+        failure = self.pipeline._failures.take_batch(
+            future.first_record, future.first_record + future.records,
+            status == _c.ERR_STAGE_FAILED,
+        )
+        _resolve_released(future.input_released)
+        if status == _c.OK:
+            future.set_result(batch.result)
+        else:
+            future.set_exception(self._error(future, status, message, failure))
+
+    def _error(
+        self, future: BatchFuture, status: int, message: str, failure: Optional["_Failure"]
+    ) -> BaseException:
+        where = f"batch {future.index} ({future.records} records)"
+        if status == _c.ERR_STAGE_FAILED:
+            if failure is None:
+                detail = self.pipeline._builtin_detail()
+                return StageError(f"{where}: {message}" + (f": {detail}" if detail else ""),
+                                  status)
+            if not isinstance(failure.exc, Exception):
+                return failure.exc  # KeyboardInterrupt, SystemExit: not the stage's
+            err = StageError(f"{where}: {message}: {failure}", status)
+            err.__cause__ = failure.exc
+            return err
+        if status == _c.ERR_CANCELLED:
+            return Cancelled(
+                f"{where} was cancelled: a failure before it in the stream stopped it "
+                f"(the stream's last failure: {message})",
+                status,
+            )
+        return _from_status(status, f"{where}: {message}")
+
+    def _fail_all(self, exc: BaseException) -> None:
+        with self.cond:
+            held = list(self.held.values())
+            self.held.clear()
+            self.submitted = 0
+            self.closing = True
+            self.close_error = exc
+            self.cond.notify_all()
+        for h in held:
+            _resolve_released(h.future.input_released)
+            if not h.future.done():
+                h.future.set_exception(exc)
+
+    def _close_c(self) -> None:
+        """Drains (nothing is held here but after a failure of the event thread itself),
+        closes the C stream and gives the pipeline back."""
+        try:
+            _status, c_report, _message = self.c.close()
+            self.report = Report._make(self.pipeline, c_report, -1)
+        except BaseException as exc:  # noqa: B036 - handed to close()
+            if self.close_error is None:
+                self.close_error = exc
+        finally:
+            with self.cond:
+                self.closing = True
+                self.closed = True
+                self.cond.notify_all()
+            self.pipeline._stream_closed()
+
+
+class PipelineStream:
+    """An open stream of a :class:`Pipeline` (made by :meth:`Pipeline.stream`); the module
+    docstring has the design.
+
+    Use it as a context manager, or call :meth:`close`: leaving the ``with`` block waits for
+    every batch submitted (whether or not the block raised). A stream dropped without being
+    closed is closed in the background. While it is open the pipeline runs nothing else
+    (``Pipeline.run`` raises InvalidArgument).
+    """
+
+    def __init__(self, pipeline: "Pipeline", max_in_flight: int, input_released: bool) -> None:
+        self._core = _Core(pipeline, max_in_flight, input_released)
+        self._finalizer = weakref.finalize(self, self._core.request_close)
+        self.pipeline: "Pipeline" = pipeline
+        self.max_in_flight: int = max_in_flight
+
+    def submit(
+        self, x: Any, out: Any = None, block: bool = True, timeout: Optional[float] = None
+    ) -> BatchFuture:
+        """Queues a batch: `x` and `out` as for :meth:`Pipeline.run` (any number of records, 0
+        included), and returns its :class:`BatchFuture` at once.
+
+        Bad input raises InvalidArgument here and touches nothing. `x` (unless it was copied
+        to make it contiguous) must not be written until ``future.input_released`` and `out`
+        must not be touched until the future is done; the stream keeps both alive until then.
+        With ``max_in_flight`` batches held, waits for room (the GIL released): for ever, up
+        to `timeout` seconds (then :class:`Timeout`), or not at all with ``block=False``
+        (:class:`WouldBlock`). Raises InvalidArgument once the stream is closed.
+        """
+        return self._core.submit(x, out, block, timeout)
+
+    def imap(self, batches: Iterable[Any]) -> Iterator[Any]:
+        """The outputs of `batches` (any iterable of inputs, a generator included), in order.
+
+        At most ``max_in_flight`` batches are in flight: the next input is taken from the
+        iterable while the earlier ones run, and submitted once the oldest has been yielded
+        (so the iterable runs up to ``max_in_flight + 1`` inputs ahead of the consumer).
+        A failed batch raises its error at its place; the batches after it that were already
+        submitted complete on their own (closing the stream waits for them).
+        """
+        pending: collections.deque[BatchFuture] = collections.deque()
+        for x in batches:
+            while len(pending) >= self.max_in_flight:
+                yield pending.popleft().result()
+            pending.append(self.submit(x))
+        while pending:
+            yield pending.popleft().result()
+
+    def close(self) -> Report:
+        """Waits for every batch submitted, closes the stream and returns its :class:`Report`
+        (counts, makespan and what the library chose; a stream records no per-chunk timings,
+        so the report has no trace). Failures went to their batches' futures and are not
+        raised again here. A second close returns the same report."""
+        report = self._core.close()
+        self._finalizer.detach()
+        return report
+
+    @property
+    def closed(self) -> bool:
+        """True once close() has begun (no more submits)."""
+        return self._core.closing
+
+    @property
+    def in_flight(self) -> int:
+        """Batches submitted whose futures are not resolved yet (at most max_in_flight)."""
+        return self._core.in_flight
+
+    @property
+    def report(self) -> Optional[Report]:
+        """The stream's report once it is closed, else None."""
+        return self._core.report
+
+    def __enter__(self) -> "PipelineStream":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.in_flight} in flight"
+        return f"<PipelineStream max_in_flight={self.max_in_flight} {state}>"
