@@ -1,5 +1,6 @@
 // Pipelines: creation from the Python layer's stage descriptions, the calls into Python stages,
-// runs (with the GIL released), reports and the trace writers.
+// runs (with the GIL released) from arrays or from a Python source into a Python sink,
+// reports and the trace writers.
 #include <cstdio>
 #include <cstdint>
 
@@ -253,6 +254,91 @@ nb::object run(pipeline &self, in_array in, size_t n_records, out_array out, boo
     return nb::cast(std::move(rep), nb::rv_policy::move);
 }
 
+// A source and a sink written in Python (sp_pipeline_run_io): adapters streampipe.pipeline
+// makes, called with views of the slot's pinned staging memory, valid during the call only.
+struct io_adapters {
+    nb::handle owner; // the pipeline, whose staging the views are of
+    nb::object read, write;
+    nb::dlpack::dtype in_dtype{}, out_dtype{};
+    std::vector<size_t> in_shape, out_shape;
+};
+
+// read(dst, first_record, max_records) -> records, or < 0 when the source raised.
+sp_status io_read(void *dst, size_t first_record, size_t max_records, size_t *records, void *user)
+{
+    auto *io = static_cast<io_adapters *>(user);
+    nb::gil_scoped_acquire gil;
+    try {
+        nb::object view = host_view(dst, chunk_shape(max_records, io->in_shape), io->in_dtype,
+                                    false, io->owner);
+        long long got = nb::cast<long long>(io->read(view, first_record, max_records));
+        if (got < 0)
+            return SP_ERR_STAGE_FAILED;
+        *records = (size_t)got;
+        return SP_OK;
+    } catch (nb::python_error &e) {
+        e.discard_as_unraisable("streampipe source");
+    } catch (const std::exception &e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        PyErr_WriteUnraisable(nullptr);
+    }
+    return SP_ERR_STAGE_FAILED;
+}
+
+// write(src, first_record) -> bool (False when the sink raised).
+sp_status io_write(const void *src, size_t first_record, size_t records, void *user)
+{
+    auto *io = static_cast<io_adapters *>(user);
+    nb::gil_scoped_acquire gil;
+    try {
+        nb::object view = host_view(const_cast<void *>(src), chunk_shape(records, io->out_shape),
+                                    io->out_dtype, true, io->owner);
+        return nb::cast<bool>(io->write(view, first_record)) ? SP_OK : SP_ERR_STAGE_FAILED;
+    } catch (nb::python_error &e) {
+        e.discard_as_unraisable("streampipe sink");
+    } catch (const std::exception &e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        PyErr_WriteUnraisable(nullptr);
+    }
+    return SP_ERR_STAGE_FAILED;
+}
+
+nb::object run_io(nb::pointer_and_handle<pipeline> self, nb::object read, nb::object write,
+                  size_t n_records, bool positional, nb::tuple in_dtype,
+                  const std::vector<size_t> &in_shape, nb::tuple out_dtype,
+                  const std::vector<size_t> &out_shape, bool want_report)
+{
+    io_adapters adapters;
+    adapters.owner = self.h;
+    adapters.read = std::move(read);
+    adapters.write = std::move(write);
+    adapters.in_dtype = to_dtype(nb::cast<int>(in_dtype[0]), nb::cast<int>(in_dtype[1]));
+    adapters.out_dtype = to_dtype(nb::cast<int>(out_dtype[0]), nb::cast<int>(out_dtype[1]));
+    adapters.in_shape = in_shape;
+    adapters.out_shape = out_shape;
+    sp_io io{};
+    io.read = io_read;
+    io.read_user = &adapters;
+    io.write = io_write;
+    io.write_user = &adapters;
+    io.n_records = n_records;
+    io.positional = positional ? 1 : 0;
+    report rep;
+    sp_status status;
+    std::string why;
+    {
+        nb::gil_scoped_release unlocked; // taken again only to call the source and the sink
+        status = sp_pipeline_run_io(self.p->handle, &io, want_report ? &rep.r : nullptr);
+        if (status != SP_OK)
+            why = sp_pipeline_last_error(self.p->handle);
+    }
+    if (status != SP_OK)
+        raise_status(status, why);
+    if (!want_report)
+        return nb::none();
+    return nb::cast(std::move(rep), nb::rv_policy::move);
+}
+
 // Opens `path` for the writer and closes it; a failure to open or close is an OSError.
 template <typename Write> void write_file(pipeline &self, const std::string &path, Write write)
 {
@@ -313,6 +399,9 @@ void bind_pipeline(nb::module_ &m)
              nb::arg("graph"), nb::arg("copy_by_kernel"))
         .def("run", &run, nb::arg("x").noconvert(), nb::arg("n_records"),
              nb::arg("out").noconvert(), nb::arg("report"), nb::arg("serial"))
+        .def("run_io", &run_io, nb::arg("read"), nb::arg("write"), nb::arg("n_records"),
+             nb::arg("positional"), nb::arg("in_dtype"), nb::arg("in_shape"),
+             nb::arg("out_dtype"), nb::arg("out_shape"), nb::arg("report"))
         .def_prop_ro("out_record_bytes",
                      [](const pipeline &p) { return sp_pipeline_out_record_bytes(p.handle); })
         .def_prop_ro("depth", [](const pipeline &p) { return sp_pipeline_depth(p.handle); })

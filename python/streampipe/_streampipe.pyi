@@ -86,6 +86,20 @@ class Pipeline:
     def run(
         self, x: np.ndarray, n_records: int, out: np.ndarray, report: bool, serial: bool
     ) -> Optional[Report]: ...
+    def run_io(
+        self,
+        read: Any,
+        write: Any,
+        n_records: int,
+        positional: bool,
+        in_dtype: tuple[int, int],
+        in_shape: Sequence[int],
+        out_dtype: tuple[int, int],
+        out_shape: Sequence[int],
+        report: bool,
+    ) -> Optional[Report]:
+        """sp_pipeline_run_io with read(dst, first_record, max_records) -> records (< 0: it
+        failed) and write(src, first_record) -> bool over views of the staging memory."""
     @property
     def out_record_bytes(self) -> int: ...
     @property

@@ -11,7 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Optional, Sequence, Union
+import operator
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Iterator,
+    NamedTuple,
+    NoReturn,
+    Optional,
+    Sequence,
+    Union,
+)
 
 import numpy as np
 
@@ -79,6 +90,63 @@ def _exact_in_place(x: np.ndarray, out: np.ndarray) -> bool:
         and x.nbytes == out.nbytes
         and x.flags.c_contiguous
     )
+
+
+class _IoFailure:
+    """What a Python source or sink raised, for the run's StageError."""
+
+    __slots__ = ("what", "first_record", "records", "exc")
+
+    def __init__(self, what: str, first: int, records: int, exc: BaseException) -> None:
+        self.what = what
+        self.first_record = first
+        self.records = records
+        self.exc = exc
+
+    def __str__(self) -> str:
+        span = f"records {self.first_record}..{self.first_record + self.records - 1}"
+        return f"{self.what} raised {type(self.exc).__name__}: {self.exc} ({span})"
+
+
+class _IoAdapters:
+    """The source and sink of one run_io as the binding calls them: read -> records (-1 when
+    it raised), write -> bool; the first exception is kept, the records written counted."""
+
+    def __init__(self, read: Callable[..., Any], write: Callable[..., Any]) -> None:
+        self._read, self._write = read, write
+        self._lock = threading.Lock()  # positional ones run on several staging threads
+        self.failure: Optional[_IoFailure] = None
+        self.written = 0
+
+    def _fail(self, failure: _IoFailure) -> None:
+        with self._lock:
+            if self.failure is None:
+                self.failure = failure
+
+    def read(self, dst: np.ndarray, first: int, max_records: int) -> int:
+        try:
+            got = self._read(dst, first, max_records)
+            if isinstance(got, (bool, np.bool_)) or got is None:
+                raise TypeError(f"read returned {got!r}; it returns the number of records it "
+                                "put in dst")
+            n = operator.index(got)
+            if not 0 <= n <= max_records:
+                raise ValueError(f"read returned {n} records; it was asked for at most "
+                                 f"{max_records}")
+            return n
+        except BaseException as exc:  # noqa: B036 - handed back to the caller of run_io()
+            self._fail(_IoFailure("the source (read)", first, max_records, exc))
+            return -1
+
+    def write(self, src: np.ndarray, first: int) -> bool:
+        try:
+            self._write(src, first)
+            with self._lock:
+                self.written += int(src.shape[0])
+            return True
+        except BaseException as exc:  # noqa: B036 - handed back to the caller of run_io()
+            self._fail(_IoFailure("the sink (write)", first, int(src.shape[0]), exc))
+            return False
 
 
 class Pipeline:
@@ -358,16 +426,73 @@ class Pipeline:
             try:
                 c_report = self._c.run(batch.x, batch.n, batch.out, bool(report), serial)
             except StageError as exc:
-                failure = self._failures.take()
-                if failure is None:
-                    detail = self._builtin_detail()
-                    raise StageError(f"{exc}: {detail}" if detail else str(exc), exc.status) from None
-                if not isinstance(failure.exc, Exception):
-                    raise failure.exc from None  # KeyboardInterrupt, SystemExit: not the stage's
-                raise StageError(f"{exc}: {failure}", exc.status) from failure.exc
+                self._raise_stage_error(exc, self._failures.take())
             if not report:
                 return batch.result
             return batch.result, Report._make(self, c_report, self._report_runs)
+
+    # ---- sources and sinks ----------------------------------------------------------------
+
+    def run_io(
+        self,
+        read: Callable[[np.ndarray, int, int], int],
+        write: Callable[[np.ndarray, int], Any],
+        n_records: int = 0,
+        positional: bool = False,
+        report: bool = False,
+    ) -> Any:
+        """Streams records from a source through the stages into a sink, with no array of the
+        whole data anywhere: ``read`` fills a slot's pinned staging buffer directly and
+        ``write`` consumes results straight from pinned memory (sp_pipeline_run_io).
+
+        ``read(dst, first_record, max_records) -> records``: fill ``dst`` (a writable numpy
+        array of shape ``(max_records, *in_shape)``, of the input dtype) from record
+        `first_record` on and return how many records it holds. A sequential source
+        (``positional=False``) may return fewer (it is called again for the rest of the chunk)
+        and 0 at its end; ``n_records`` (0: until read returns 0) is then what it must give.
+        ``write(src, first_record)``: consume ``src`` (a read-only array of shape
+        ``(records, *out_shape)``). Both arrays are valid during the call only.
+
+        Sequential sources and sinks are called on this thread, one at a time, in record
+        order. With ``positional=True`` (``n_records`` required), they are called on the
+        staging threads, several at once, for pieces of whole records in any order, and read
+        must return exactly ``max_records``: for files read with ``os.preadv`` /
+        ``readinto`` and written with ``os.pwritev``, which release the GIL. Returns the
+        records written to the sink, or ``(records, Report)`` with ``report=True``. A source
+        or sink that raises fails the run with StageError naming it and the records, its
+        exception as ``__cause__``; the pipeline runs again afterwards.
+        """
+        for label, fn in (("read", read), ("write", write)):
+            if not callable(fn):
+                raise InvalidArgument(f"run_io: {label} must be callable")
+        n_records = as_count(n_records, "n_records", 0, _c.SIZE_MAX)
+        if not isinstance(positional, (bool, np.bool_)):
+            raise InvalidArgument("positional must be True or False")
+        io = _IoAdapters(read, write)
+        with self._idle():
+            self._failures.take()
+            if report:
+                self._report_runs += 1
+            try:
+                c_report = self._c.run_io(
+                    io.read, io.write, n_records, bool(positional),
+                    dlpack_code(self.in_dtype), list(self.in_shape),
+                    dlpack_code(self.out_dtype), list(self.out_shape), bool(report),
+                )
+            except StageError as exc:
+                self._raise_stage_error(exc, io.failure or self._failures.take())
+            if not report:
+                return io.written
+            return io.written, Report._make(self, c_report, self._report_runs)
+
+    def _raise_stage_error(self, exc: StageError, failure: Any) -> NoReturn:
+        """A run's StageError, with what the Python stage, source or sink raised."""
+        if failure is None:
+            detail = self._builtin_detail()
+            raise StageError(f"{exc}: {detail}" if detail else str(exc), exc.status) from None
+        if not isinstance(failure.exc, Exception):
+            raise failure.exc from None  # KeyboardInterrupt, SystemExit: not the stage's
+        raise StageError(f"{exc}: {failure}", exc.status) from failure.exc
 
     def _builtin_detail(self) -> str:
         for _, owner in self._exclusive:
