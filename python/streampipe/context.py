@@ -104,11 +104,12 @@ class Context:
             copy_by_kernel=copy_by_kernel,
         )
 
-    def mlp_stages(self, model: Any, precision: str = "fp32") -> list[Stage]:
+    def mlp_stages(self, model: Any, precision: str = "fp32", streams: int = 1) -> list[Stage]:
         """The digits MLP's four stages (preprocess, fc1, fc2, head) for pipelines on this
         context: 64 uint8 pixels a record in, one int32 label out. `model` is an
-        :class:`MLPModel` or the path of a safetensors file. See :mod:`streampipe.mlp`."""
+        :class:`MLPModel` or the path of a safetensors file; ``streams``: queues per stage.
+        See :mod:`streampipe.mlp`."""
         from .mlp import mlp_stages
 
-        return mlp_stages(self, model, precision)
+        return mlp_stages(self, model, precision, streams)
 

@@ -13,9 +13,11 @@ Usage::
     p = ctx.pipeline(ctx.mlp_stages(model), np.uint8, (64,))
     labels = p.run(images)            # images: uint8 (n, 64) -> int32 (n,)
 
-The stages of one set share per-stage state (a GEMM workspace on CUDA): pipelines built from
-them must keep graph="off" and one stream per stage, and only one of them runs at a time (a
-second one meanwhile raises InvalidArgument). On HOST both precisions compute float32.
+The stages of one set keep per-call host state (on CUDA a cuBLASLt handle, layouts and chosen
+algorithms): several pipelines may be built from them, but only one of them runs at a time (a
+second one meanwhile raises InvalidArgument). Each GEMM chunk in flight has a workspace of its
+own (the stage's scratch, 32 MiB per slot on CUDA), so the pipeline may use graph mode and
+several streams per stage (``streams``). On HOST both precisions compute float32.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import _streampipe as _c
+from ._dtypes import as_count
 from .errors import InvalidArgument
 from .stage import Stage
 
@@ -100,17 +103,19 @@ _RECORDS = [  # (in dtype, in shape, out dtype, out shape) of each stage
 
 
 def mlp_stages(ctx: "Context", model: Union[MLPModel, str, "os.PathLike[str]"],
-               precision: str = "fp32") -> list[Stage]:
+               precision: str = "fp32", streams: int = 1) -> list[Stage]:
     """The four stages for pipelines on `ctx` (also ``Context.mlp_stages``). On CUDA this
-    uploads the weights and makes a cuBLASLt GEMM per hidden layer."""
+    uploads the weights and makes a cuBLASLt GEMM per hidden layer. ``streams`` (1..8): the
+    queues each stage's chunks take turns on."""
     if not isinstance(precision, str) or precision not in _PRECISIONS:
         raise InvalidArgument(f"precision is {precision!r}; use 'fp32' or 'tf32'")
+    streams = as_count(streams, "mlp_stages: streams", 0, _c.MAX_STAGE_STREAMS)
     if not isinstance(model, MLPModel):
         model = MLPModel.load(model)
     stage_set = _MLPStageSet(ctx, model, precision)
     stages = []
     for builtin, (in_dt, in_shape, out_dt, out_shape) in zip(stage_set._c.stages(), _RECORDS):
-        stage = Stage._from_builtin(builtin, out_dt, out_shape, in_dt, in_shape, builtin.streams)
+        stage = Stage._from_builtin(builtin, out_dt, out_shape, in_dt, in_shape, streams)
         stage._context = ctx
         stage._exclusive = stage_set.lock
         stage._exclusive_owner = stage_set

@@ -234,12 +234,7 @@ class Pipeline:
                 )
             if s._context is not None and s._context is not self.context:
                 raise InvalidArgument(f"stage '{s.name}' was made for another context")
-            if s._exclusive is not None:
-                if graph != "off" or s.streams > 1:
-                    raise InvalidArgument(
-                        f"stage '{s.name}' shares one workspace between its chunks: it needs "
-                        "graph='off' and one stream"
-                    )
+            if s._exclusive is not None:  # per-call host state: one pipeline at a time
                 if all(lock is not s._exclusive for lock, _ in locks):
                     locks.append((s._exclusive, s._exclusive_owner))
             dtype, shape, source = s.out_dtype, s.out_shape, f"stage '{s.name}'"

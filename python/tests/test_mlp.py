@@ -77,8 +77,6 @@ def test_bad_models(tmp_path) -> None:
 
 def test_sharing_rules(host_ctx: sp.Context, model: sp.MLPModel, images: np.ndarray) -> None:
     stages = host_ctx.mlp_stages(model)
-    with pytest.raises(sp.InvalidArgument, match="graph='off'"):
-        host_ctx.pipeline(stages, np.uint8, (64,), graph="on")
     with pytest.raises(sp.InvalidArgument, match="reads uint8"):
         host_ctx.pipeline(stages, np.float32, (64,))
     with pytest.raises(sp.InvalidArgument, match="another context"):
@@ -92,3 +90,20 @@ def test_sharing_rules(host_ctx: sp.Context, model: sp.MLPModel, images: np.ndar
     path = models_dir() / "digits_mlp.safetensors"
     tf32 = host_ctx.pipeline(host_ctx.mlp_stages(path, "tf32"), np.uint8, (64,))
     np.testing.assert_array_equal(tf32.run(images), a.run(images))
+
+
+def test_graph_mode_and_streams(ctx: sp.Context, model: sp.MLPModel, images: np.ndarray) -> None:
+    # each GEMM chunk in flight has its own workspace (the stage's scratch)
+    pixels = np.tile(images, (20, 1))
+    logits = model.reference_logits(pixels)
+    for graph, streams in (("on", 1), ("off", 3), ("on", 2)):
+        stages = ctx.mlp_stages(model, streams=streams)
+        assert all(s.streams == streams for s in stages)
+        p = ctx.pipeline(stages, np.uint8, (64,), chunk_records=512, depth=8, graph=graph)
+        got, report = p.run(pixels, out=poisoned((len(pixels),), np.int32), report=True)
+        ok = acceptable(got, logits, FP32_TOLERANCE)
+        assert ok.all(), f"{(~ok).sum()} labels wrong ({graph=}, {streams=})"
+        if graph == "on":
+            assert report.graph, report.notes
+    with pytest.raises(sp.InvalidArgument, match="streams"):
+        ctx.mlp_stages(model, streams=9)
