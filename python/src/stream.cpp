@@ -78,8 +78,8 @@ void submit(stream &self, in_array in, size_t n_records, out_array out, uint64_t
         raise_status(status, why);
 }
 
-// (kind, tag, status, records, message): the event, and the stream's last error when the
-// event is a failure (the message of the failure that ended the batch, or of a later one).
+// (kind, tag, status, records, message): the event, and for a failed batch's DONE its own
+// text (next() makes it the stream's last error).
 std::tuple<int, uint64_t, int, size_t, std::string> next_event(stream &self, double timeout_s)
 {
     sp_stream *h = open_handle(self);

@@ -117,7 +117,8 @@ class Pipeline:
 
 class Stream:
     """sp_stream: holds the pipeline while open. An event is (kind, tag, status, records,
-    message), message being sp_stream_last_error when status is a failure, else ""."""
+    message), message being the failed batch's text (sp_stream_last_error after its DONE)
+    when status is a failure, else ""."""
 
     def __init__(
         self, pipeline: Pipeline, max_in_flight: int, nonblocking: bool, input_released_events: bool

@@ -39,7 +39,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
 
 from . import _streampipe as _c
-from .errors import Cancelled, InvalidArgument, StageError, Timeout, WouldBlock, _from_status
+from .errors import InvalidArgument, StageError, Timeout, WouldBlock, _from_status
 from .report import Report
 
 if TYPE_CHECKING:
@@ -270,13 +270,7 @@ class _Core:
             err = StageError(f"{where}: {message}: {failure}", status)
             err.__cause__ = failure.exc
             return err
-        if status == _c.ERR_CANCELLED:
-            return Cancelled(
-                f"{where} was cancelled: a failure before it in the stream stopped it "
-                f"(the stream's last failure: {message})",
-                status,
-            )
-        return _from_status(status, f"{where}: {message}")
+        return _from_status(status, f"{where}: {message}")  # Cancelled: the library says why
 
     def _fail_all(self, exc: BaseException) -> None:
         with self.cond:

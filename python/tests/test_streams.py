@@ -218,7 +218,7 @@ def test_failing_stage_with_batches_in_flight(host_ctx: sp.Context,
                         assert_sinmix(f.result(), x, 3)
                     else:
                         assert isinstance(exc, sp.Cancelled) and exc.status == -8, exc
-                        assert "batch" in str(exc)
+                        assert f"batch {i} " in str(exc) and "batch 2" in str(exc), exc
             # the stream goes on
             later = [random_batch(rng, 333) for _ in range(5)]
             for x, f in zip(later, [s.submit(x) for x in later]):
