@@ -138,34 +138,42 @@ class _Core:
         with self.cond:
             self._wait_for_room(block, timeout)
             self.reserved += 1
-        # One submit at a time goes to the library, in the order that numbers batches and
-        # records. The lock is never held while waiting (for room, or for the event thread),
-        # so a done callback's submit on the event thread waits for nothing but this one.
-        with self.submit_lock:
-            with self.cond:
-                self.reserved -= 1
-                if self.closing:
-                    self.cond.notify_all()
-                    self.check_open()
-                tag = self.next_tag
-                future = BatchFuture(tag, self.next_record, batch.n)
-                self.held[tag] = _Held(batch, future)  # before the C call: its events may come
-                self.submitting += 1
-            try:
-                self.c.submit(batch.x, batch.n, batch.out, tag)
-            except BaseException:
+        reserved = True  # until this submit hands its room on (below) or gives it back
+        try:
+            # One submit at a time goes to the library, in the order that numbers batches
+            # and records. The lock is never held while waiting (for room, or for the event
+            # thread), so a done callback's submit on the event thread waits for this alone.
+            with self.submit_lock:
                 with self.cond:
-                    del self.held[tag]
+                    self.reserved -= 1
+                    reserved = False
+                    if self.closing:
+                        self.cond.notify_all()
+                        self.check_open()
+                    tag = self.next_tag
+                    future = BatchFuture(tag, self.next_record, batch.n)
+                    self.held[tag] = _Held(batch, future)  # before the C call: events may come
+                    self.submitting += 1
+                try:
+                    self.c.submit(batch.x, batch.n, batch.out, tag)
+                except BaseException:
+                    with self.cond:
+                        del self.held[tag]
+                        self.submitting -= 1
+                        self.cond.notify_all()
+                    raise
+                with self.cond:
                     self.submitting -= 1
+                    self.submitted += 1
+                    self.next_tag += 1
+                    self.next_record += batch.n
                     self.cond.notify_all()
-                raise
-            with self.cond:
-                self.submitting -= 1
-                self.submitted += 1
-                self.next_tag += 1
-                self.next_record += batch.n
-                self.cond.notify_all()
-        return future
+            return future
+        finally:
+            if reserved:  # interrupted before taking the lock
+                with self.cond:
+                    self.reserved -= 1
+                    self.cond.notify_all()
 
     def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
         """Under cond: returns once fewer than max_in_flight batches are held or on their way."""
