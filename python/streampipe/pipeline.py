@@ -10,8 +10,8 @@ source into a sink (:meth:`Pipeline.run_io`).
 from __future__ import annotations
 
 import contextlib
-import threading
 import operator
+import threading
 from typing import (
     TYPE_CHECKING,
     Any,
