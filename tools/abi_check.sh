@@ -220,7 +220,7 @@ self_test() {
     local build="$1" scratch="$1/tree" rc=0
     rm -rf "$scratch"
     mkdir -p "$scratch"
-    tar -C "$ROOT" -cf - CMakeLists.txt cmake include src tools examples abi |
+    tar -C "$ROOT" -cf - CMakeLists.txt cmake include src tools examples bench abi |
         tar -C "$scratch" -xf -
     sed -i 's/^} sp_report;$/    double abi_check_added; \/* tools\/abi_check.sh --self-test *\/\n} sp_report;/' \
         "$scratch/include/streampipe.h"
