@@ -411,7 +411,12 @@ sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void 
     return st;
 }
 
-/* The absolute time `timeout_s` from now, for pthread_cond_timedwait. */
+/* Longer waits than this (about 31 years, infinity included) are waits for ever: converting
+ * them to a timespec would overflow, and a deadline in the past made next() spin on the
+ * stream's lock, starving the engine thread that was to queue the event. */
+#define FOREVER_S 1e9
+
+/* The absolute time `timeout_s` (0 .. FOREVER_S) from now, for pthread_cond_timedwait. */
 static struct timespec deadline_after(double timeout_s)
 {
     struct timespec t;
@@ -430,6 +435,8 @@ sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
 {
     if (!s || !ev)
         return SP_ERR_INVALID_ARGUMENT;
+    if (timeout_s > FOREVER_S)
+        timeout_s = -1.0;
     struct timespec deadline = deadline_after(timeout_s > 0 ? timeout_s : 0);
     sp_status st = SP_OK;
     pthread_mutex_lock(&s->lock);
