@@ -20,6 +20,7 @@
  * (live_objects), nothing is written after close, a lost device refuses later submits, and
  * the context runs a fresh stream after. Exits 77 when the backend is absent.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -335,6 +336,58 @@ TEST(next_times_out_and_submit_waits_for_room)
         compare_records(b[k].want, b[k].out, b[k].n, 8, "output");
         io8_free(&b[k]);
     }
+    CHECK_EQ(sp_stream_close(s, NULL), SP_OK);
+    api_close(&a);
+    return TEST_OK;
+}
+
+typedef struct opener {
+    gate *g;
+    unsigned after_ms;
+} opener;
+
+static void *open_later(void *arg)
+{
+    opener *o = arg;
+    sleep_ms(o->after_ms);
+    gate_set(o->g, 1);
+    return NULL;
+}
+
+/* Timeouts that mean "for ever" in practice (a negative one, infinity, 1e300 s) wait for the
+ * event rather than time out at once. */
+TEST(long_timeouts_wait_for_the_event)
+{
+    api_rig a;
+    if (!api_open(&a))
+        return TEST_FAIL;
+    sp_stream *s = NULL;
+    if (!CHECK_STATUS(sp_stream_open(a.p, NULL, &s), SP_OK, sp_pipeline_last_error(a.p))) {
+        api_close(&a);
+        return TEST_FAIL;
+    }
+    static const double timeouts[] = {-1.0, 1e300, 1e19, (double)INFINITY};
+    for (size_t k = 0; k < ARRAY_LEN(timeouts); k++) {
+        harness_context("timeout %g", timeouts[k]);
+        io8 b;
+        io8_make(&b, &a, 21, 21 * k);
+        gate_set(&a.g, 0);
+        CHECK_EQ(sp_stream_submit(s, b.in, b.n, b.out, k), SP_OK);
+        opener o = {&a.g, 30};
+        pthread_t t;
+        if (CHECK(pthread_create(&t, NULL, open_later, &o) == 0)) {
+            sp_stream_event ev;
+            sp_status st = sp_stream_next(s, &ev, timeouts[k]);
+            if (CHECK_STATUS(st, SP_OK, sp_stream_last_error(s)) && CHECK_EQ(ev.tag, k))
+                compare_records(b.want, b.out, b.n, 8, "output");
+            pthread_join(t, NULL);
+            if (st != SP_OK) /* take it anyway, to go on */
+                take(s, &ev, SP_EVENT_DONE, k);
+        }
+        io8_free(&b);
+    }
+    harness_context("%s", "");
+    gate_set(&a.g, 1);
     CHECK_EQ(sp_stream_close(s, NULL), SP_OK);
     api_close(&a);
     return TEST_OK;
@@ -865,6 +918,7 @@ static int sweep(sp_status fail_status, int persist, uint64_t salt)
            w->unreached);
     harness_context("%s", "");
     sweeper_free_memory(w);
+    CHECK_EQ(fault_stats(w->ctx).live_objects, 0); /* nothing of any attempt is left */
     sp_context_destroy(w->ctx);
     free(w);
     return TEST_OK;
@@ -881,6 +935,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(in_place_with_differing_sizes_is_refused),
         TEST_ENTRY(next_times_out_and_submit_waits_for_room),
         TEST_ENTRY(blocking_submit_waits_for_a_done_to_be_taken),
+        TEST_ENTRY(long_timeouts_wait_for_the_event),
         TEST_ENTRY(close_with_events_not_taken_and_the_pipeline_after),
         TEST_ENTRY(stage_failure_fails_its_batch),
         TEST_ENTRY(stage_failure_fails_its_batch_delayed),
