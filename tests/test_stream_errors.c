@@ -683,6 +683,61 @@ TEST(the_earliest_failing_chunk_fails_its_batch)
     return TEST_OK;
 }
 
+/* Every h2d copy says the device is lost: the batch in flight and every one after it fail
+ * with SP_ERR_DEVICE_LOST, later submits are refused at once, close says so, nothing is
+ * left, and the context refuses new pipelines. */
+TEST(a_lost_device_fails_everything_after)
+{
+    sp_context *ctx = NULL;
+    if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &ctx), SP_OK,
+                      sp_last_open_error()))
+        return TEST_FAIL;
+    static const size_t outs[] = {8};
+    mix_chain chain;
+    mix_chain_init(&chain, 8, 1, outs, 5);
+    sp_pipeline_config cfg = mix_chain_config(&chain, 16, 3);
+    sp_pipeline *p = NULL;
+    sp_stream *s = NULL;
+    static unsigned char in[4][100 * 8], out[4][100 * 8], want[100 * 8];
+    if (CHECK_STATUS(sp_pipeline_create(ctx, &cfg, &p), SP_OK, sp_context_last_error(ctx)) &&
+        CHECK_STATUS(sp_stream_open(p, NULL, &s), SP_OK, sp_pipeline_last_error(p))) {
+        test_rng rng;
+        rng_init(&rng, harness_seed() ^ 21);
+        rng_fill(&rng, in, sizeof in);
+        sp_stream_event ev;
+        /* a first batch, right */
+        mix_reference(chain.stages, 1, 8, in[0], 100, 0, want);
+        CHECK_EQ(sp_stream_submit(s, in[0], 100, out[0], 0), SP_OK);
+        if (take(s, &ev, SP_EVENT_DONE, 0) == SP_OK && CHECK_EQ(ev.status, SP_OK))
+            compare_records(want, out[0], 100, 8, "the batch before the loss");
+        sp_fault_config lose = {.fail_op = "copy_h2d", .fail_status = SP_ERR_DEVICE_LOST};
+        CHECK_EQ(sp_fault_set(ctx, &lose), SP_OK);
+        for (uint64_t k = 1; k <= 3; k++)
+            CHECK_EQ(sp_stream_submit(s, in[k], 100, out[k], k), SP_OK);
+        for (uint64_t k = 1; k <= 3; k++)
+            if (take(s, &ev, SP_EVENT_DONE, k) == SP_OK)
+                CHECK_STATUS(ev.status, SP_ERR_DEVICE_LOST, sp_stream_last_error(s));
+        CHECK_HAS(sp_stream_last_error(s), "injected");
+        CHECK_STATUS(sp_stream_submit(s, in[0], 100, out[0], 9), SP_ERR_DEVICE_LOST,
+                     sp_stream_last_error(s));
+        CHECK_STATUS(sp_stream_next(s, &ev, 0.1), SP_ERR_INVALID_ARGUMENT,
+                     sp_stream_last_error(s));
+        CHECK_EQ(sp_stream_close(s, NULL), SP_ERR_DEVICE_LOST);
+        CHECK_STATUS(sp_stream_open(p, NULL, &s), SP_OK, sp_pipeline_last_error(p));
+        CHECK_STATUS(sp_stream_submit(s, NULL, 0, NULL, 10), SP_OK, sp_stream_last_error(s));
+        if (take(s, &ev, SP_EVENT_DONE, 10) == SP_OK)
+            CHECK_STATUS(ev.status, SP_ERR_DEVICE_LOST, sp_stream_last_error(s));
+        CHECK_EQ(sp_stream_close(s, NULL), SP_ERR_DEVICE_LOST);
+    }
+    sp_pipeline_destroy(p);
+    CHECK_EQ(fault_stats(ctx).live_objects, 0);
+    sp_pipeline *again = NULL;
+    CHECK_EQ(sp_pipeline_create(ctx, &cfg, &again), SP_ERR_DEVICE_LOST);
+    sp_pipeline_destroy(again);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
 /* ---- every backend call failed in turn ------------------------------------------------------ */
 
 #define SW_CHUNK 16
@@ -704,6 +759,7 @@ typedef struct sweeper {
     int persist;
     sp_status fail_status;
     unsigned long unreached;
+    unsigned long lost_dones; /* DONE events that said SP_ERR_DEVICE_LOST */
 } sweeper;
 
 static int sweeper_memory(sweeper *w)
@@ -841,7 +897,7 @@ static outcome attempt(sweeper *w, int verify)
             note(&o, ev.status);
             if (ev.status == SP_OK)
                 compare_records(w->want[done], w->out[done], sw_sizes[done], 3, "output");
-            else if (ev.status == SP_ERR_DEVICE_LOST) /* later submits are refused */
+            else if (ev.status == SP_ERR_DEVICE_LOST && ++w->lost_dones) /* later submits */
                 CHECK_STATUS(sp_stream_submit(s, NULL, 0, NULL, 77), SP_ERR_DEVICE_LOST,
                              sp_stream_last_error(s));
             else
@@ -860,6 +916,9 @@ static outcome attempt(sweeper *w, int verify)
         note(&o, ev.status);
         if (ev.status == SP_OK)
             compare_records(w->want[done], w->out[done], sw_sizes[done], 3, "output");
+        else if (ev.status == SP_ERR_DEVICE_LOST && ++w->lost_dones)
+            CHECK_STATUS(sp_stream_submit(s, NULL, 0, NULL, 77), SP_ERR_DEVICE_LOST,
+                         sp_stream_last_error(s));
         done++;
     }
     if (st == SP_OK) {
@@ -914,8 +973,10 @@ static int sweep(sp_status fail_status, int persist, uint64_t salt)
         if (harness_failures() != before && getenv("SP_TEST_VERBOSE") == NULL)
             break;
     }
-    printf("  %lu of the calls were not made by the attempt that was to fail them\n",
-           w->unreached);
+    printf("  %lu of the calls were not made by the attempt that was to fail them; %lu DONE "
+           "events said the device was lost\n", w->unreached, w->lost_dones);
+    if (fail_status == SP_ERR_DEVICE_LOST)
+        CHECK_MSG(w->lost_dones > 0, "no batch was failed by the lost device");
     harness_context("%s", "");
     sweeper_free_memory(w);
     CHECK_EQ(fault_stats(w->ctx).live_objects, 0); /* nothing of any attempt is left */
@@ -941,6 +1002,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(stage_failure_fails_its_batch_delayed),
         TEST_ENTRY(stage_failure_fails_its_batch_one_queue_delayed),
         TEST_ENTRY(the_earliest_failing_chunk_fails_its_batch),
+        TEST_ENTRY(a_lost_device_fails_everything_after),
         TEST_ENTRY(sweep_every_call),
         TEST_ENTRY(sweep_persisting_failures),
         TEST_ENTRY(sweep_device_lost),
