@@ -8,8 +8,9 @@
  *
  * A batch's life: submitted (held, in the list) -> started by the engine (its chunks go into
  * the ring) -> complete (every chunk has left its slot, or the batch failed) -> its DONE is
- * queued once every batch before it has had its DONE queued -> taken by sp_stream_next, which
- * frees it and makes room for another submit. */
+ * queued once every batch before it has had its DONE queued (the batch is freed then: the
+ * event carries its tag, status, records and failure text) -> the DONE taken by
+ * sp_stream_next, which makes room for another submit. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -117,9 +118,9 @@ static void queue_event(sp_stream *s, sp_stream_event_kind kind, stream_batch *b
     pthread_cond_broadcast(&s->events);
 }
 
-/* Queues the events that are due: INPUT_RELEASED of any batch whose input is read, and DONE
- * of complete batches from the head on, so that DONE events keep submission order. A batch
- * stays allocated until next() returns its DONE. */
+/* Queues the events that are due: INPUT_RELEASED of any complete batch not released yet,
+ * and DONE of complete batches from the head on, so that DONE events keep submission order.
+ * A batch is freed once its DONE is queued; it counts as held until next() returns it. */
 static void queue_due_events(sp_stream *s)
 {
     for (stream_batch *b = s->head; b; b = b->next)
