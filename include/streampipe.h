@@ -387,8 +387,9 @@ sp_status sp_stream_open(sp_pipeline *pipeline, const sp_stream_config *config,
  * while max_in_flight batches are held, or returns SP_ERR_WOULD_BLOCK when nonblocking. */
 sp_status sp_stream_submit(sp_stream *stream, const void *in, size_t n_records, void *out,
                            uint64_t tag);
-/* The next event, in order. timeout_s: 0 polls, < 0 waits for ever; SP_ERR_TIMEOUT when none
- * came in time, SP_ERR_INVALID_ARGUMENT when nothing is submitted that could still give one. */
+/* The next event, in order. timeout_s: 0 polls, < 0 waits for ever (so does one of more than
+ * 1e9 s, INFINITY included); SP_ERR_TIMEOUT when none came in time, SP_ERR_INVALID_ARGUMENT
+ * when nothing is submitted that could still give one. */
 sp_status sp_stream_next(sp_stream *stream, sp_stream_event *event, double timeout_s);
 /* What the last failure on this stream was ("" when none). Valid until the next call. */
 const char *sp_stream_last_error(const sp_stream *stream);

@@ -133,6 +133,7 @@ int rig_open(stream_rig *r, sp_context *ctx, uint64_t seed)
     atomic_init(&r->submitted, 0);
     atomic_init(&r->done, 0);
     atomic_init(&r->broken, 0);
+    atomic_init(&r->producing, 0);
     atomic_init(&r->submitting, 0);
     if (r->graph)
         mix_chain_position_free(&r->chain);
@@ -238,8 +239,8 @@ static void batch_verify(stream_rig *r, size_t k, rig_batch *b, const char *when
 static void on_released(stream_rig *r, const sp_stream_event *ev)
 {
     size_t k = tag_batch(ev->tag);
-    size_t submitted = atomic_load(&r->submitted), done = atomic_load(&r->done);
-    if (!CHECK_MSG(k < submitted && k >= done, "INPUT_RELEASED with tag %llu: no batch held "
+    size_t submitting = atomic_load(&r->submitting), done = atomic_load(&r->done);
+    if (!CHECK_MSG(k < submitting && k >= done, "INPUT_RELEASED with tag %llu: no batch held "
                    "has it", (unsigned long long)ev->tag))
         return;
     rig_batch *b = &r->b[k];
@@ -305,7 +306,7 @@ static void *consumer_main(void *arg)
     harness_context("%s (taking events)", r->describe);
     while (atomic_load(&r->done) < r->run_to && !atomic_load(&r->broken)) {
         if (atomic_load(&r->submitted) == atomic_load(&r->done)) {
-            if (!atomic_load(&r->submitting))
+            if (!atomic_load(&r->producing))
                 break;
             struct timespec pause = {0, 50000L};
             nanosleep(&pause, NULL);
@@ -344,6 +345,7 @@ static int submit_one(stream_rig *r, size_t k)
     if (!batch_prepare(r, b))
         return 0;
     unsigned max = r->cfg.max_in_flight ? r->cfg.max_in_flight : 4;
+    atomic_store(&r->submitting, k + 1);
     for (;;) {
         sp_status st = sp_stream_submit(r->s, b->in.data, b->n, batch_out(b), b->tag);
         if (st == SP_ERR_WOULD_BLOCK && r->cfg.nonblocking) {
@@ -373,13 +375,13 @@ void rig_run(stream_rig *r, size_t from, size_t to)
     pthread_t consumer;
     int threaded = !r->cfg.nonblocking;
     r->run_to = to; /* set before the consumer starts */
-    atomic_store(&r->submitting, 1);
+    atomic_store(&r->producing, 1);
     if (threaded && !CHECK(pthread_create(&consumer, NULL, consumer_main, r) == 0))
         threaded = 0;
     for (size_t k = from; k < to && !atomic_load(&r->broken); k++)
         if (!submit_one(r, k))
             break;
-    atomic_store(&r->submitting, 0);
+    atomic_store(&r->producing, 0);
     if (threaded) {
         pthread_join(consumer, NULL);
     } else {

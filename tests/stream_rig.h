@@ -81,13 +81,15 @@ typedef struct stream_rig {
     size_t n_batches;            /* planned (fixed once the stream is open) */
     size_t run_to;               /* rig_run's goal */
     rig_batch b[RIG_MAX_BATCHES];
-    atomic_size_t submitted;     /* batches submitted */
+    atomic_size_t submitted;     /* batches submitted (counted once submit returned) */
+    atomic_size_t submitting;    /* batches whose submit has begun (an event may come for
+                                    one before its submit returns) */
     atomic_size_t done;          /* DONE events taken */
     test_rng rng;                /* the submitting thread's */
     test_rng garbage;            /* the event thread's */
     unsigned long would_block;   /* SP_ERR_WOULD_BLOCK answers */
     atomic_int broken;           /* an event did not come: stop */
-    atomic_int submitting;       /* rig_run's submitting thread is not done yet */
+    atomic_int producing;        /* rig_run's submitting thread is not done yet */
 } stream_rig;
 
 /* The tag batch k is submitted with. */

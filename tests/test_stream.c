@@ -146,12 +146,12 @@ static int random_scenarios(sp_context *ctx, const char *what, size_t count, uin
 
 TEST(random_streams)
 {
-    return random_scenarios(open_plain(), "random", harness_quick() ? 16 : 48, 1);
+    return random_scenarios(open_plain(), "random", harness_quick() ? 40 : 150, 1);
 }
 
 TEST(random_streams_delayed)
 {
-    return random_scenarios(open_delayed(harness_seed() ^ 2), "delayed", harness_quick() ? 8 : 24,
+    return random_scenarios(open_delayed(harness_seed() ^ 2), "delayed", harness_quick() ? 16 : 60,
                             2);
 }
 

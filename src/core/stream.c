@@ -8,8 +8,9 @@
  *
  * A batch's life: submitted (held, in the list) -> started by the engine (its chunks go into
  * the ring) -> complete (every chunk has left its slot, or the batch failed) -> its DONE is
- * queued once every batch before it has had its DONE queued -> taken by sp_stream_next, which
- * frees it and makes room for another submit. */
+ * queued once every batch before it has had its DONE queued (the batch is freed then: the
+ * event carries its tag, status, records and failure text) -> the DONE taken by
+ * sp_stream_next, which makes room for another submit. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -117,9 +118,9 @@ static void queue_event(sp_stream *s, sp_stream_event_kind kind, stream_batch *b
     pthread_cond_broadcast(&s->events);
 }
 
-/* Queues the events that are due: INPUT_RELEASED of any batch whose input is read, and DONE
- * of complete batches from the head on, so that DONE events keep submission order. A batch
- * stays allocated until next() returns its DONE. */
+/* Queues the events that are due: INPUT_RELEASED of any complete batch not released yet,
+ * and DONE of complete batches from the head on, so that DONE events keep submission order.
+ * A batch is freed once its DONE is queued; it counts as held until next() returns it. */
 static void queue_due_events(sp_stream *s)
 {
     for (stream_batch *b = s->head; b; b = b->next)
@@ -411,7 +412,12 @@ sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void 
     return st;
 }
 
-/* The absolute time `timeout_s` from now, for pthread_cond_timedwait. */
+/* Longer waits than this (about 31 years, infinity included) are waits for ever: converting
+ * them to a timespec would overflow, and a deadline in the past made next() spin on the
+ * stream's lock, starving the engine thread that was to queue the event. */
+#define FOREVER_S 1e9
+
+/* The absolute time `timeout_s` (0 .. FOREVER_S) from now, for pthread_cond_timedwait. */
 static struct timespec deadline_after(double timeout_s)
 {
     struct timespec t;
@@ -430,6 +436,8 @@ sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
 {
     if (!s || !ev)
         return SP_ERR_INVALID_ARGUMENT;
+    if (timeout_s > FOREVER_S)
+        timeout_s = -1.0;
     struct timespec deadline = deadline_after(timeout_s > 0 ? timeout_s : 0);
     sp_status st = SP_OK;
     pthread_mutex_lock(&s->lock);
