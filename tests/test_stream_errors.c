@@ -707,6 +707,14 @@ TEST(stage_failure_in_graph_mode)
  * and chunks 0..2 are right. */
 TEST(the_earliest_failing_chunk_fails_its_batch)
 {
+    /* The later chunk can fail first only where stages run on workers of their own: CUDA
+     * calls every stage function at enqueue, in chunk order, so bravo's chunk 3 fails before
+     * alpha ever sees chunk 5, and the batches not yet started then run (and alpha fails
+     * again, rightly, in the one holding chunk 5). Seen on the H200, 2026-12-01. */
+    if (g_kind == SP_BACKEND_CUDA) {
+        harness_skip_reason("HOST's asynchronous stage workers are what orders the failures");
+        return TEST_SKIP;
+    }
     sp_context *ctx = open_kind(1, 0, "bravo");
     if (!ctx)
         return TEST_FAIL;
