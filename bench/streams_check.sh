@@ -4,11 +4,14 @@
 # `streampipe run` file to file against `cat` and a plain write of the same size, and
 # `streampipe infer` with graph mode and several queues against its default.
 # Usage: OUT=dir bench/streams_check.sh [FILE_GIB]   (writes streams.log and streams.jsonl)
+# STREAMS_SECTIONS picks what runs (default all): bench, file, infer.
 set -u
 : "${OUT:?set OUT}"
 cd "$(dirname "$0")/.." || exit 2
 export PATH="/usr/local/cuda/bin:$PATH"
 GIB=${1:-16}
+SECTIONS=" ${STREAMS_SECTIONS:-bench file infer} "
+want() { [[ $SECTIONS == *" $1 "* ]]; }
 LOG=$OUT/streams.log
 JSONL=$OUT/streams.jsonl
 BUILD=build-gpu
@@ -24,10 +27,13 @@ if [[ ! -x $BUILD/streampipe || ! -x $BUILD/bench/stream_bench ]]; then
 fi
 CLI=$BUILD/streampipe
 
-say "== streams and sources (stream_bench)"
-timeout 240 "$BUILD/bench/stream_bench" --backend cuda --repeat 5 2>&1 | tee -a "$LOG" |
-    grep '^{' >>"$JSONL" || say "stream_bench FAILED"
-
+if want bench; then
+    say "== streams and sources (stream_bench)"
+    timeout 240 "$BUILD/bench/stream_bench" --backend cuda --repeat 5 2>&1 | tee -a "$LOG" |
+        grep '^{' >>"$JSONL" || say "stream_bench FAILED"
+fi
+# streampipe run on a file of GIB GiB, beside cat and a plain copy of it (page cache warm)
+file_section() {
 say "== streampipe run, file to file (${GIB} GiB, page cache warm)"
 DIR=/tmp/sp-files
 mkdir -p "$DIR"
@@ -74,9 +80,11 @@ print(f"run output: {x.shape[0]} records, 2^20 sampled: max rel error {err.max()
       f"(tolerance {1e-5 * 101:.2e}), {(err > 1e-5 * 101).sum()} outside; NaN {np.isnan(y[idx]).sum()}")
 PY
 rm -f "$DIR"/*.f32
+}
+want file && file_section
 
-say "== streampipe infer: default against graph mode and 2 queues per stage (scratch)"
-for args in "" "--graph on" "--streams 2" "--graph on --precision tf32" "--precision tf32"; do
+want infer && say "== streampipe infer: default against graph mode and 2 queues per stage (scratch)"
+want infer && for args in "" "--graph on" "--streams 2" "--graph on --precision tf32" "--precision tf32"; do
     raw=$(timeout 120 "$CLI" infer --backend cuda --model models/digits_mlp.safetensors \
         --input models/digits_test_images.u8 --labels models/digits_test_labels.u8 \
         --replicate 27778 --chunk 262144 --depth 8 --json $args 2>>"$LOG")
