@@ -74,7 +74,10 @@ static void print_run_usage(FILE *out)
           "Streams a file of records through the stage chain into another file with\n"
           "sp_pipeline_run_io: the staging threads read and write the files positionally\n"
           "(pread/pwrite) straight into and out of pinned memory, which stays bounded\n"
-          "whatever the file's size. A progress line shows on terminals.\n\n", out);
+          "whatever the file's size. A progress line shows on terminals.\n"
+          "Under mpirun (a build with SP_WITH_MPI) each rank takes an even contiguous\n"
+          "range of the records and the GPU of its place on its host (not --device),\n"
+          "and rank 0 prints one report; any rank failing fails them all.\n\n", out);
     for (size_t i = 0; i < N_OPTIONS; i++) {
         char left[48];
         snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].value ? " " : "",
