@@ -90,6 +90,9 @@ static void check_figures(sp_group *g, const group_case *c, const sp_report *mer
     CHECK_EQ(merged->records, c->n);
     CHECK_EQ(merged->batches, units);
     CHECK(merged->makespan_s >= 0.0);
+    /* every device's busy time lies within the run's wall time */
+    CHECK_MSG(merged->bound_s <= merged->makespan_s + 1e-6, "busiest device %.6f s, run %.6f s",
+              merged->bound_s, merged->makespan_s);
     CHECK(c->n == 0 || merged->chunks >= units);
     CHECK_EQ(sp_group_failed_device(g), -1);
     CHECK_EQ(sp_group_last_error(g)[0], '\0');
