@@ -61,6 +61,12 @@ expect_failure() {
 
 records 100003 "$work/in.bin"
 same_as_one_process "$work/in.bin"
+# --json: one object from rank 0 alone, with every rank's share
+"${mpi[@]}" -n 3 "$cli" run --backend host --input "$work/in.bin" --output "$work/mpi.out" \
+    --stages "$stages" --json >"$work/report.txt"
+[ "$(wc -l <"$work/report.txt")" -eq 1 ] && grep -q '"ranks":3' "$work/report.txt"
+if command -v python3 >/dev/null 2>&1; then python3 -m json.tool "$work/report.txt" >/dev/null; fi
+echo "ok: --json under 3 ranks"
 records 2 "$work/two.bin" # fewer records than ranks: a rank with none
 same_as_one_process "$work/two.bin"
 : >"$work/empty.bin"
