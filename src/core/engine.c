@@ -22,6 +22,7 @@
 
 #include "core/clock.h"
 #include "core/run.h"
+#include "core/run_at.h"
 
 /* ---- slots -------------------------------------------------------------------------------- */
 
@@ -150,7 +151,9 @@ static size_t io_wanted(const sp_run *r, size_t i)
 static sp_status read_sequential(sp_run *r, size_t i, size_t *got)
 {
     const sp_io *io = r->io;
-    size_t want = io_wanted(r, i), first = sp_chunk_first(r, i), rb = r->p->record_bytes[0];
+    /* the source numbers records as the sink and the stages do: from the run's record_base */
+    size_t want = io_wanted(r, i), rb = r->p->record_bytes[0];
+    size_t first = r->record_base + sp_chunk_first(r, i);
     char *dst = sp_staging_in(r->p, i);
     *got = 0;
     while (*got < want) {
@@ -224,7 +227,7 @@ static sp_status stage_together(sp_run *r, size_t i, const sp_slot *leaving, int
         copies[n++] = (sp_copy){.dst = sp_staging_in(p, i), .src = sp_run_user_in(r, i),
                                 .bytes = sp_chunk_records(r, i) * p->record_bytes[0]};
     if (takes && positional) {
-        pieces[1] = (io_piece){r, i, sp_staging_in(p, i), sp_chunk_first(r, i),
+        pieces[1] = (io_piece){r, i, sp_staging_in(p, i), r->record_base + sp_chunk_first(r, i),
                                p->record_bytes[0]};
         copies[n++] = (sp_copy){.bytes = io_wanted(r, i) * p->record_bytes[0],
                                 .fn = read_piece, .arg = &pieces[1],
@@ -384,10 +387,11 @@ static sp_status run_batch_and_retire(sp_run *r, int graphs)
 }
 
 static sp_status run_pipelined(sp_pipeline *p, const void *in, size_t n_records, void *out,
-                               sp_report *report)
+                               size_t record_base, sp_report *report)
 {
     sp_run r;
     sp_status st = sp_run_prepare(&r, p, in, n_records, out, report != NULL);
+    r.record_base = record_base;
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)
             sp_run_report(&r, report);
@@ -402,17 +406,23 @@ static sp_status run_pipelined(sp_pipeline *p, const void *in, size_t n_records,
     return sp_run_finish(&r, st, report);
 }
 
-sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void *out,
-                          sp_report *report)
+sp_status sp_pipeline_run_at(sp_pipeline *p, const void *in, size_t n_records, void *out,
+                             size_t first_record, sp_report *report)
 {
     if (!p)
         return SP_ERR_INVALID_ARGUMENT;
     sp_status st = sp_pipeline_claim(p, "sp_pipeline_run");
     if (st != SP_OK)
         return st;
-    st = run_pipelined(p, in, n_records, out, report);
+    st = run_pipelined(p, in, n_records, out, first_record, report);
     sp_pipeline_release(p);
     return st;
+}
+
+sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void *out,
+                          sp_report *report)
+{
+    return sp_pipeline_run_at(p, in, n_records, out, 0, report);
 }
 
 static sp_status check_io(sp_pipeline *p, const sp_io *io)
@@ -432,7 +442,7 @@ static sp_status check_io(sp_pipeline *p, const sp_io *io)
     return SP_OK;
 }
 
-static sp_status run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
+static sp_status run_io(sp_pipeline *p, const sp_io *io, size_t record_base, sp_report *report)
 {
     sp_status st = check_io(p, io);
     sp_run r;
@@ -449,6 +459,7 @@ static sp_status run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
     r.plan.in_bytes = io->n_records * p->record_bytes[0];
     r.plan.out_bytes = io->n_records * p->record_bytes[p->n_stages];
     r.io = io;
+    r.record_base = record_base;
     r.stage_in = r.stage_out = 1; /* the host reads and writes every byte, as staging does */
     r.end = io->n_records ? r.plan.chunks : SIZE_MAX;
     if (r.timing && (st = sp_run_timeline_start(&r)) != SP_OK)
@@ -459,16 +470,22 @@ static sp_status run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
     return sp_run_finish(&r, st, report); /* of a source of unknown length, the counts alone */
 }
 
-sp_status sp_pipeline_run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
+sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *io, size_t first_record,
+                                sp_report *report)
 {
     if (!p)
         return SP_ERR_INVALID_ARGUMENT;
     sp_status st = sp_pipeline_claim(p, "sp_pipeline_run_io");
     if (st != SP_OK)
         return st;
-    st = run_io(p, io, report);
+    st = run_io(p, io, first_record, report);
     sp_pipeline_release(p);
     return st;
+}
+
+sp_status sp_pipeline_run_io(sp_pipeline *p, const sp_io *io, sp_report *report)
+{
+    return sp_pipeline_run_io_at(p, io, 0, report);
 }
 
 /* ---- streams ------------------------------------------------------------------------------ */

@@ -12,6 +12,7 @@
 #include "report_out.h"
 #include "run_cmd.h"
 #include "run_files.h"
+#include "run_mpi.h"
 
 typedef int (*run_apply_fn)(const char *value, run_options *o);
 
@@ -73,7 +74,10 @@ static void print_run_usage(FILE *out)
           "Streams a file of records through the stage chain into another file with\n"
           "sp_pipeline_run_io: the staging threads read and write the files positionally\n"
           "(pread/pwrite) straight into and out of pinned memory, which stays bounded\n"
-          "whatever the file's size. A progress line shows on terminals.\n\n", out);
+          "whatever the file's size. A progress line shows on terminals.\n"
+          "Under mpirun (a build with SP_WITH_MPI) each rank takes an even contiguous\n"
+          "range of the records and the GPU of its place on its host (not --device),\n"
+          "and rank 0 prints one report; any rank failing fails them all.\n\n", out);
     for (size_t i = 0; i < N_OPTIONS; i++) {
         char left[48];
         snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].value ? " " : "",
@@ -168,14 +172,7 @@ static int fit_pinned(sp_context *ctx, const run_options *o, const run_stage_lis
     return CLI_EXIT_OK;
 }
 
-typedef struct run_job {
-    sp_context *ctx;
-    sp_pipeline *pipeline;
-    run_stage_list stages;
-    run_files files;
-} run_job;
-
-static int make_pipeline(run_job *job, const run_options *o)
+int run_make_pipeline(run_job *job, const run_options *o)
 {
     sp_pipeline_config config = {
         .in_record_bytes = job->stages.in_record_bytes,
@@ -194,7 +191,7 @@ static int make_pipeline(run_job *job, const run_options *o)
     return CLI_EXIT_OK;
 }
 
-static double peak_rss_mib(void)
+double run_peak_rss_mib(void)
 {
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
@@ -218,7 +215,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
         json_uint(&w, "records", f->n_records);
         json_uint(&w, "bytes_in", (unsigned long long)bytes);
         json_number(&w, "gbps_in", rate);
-        json_number(&w, "peak_rss_mib", peak_rss_mib());
+        json_number(&w, "peak_rss_mib", run_peak_rss_mib());
         cli_json_report(&w, report);
         json_object_close(&w);
         json_end(&w);
@@ -227,7 +224,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
     printf("streampipe run: %zu records (%.1f MiB) from %s to %s in %.3f s, %.2f GB/s in\n",
            f->n_records, bytes / (1 << 20), f->input_path, f->output_path, report->makespan_s,
            rate);
-    printf("peak RSS %.1f MiB\n", peak_rss_mib());
+    printf("peak RSS %.1f MiB\n", run_peak_rss_mib());
     cli_print_report(report, stdout);
 }
 
@@ -238,7 +235,7 @@ static int run_job_go(run_job *job, const run_options *o)
         rc = run_files_open(&job->files, o->input_path, o->output_path,
                             job->stages.in_record_bytes, job->stages.out_record_bytes);
     if (rc == CLI_EXIT_OK)
-        rc = make_pipeline(job, o);
+        rc = run_make_pipeline(job, o);
     if (rc != CLI_EXIT_OK)
         return rc;
     sp_io io = {.read = run_files_read, .read_user = &job->files, .write = run_files_write,
@@ -270,18 +267,26 @@ int run_main(int argc, char **argv)
     int rc = parse_run_args(argc, argv, &o, &help_shown);
     if (rc != CLI_EXIT_OK || help_shown)
         return rc;
+    run_mpi mpi;
+    if (run_mpi_init(&mpi) != 0)
+        return CLI_EXIT_FAILURE;
     run_job job;
     memset(&job, 0, sizeof job);
     job.files.in_fd = job.files.out_fd = -1;
     rc = run_parse_stages(o.stages_text, &job.stages);
+    /* under mpirun each rank takes the GPU of its place on its host (HOST ignores it) */
+    int device = mpi.size > 1 ? mpi.local_rank : o.device;
     if (rc == CLI_EXIT_OK)
-        rc = cli_open_context(o.backend, o.device, &job.ctx);
-    if (rc == CLI_EXIT_OK)
+        rc = cli_open_context(o.backend, device, &job.ctx);
+    if (mpi.size > 1)
+        rc = run_ranks_go(&job, &o, &mpi, rc, device);
+    else if (rc == CLI_EXIT_OK)
         rc = run_job_go(&job, &o);
     sp_pipeline_destroy(job.pipeline);
     run_free_stages(&job.stages);
     sp_context_destroy(job.ctx);
     if (job.files.in_fd >= 0 || job.files.out_fd >= 0 || job.files.temp_path[0])
         run_files_close(&job.files);
+    run_mpi_finalize(&mpi);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "streampipe.h"
 #include "streampipe_mlp.h"
 #include "streampipe_ops.h"
+#include "run_files.h"
 
 typedef struct run_options {
     const char *input_path, *output_path, *stages_text;
@@ -32,7 +33,26 @@ typedef struct run_stage_list {
     size_t in_record_bytes, out_record_bytes;
 } run_stage_list;
 
+/* What one run holds (run_cmd.c; run_ranks.c for a rank under mpirun). */
+typedef struct run_job {
+    sp_context *ctx;
+    sp_pipeline *pipeline;
+    run_stage_list stages;
+    run_files files;
+} run_job;
+
+struct run_mpi;
+
 int run_main(int argc, char **argv);
+/* The pipeline for the job's stages and files (--chunk, --depth, --max-pinned, --threads). */
+int run_make_pipeline(run_job *job, const run_options *o);
+double run_peak_rss_mib(void);
+/* One rank's part of a run under mpirun (run_ranks.c): its contiguous range of the records,
+ * read and written in place in the one output, which rank 0 creates and, once every rank
+ * has succeeded, moves into place. rc: how opening the context went on this rank (every
+ * rank must come here, to take part in the reductions). Exit status, the same on all ranks. */
+int run_ranks_go(run_job *job, const run_options *o, const struct run_mpi *mpi, int rc,
+                 int device);
 /* Parses --stages into `list` (CLI_EXIT_USAGE with a message when it is not valid). */
 int run_parse_stages(const char *text, run_stage_list *list);
 /* Loads the MLP, if any, builds its stages on ctx and fills list->stages; CLI_EXIT_OK or

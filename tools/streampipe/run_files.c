@@ -79,8 +79,8 @@ static int create_temp_output(run_files *f, const char *path, size_t bytes)
     return CLI_EXIT_OK;
 }
 
-int run_files_open(run_files *f, const char *input, const char *output, size_t in_record_bytes,
-                   size_t out_record_bytes)
+int run_files_open_input(run_files *f, const char *input, const char *output,
+                         size_t in_record_bytes, size_t out_record_bytes)
 {
     memset(f, 0, sizeof *f);
     f->in_fd = f->out_fd = -1;
@@ -96,12 +96,38 @@ int run_files_open(run_files *f, const char *input, const char *output, size_t i
     int rc = open_input(f, input, &st);
     if (rc == CLI_EXIT_OK)
         rc = check_output(output, &st);
-    size_t out_bytes = 0;
-    if (rc == CLI_EXIT_OK && __builtin_mul_overflow(f->n_records, out_record_bytes, &out_bytes))
+    if (rc == CLI_EXIT_OK &&
+        __builtin_mul_overflow(f->n_records, out_record_bytes, &f->out_bytes))
         rc = file_error("the output would be too large", output, EFBIG);
-    if (rc == CLI_EXIT_OK)
-        rc = create_temp_output(f, output, out_bytes);
     return rc;
+}
+
+int run_files_create_output(run_files *f)
+{
+    int rc = create_temp_output(f, f->output_path, f->out_bytes);
+    f->owns_temp = f->temp_path[0] != '\0';
+    return rc;
+}
+
+int run_files_open_output(run_files *f, const char *temp_path)
+{
+    snprintf(f->temp_path, sizeof f->temp_path, "%s", temp_path);
+    f->out_fd = open(temp_path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    return f->out_fd >= 0 ? CLI_EXIT_OK
+                          : file_error("cannot open the temporary output", temp_path, errno);
+}
+
+int run_files_open(run_files *f, const char *input, const char *output, size_t in_record_bytes,
+                   size_t out_record_bytes)
+{
+    int rc = run_files_open_input(f, input, output, in_record_bytes, out_record_bytes);
+    return rc == CLI_EXIT_OK ? run_files_create_output(f) : rc;
+}
+
+int run_files_sync(run_files *f)
+{
+    return fsync(f->out_fd) == 0 ? CLI_EXIT_OK
+                                 : file_error("cannot write the output", f->output_path, errno);
 }
 
 /* Keeps the first I/O failure's text; the library's error says which records. */
@@ -199,7 +225,7 @@ void run_files_close(run_files *f)
         close(f->in_fd);
     if (f->out_fd >= 0)
         close(f->out_fd);
-    if (f->temp_path[0] != '\0')
+    if (f->temp_path[0] != '\0' && f->owns_temp)
         unlink(f->temp_path);
     f->in_fd = f->out_fd = -1;
     pthread_mutex_destroy(&f->lock);

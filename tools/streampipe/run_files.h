@@ -15,7 +15,9 @@ typedef struct run_files {
     size_t in_record_bytes, out_record_bytes;
     size_t n_records;
     const char *input_path, *output_path;
+    size_t out_bytes;        /* the output's size */
     char temp_path[4096];    /* the output's name until run_files_commit */
+    int owns_temp;           /* this process created it: it removes or renames it */
     atomic_size_t written;   /* records written so far (for the progress line) */
     int progress;            /* stderr is a terminal: show a progress line */
     double started, shown;   /* host clock at the start and at the last line */
@@ -29,6 +31,14 @@ typedef struct run_files {
  * missing, unreadable or wrongly sized file. */
 int run_files_open(run_files *f, const char *input, const char *output, size_t in_record_bytes,
                    size_t out_record_bytes);
+/* The same in steps, for ranks of one run under MPI (run_ranks.c): the input opened and
+ * checked; the temporary output created (by one rank) or opened by the name that one gave;
+ * the output's writes of this process flushed to disk. */
+int run_files_open_input(run_files *f, const char *input, const char *output,
+                         size_t in_record_bytes, size_t out_record_bytes);
+int run_files_create_output(run_files *f);
+int run_files_open_output(run_files *f, const char *temp_path);
+int run_files_sync(run_files *f);
 /* sp_source_fn and sp_sink_fn over the files (user = run_files *). */
 sp_status run_files_read(void *dst, size_t first_record, size_t max_records, size_t *records,
                          void *user);

@@ -1,0 +1,213 @@
+/* One rank of `streampipe run` under mpirun: rank r of R takes records [lo, hi) of the input,
+ * an even contiguous share, and reads and writes them positionally in the one output. The
+ * order of agreement, so that no rank waits for one that has stopped:
+ *   1. every rank opens its context, stages and input; rank 0 creates the temporary output
+ *      at full size; all agree that this worked, then rank 0 says the temporary name
+ *   2. every rank opens that output and makes its pipeline; all agree again
+ *   3. every rank runs its range and flushes its writes; all agree a third time
+ *   4. rank 0 moves the output into place; all agree on that, and rank 0 prints the report
+ * Whenever an agreement fails every rank exits 1, and rank 0 removes the temporary output
+ * (run_files_close). STREAMPIPE_TEST_FAIL_RANK=r makes rank r fail its range as if its source
+ * had failed: for the tests of that path only (.ci/run), never set otherwise. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "clock.h"
+#include "json.h"
+#include "run_cmd.h"
+#include "run_mpi.h"
+
+/* The figures each rank sends rank 0. */
+enum { FIG_RECORDS, FIG_FIRST, FIG_SECONDS, FIG_DEVICE, FIG_N };
+
+/* This rank's share: the first n % size ranks take one record more. */
+static void rank_range(size_t n, const run_mpi *m, size_t *first, size_t *count)
+{
+    size_t size = (size_t)m->size, rank = (size_t)m->rank;
+    size_t base = n / size, extra = n % size;
+    *first = base * rank + (rank < extra ? rank : extra); /* <= n: no overflow */
+    *count = base + (rank < extra);
+}
+
+/* The rank's range as a run of its own, numbered from 0: the files are read at lo + i. */
+typedef struct range_io {
+    run_files *files;
+    size_t first;
+} range_io;
+
+static sp_status range_read(void *dst, size_t first, size_t max, size_t *records, void *user)
+{
+    const range_io *r = user;
+    return run_files_read(dst, r->first + first, max, records, r->files);
+}
+
+static sp_status range_write(const void *src, size_t first, size_t records, void *user)
+{
+    const range_io *r = user;
+    return run_files_write(src, r->first + first, records, r->files);
+}
+
+static int test_fail_rank(const run_mpi *m)
+{
+    const char *v = getenv("STREAMPIPE_TEST_FAIL_RANK");
+    return v && *v && atoi(v) == m->rank;
+}
+
+/* Every rank's rc agreed on: this rank's failure, or a plain failure when only another
+ * rank failed (that rank has said why). */
+static int agree(const run_mpi *m, int rc)
+{
+    if (run_mpi_all_ok(m, rc == CLI_EXIT_OK))
+        return CLI_EXIT_OK;
+    if (rc == CLI_EXIT_OK && m->rank == 0)
+        fprintf(stderr, "streampipe: run: stopping: another rank failed\n");
+    return rc != CLI_EXIT_OK ? rc : CLI_EXIT_FAILURE;
+}
+
+/* Steps 1 and 2. */
+static int open_everything(run_job *job, const run_options *o, const run_mpi *m, int rc)
+{
+    if (rc == CLI_EXIT_OK)
+        rc = run_build_stages(&job->stages, job->ctx);
+    if (rc == CLI_EXIT_OK)
+        rc = run_files_open_input(&job->files, o->input_path, o->output_path,
+                                  job->stages.in_record_bytes, job->stages.out_record_bytes);
+    job->files.progress = 0; /* R progress lines on one terminal would be noise */
+    if (rc == CLI_EXIT_OK && m->rank == 0)
+        rc = run_files_create_output(&job->files);
+    if ((rc = agree(m, rc)) != CLI_EXIT_OK)
+        return rc;
+    char temp[sizeof job->files.temp_path];
+    memcpy(temp, job->files.temp_path, sizeof temp);
+    if (run_mpi_broadcast_text(m, temp, sizeof temp) != 0)
+        rc = CLI_EXIT_FAILURE;
+    if (rc == CLI_EXIT_OK && m->rank != 0)
+        rc = run_files_open_output(&job->files, temp);
+    if (rc == CLI_EXIT_OK)
+        rc = run_make_pipeline(job, o);
+    return agree(m, rc);
+}
+
+/* Step 3 on this rank: its range through the pipeline, then flushed to disk. */
+static int run_range(run_job *job, const run_mpi *m, size_t first, size_t count)
+{
+    range_io range = {&job->files, first};
+    sp_io io = {.read = range_read, .read_user = &range, .write = range_write,
+                .write_user = &range, .n_records = count, .positional = 1};
+    sp_status st = SP_OK;
+    if (test_fail_rank(m)) {
+        fprintf(stderr, "streampipe: rank %d: failing on purpose (STREAMPIPE_TEST_FAIL_RANK)\n",
+                m->rank);
+        return CLI_EXIT_FAILURE;
+    }
+    if (count)
+        st = sp_pipeline_run_io(job->pipeline, &io, NULL);
+    if (st != SP_OK) {
+        if (job->files.io_error[0])
+            fprintf(stderr, "streampipe: rank %d: %s\n", m->rank, job->files.io_error);
+        return cli_report_failure("streaming the file", st,
+                                  sp_pipeline_last_error(job->pipeline));
+    }
+    return run_files_sync(&job->files);
+}
+
+static void print_ranks_json(const run_job *job, const run_options *o, const run_mpi *m,
+                             const double *all, size_t slowest)
+{
+    const run_files *f = &job->files;
+    json_writer w;
+    json_begin(&w, stdout);
+    json_object_open(&w, NULL);
+    json_string(&w, "tool", "streampipe run");
+    json_string(&w, "version", sp_version());
+    json_string(&w, "backend", sp_backend_name(sp_context_backend(job->ctx)));
+    json_string(&w, "input", f->input_path);
+    json_string(&w, "output", f->output_path);
+    json_string(&w, "stages", o->stages_text);
+    json_uint(&w, "records", f->n_records);
+    json_uint(&w, "ranks", (unsigned long long)m->size);
+    json_uint(&w, "slowest_rank", slowest);
+    json_number(&w, "seconds", all[slowest * FIG_N + FIG_SECONDS]);
+    json_array_open(&w, "per_rank");
+    for (size_t r = 0; r < (size_t)m->size; r++) {
+        const double *fig = &all[r * FIG_N];
+        double bytes = fig[FIG_RECORDS] * (double)f->in_record_bytes;
+        json_object_open(&w, NULL);
+        json_uint(&w, "rank", r);
+        json_uint(&w, "device", (unsigned long long)fig[FIG_DEVICE]);
+        json_uint(&w, "first_record", (unsigned long long)fig[FIG_FIRST]);
+        json_uint(&w, "records", (unsigned long long)fig[FIG_RECORDS]);
+        json_number(&w, "seconds", fig[FIG_SECONDS]);
+        json_number(&w, "gbps_in", fig[FIG_SECONDS] > 0 ? bytes / fig[FIG_SECONDS] / 1e9 : 0);
+        json_object_close(&w);
+    }
+    json_array_close(&w);
+    json_object_close(&w);
+    json_end(&w);
+}
+
+/* Rank 0's report from every rank's figures: the run takes as long as its slowest rank. */
+static void print_ranks(const run_job *job, const run_options *o, const run_mpi *m,
+                        const double *all)
+{
+    size_t slowest = 0;
+    for (size_t r = 1; r < (size_t)m->size; r++)
+        if (all[r * FIG_N + FIG_SECONDS] > all[slowest * FIG_N + FIG_SECONDS])
+            slowest = r;
+    if (o->json) {
+        print_ranks_json(job, o, m, all, slowest);
+        return;
+    }
+    const run_files *f = &job->files;
+    double seconds = all[slowest * FIG_N + FIG_SECONDS];
+    double bytes = (double)f->n_records * (double)f->in_record_bytes;
+    printf("streampipe run: %zu records (%.1f MiB) from %s to %s by %d ranks (%s) in %.3f s, "
+           "%.2f GB/s in\n", f->n_records, bytes / (1 << 20), f->input_path, f->output_path,
+           m->size, sp_backend_name(sp_context_backend(job->ctx)), seconds,
+           seconds > 0 ? bytes / seconds / 1e9 : 0.0);
+    for (size_t r = 0; r < (size_t)m->size; r++) {
+        const double *fig = &all[r * FIG_N];
+        double rank_bytes = fig[FIG_RECORDS] * (double)f->in_record_bytes;
+        printf("  rank %zu: device %.0f, records %.0f.. (%.0f, %.1f%%) in %.3f s, %.2f GB/s\n",
+               r, fig[FIG_DEVICE], fig[FIG_FIRST], fig[FIG_RECORDS],
+               f->n_records ? 100.0 * fig[FIG_RECORDS] / (double)f->n_records : 100.0,
+               fig[FIG_SECONDS],
+               fig[FIG_SECONDS] > 0 ? rank_bytes / fig[FIG_SECONDS] / 1e9 : 0.0);
+    }
+    printf("slowest rank: %zu (%.3f s)\n", slowest, seconds);
+}
+
+int run_ranks_go(run_job *job, const run_options *o, const run_mpi *m, int rc, int device)
+{
+    rc = open_everything(job, o, m, rc);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    size_t first, count;
+    rank_range(job->files.n_records, m, &first, &count);
+    double t0 = cli_now_s();
+    rc = run_range(job, m, first, count);
+    double seconds = cli_now_s() - t0;
+    /* every rank allocates, so that all agree before the gather, a collective call */
+    double *all = calloc((size_t)m->size, FIG_N * sizeof *all);
+    if (!all)
+        fprintf(stderr, "streampipe: rank %d: no memory for the figures\n", m->rank);
+    if ((rc = agree(m, all ? rc : CLI_EXIT_FAILURE)) != CLI_EXIT_OK) {
+        free(all);
+        return rc;
+    }
+    double mine[FIG_N] = {[FIG_RECORDS] = (double)count, [FIG_FIRST] = (double)first,
+                          [FIG_SECONDS] = seconds, [FIG_DEVICE] = (double)device};
+    rc = run_mpi_gather(m, mine, FIG_N, all) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+    if (rc == CLI_EXIT_OK && m->rank == 0)
+        rc = run_files_commit(&job->files);
+    if ((rc = agree(m, rc)) != CLI_EXIT_OK) {
+        free(all);
+        return rc;
+    }
+    if (m->rank == 0)
+        print_ranks(job, o, m, all);
+    free(all);
+    return CLI_EXIT_OK;
+}
