@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from . import _streampipe
 from .context import Context
+from . import errors
 from .errors import (
     BackendError,
     Cancelled,
@@ -60,15 +61,5 @@ __all__ = [
     "MLPModel",
     "Report",
     "EngineReport",
-    "Error",
-    "InvalidArgument",
-    "OutOfMemory",
-    "OutOfDeviceMemory",
-    "Unsupported",
-    "StageError",
-    "BackendError",
-    "DeviceLost",
-    "Cancelled",
-    "WouldBlock",
-    "Timeout",
+    *errors.__all__,  # the exception classes, listed once, in errors.py
 ]
