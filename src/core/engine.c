@@ -241,8 +241,6 @@ static void note_spans(sp_run *r, size_t i, const sp_slot *leaving, int takes, d
                        double t_end)
 {
     sp_pipeline *p = r->p;
-    if (!r->timing)
-        return;
     if (leaving && (leaving->out || leaving->sink))
         sp_timeline_set(&p->timeline, SP_TL_STAGE_OUT(p), leaving->chunk - r->base, t, t_end);
     if (takes && r->stage_in)
@@ -276,17 +274,17 @@ sp_status sp_run_host_turn(sp_run *r, size_t i)
     if (staging)
         sp_run_trace_push(r, "stage", i);
     io_piece pieces[2];
-    double t = sp_now() - r->t0;
+    double t = r->timing ? sp_now() - r->t0 : 0.0; /* the clock only where spans are kept */
     st = stage_together(r, i, leaving, takes, pieces);
     if (st == SP_OK && leaving && leaving->sink && !r->io->positional)
         st = write_sequential(r, leaving);
     size_t got = takes && r->io ? io_wanted(r, i) : 0;
     if (st == SP_OK && takes && r->io && !r->io->positional)
         st = read_sequential(r, i, &got);
-    double t_end = sp_now() - r->t0;
     if (staging)
         sp_run_trace_pop(r);
-    note_spans(r, i, leaving, takes, t, t_end);
+    if (r->timing)
+        note_spans(r, i, leaving, takes, t, sp_now() - r->t0);
     if (leaving)
         leave(r, slot);
     if (takes && r->io)
