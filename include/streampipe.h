@@ -354,8 +354,10 @@ sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n
  * device fails every batch, and every later call, with SP_ERR_DEVICE_LOST.
  *
  * Threads: CUDA stage functions run on the stream's engine thread (HOST ones on their
- * workers, as in a run). submit, next and close may be called from any one thread at a time
- * each; a pipeline with an open stream refuses sp_pipeline_run until the stream is closed.
+ * workers, as in a run). submit and next may be called from different threads at once (one
+ * thread submitting while another takes events), each by one thread at a time; close only
+ * once no other thread is inside submit or next, since it frees what they wait on. A pipeline
+ * with an open stream refuses sp_pipeline_run until the stream is closed.
  * Streams record no per-operation timings: the report of sp_stream_close has the counts, the
  * makespan and what the library chose, and says so in its notes. */
 typedef struct sp_stream sp_stream;
