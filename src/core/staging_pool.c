@@ -290,20 +290,14 @@ static void wait_for_pieces(sp_staging_pool *pool)
     pthread_mutex_unlock(&pool->lock);
 }
 
-/* On the calling thread alone: small copies, one-thread pools. */
-static sp_status copy_here(const sp_copy *copies, size_t n)
+/* On the calling thread alone, each copy as one piece: small copies, one-thread pools. */
+static sp_status copy_here(sp_staging_pool *pool, const sp_copy *copies, size_t n)
 {
-    sp_status first = SP_OK;
-    for (size_t c = 0; c < n; c++) {
-        if (copies[c].bytes == 0)
-            continue;
-        sp_status st = copies[c].fn ? copies[c].fn(copies[c].arg, 0, copies[c].bytes) : SP_OK;
-        if (!copies[c].fn)
-            sp_stream_copy(copies[c].dst, copies[c].src, copies[c].bytes);
-        if (first == SP_OK)
-            first = st;
-    }
-    return first;
+    atomic_store(&pool->job_status, SP_OK);
+    for (size_t c = 0; c < n; c++)
+        if (copies[c].bytes)
+            run_piece(pool, &copies[c], 0, copies[c].bytes);
+    return (sp_status)atomic_load(&pool->job_status);
 }
 
 sp_status sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies, size_t n)
@@ -312,7 +306,7 @@ sp_status sp_staging_pool_copy_many(sp_staging_pool *pool, const sp_copy *copies
     for (size_t c = 0; c < n; c++)
         total += copies[c].bytes;
     if (pool->threads == 1 || total < SP_PARALLEL_COPY_MIN || n > SP_MAX_COPIES)
-        return copy_here(copies, n);
+        return copy_here(pool, copies, n);
     publish(pool, copies, n, total);
     copy_pieces(pool);
     wait_for_pieces(pool);
