@@ -6,7 +6,11 @@
  * shared counter and runs it on its own pipeline, so a slower device simply takes fewer units.
  * Each unit reads and writes its own slice of the input and output, so records land in order
  * whichever device ran them. Stages see the records' numbers within the whole run
- * (sp_chunk.first_record); sp_chunk.index counts within the unit.
+ * (sp_chunk.first_record); sp_chunk.index counts the chunks its device has run in this run.
+ * An array run's units flow through each device's ring one after another without draining it
+ * between them, so a group of one device runs as fast as its pipeline alone; such a run
+ * records no per-operation timings (the report has the counts, shares and times of each
+ * device, not engine busy times). A source's units (sp_group_run_io) are a timed run each.
  *
  * Threads: a group runs on one thread at a time; its stage functions run as in sp_pipeline_run
  * of each member pipeline, on that member's thread (CUDA) or workers (HOST), several devices at

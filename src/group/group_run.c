@@ -1,9 +1,11 @@
 /* One run of a group. Work units (unit_records records each, the last one short) are
  * numbered 0..n_units-1; every device's thread takes the next number from one atomic counter
  * and runs that slice of the run on its own pipeline, so devices are balanced by what they
- * manage, not by a fixed split. The calling thread is device 0's thread. A failure stops
- * every device from taking another unit; the units already taken finish (each pipeline run
- * drains itself) before the run returns. */
+ * manage, not by a fixed split. An array run's units go through each device's ring one after
+ * another without draining it (sp_pipeline_run_feed), so a device takes its next unit when its
+ * ring has room; a source's units are a run each. The calling thread is device 0's thread. A
+ * failure stops every device from taking another unit; the units already taken finish (each
+ * device drains its ring) before the run returns. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,19 +42,6 @@ typedef struct member_thread {
     int started;
 } member_thread;
 
-static sp_status run_unit(group_job *job, sp_pipeline *p, size_t first, size_t count,
-                          sp_report *report)
-{
-    if (job->io) {
-        sp_io unit = *job->io;
-        unit.n_records = count;
-        return sp_pipeline_run_io_at(p, &unit, first, report);
-    }
-    /* in bounds: first + count <= n_records, whose byte sizes were checked */
-    return sp_pipeline_run_at(p, job->in + first * job->in_rec, count,
-                              job->out + first * job->out_rec, first, report);
-}
-
 /* The first failure of the run is the group's; a later one on another device is usually a
  * consequence (or as likely a cause), and stays in that member's own text. */
 static void note_failure(group_job *job, size_t k, sp_status st)
@@ -70,30 +59,81 @@ static void note_failure(group_job *job, size_t k, sp_status st)
     pthread_mutex_unlock(&job->lock);
 }
 
-static void member_units(group_job *job, size_t k)
+/* The next unit for device k: its slice's first record and count; 0 when none is left or
+ * the run is stopping. */
+static int take_unit(group_job *job, size_t *first, size_t *count)
 {
-    sp_group_member *m = &job->g->members[k];
-    while (!atomic_load(&job->stop)) {
-        size_t u = atomic_fetch_add(&job->next_unit, 1);
-        if (u >= job->n_units)
-            break;
-        size_t first = u * job->unit_records; /* < n_records: no overflow */
-        size_t left = job->n_records - first;
-        size_t count = left < job->unit_records ? left : job->unit_records;
+    if (atomic_load(&job->stop))
+        return 0;
+    size_t u = atomic_fetch_add(&job->next_unit, 1);
+    if (u >= job->n_units)
+        return 0;
+    *first = u * job->unit_records; /* < n_records: no overflow */
+    size_t left = job->n_records - *first;
+    *count = left < job->unit_records ? left : job->unit_records;
+    return 1;
+}
+
+/* A source's units: a run each, since a run_io is one source read in order. */
+static sp_status member_io_units(group_job *job, sp_group_member *m)
+{
+    size_t first, count;
+    while (take_unit(job, &first, &count)) {
         sp_report unit_report;
-        double t0 = sp_now();
-        sp_status st = run_unit(job, m->pipeline, first, count,
-                                job->want_report ? &unit_report : NULL);
-        m->stats.busy_s += sp_now() - t0;
-        if (st != SP_OK) {
-            note_failure(job, k, st);
-            break;
-        }
+        sp_io unit = *job->io;
+        unit.n_records = count;
+        sp_status st = sp_pipeline_run_io_at(m->pipeline, &unit, first,
+                                             job->want_report ? &unit_report : NULL);
+        if (st != SP_OK)
+            return st;
         m->stats.units++;
         m->stats.records += count;
         if (job->want_report)
             sp_group_report_add(&m->report, &unit_report);
     }
+    return SP_OK;
+}
+
+typedef struct member_feed {
+    group_job *job;
+    sp_group_member *m;
+} member_feed;
+
+static int next_array_unit(void *user, sp_feed_batch *b)
+{
+    member_feed *f = user;
+    size_t first, count;
+    if (!take_unit(f->job, &first, &count))
+        return 0;
+    /* in bounds: first + count <= n_records, whose byte sizes were checked */
+    *b = (sp_feed_batch){f->job->in + first * f->job->in_rec, count,
+                         f->job->out + first * f->job->out_rec, first};
+    f->m->stats.units++;
+    f->m->stats.records += count;
+    return 1;
+}
+
+/* An array run's units: fed one after another through the member's ring, which stays full
+ * between them (a run per unit would drain it each time). */
+static sp_status member_array_units(group_job *job, sp_group_member *m)
+{
+    member_feed feed = {job, m};
+    sp_report report;
+    sp_status st = sp_pipeline_run_feed(m->pipeline, next_array_unit, &feed,
+                                        job->want_report ? &report : NULL);
+    if (st == SP_OK && job->want_report)
+        sp_group_report_add(&m->report, &report);
+    return st;
+}
+
+static void member_units(group_job *job, size_t k)
+{
+    sp_group_member *m = &job->g->members[k];
+    double t0 = sp_now();
+    sp_status st = job->io ? member_io_units(job, m) : member_array_units(job, m);
+    m->stats.busy_s = sp_now() - t0;
+    if (st != SP_OK)
+        note_failure(job, k, st);
 }
 
 static void *member_main(void *arg)
