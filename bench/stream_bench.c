@@ -4,8 +4,10 @@
  *            same records and chunk, and against B sp_pipeline_run calls (the per-run drain);
  *            transfer workload (sinmix, 0 iterations), pinned memory
  *   source   the seed workload (sinmix 100) from a positional generator source
- *            (sp_pipeline_run_io: values made straight into pinned staging) against the same
- *            values as a pageable array, and as a pinned one
+ *            (sp_pipeline_run_io: values made straight into pinned staging, results copied
+ *            straight out of it into a pageable array) against the same values as a pageable
+ *            array, and as a pinned one; the source twice: with plain stores and memcpy, and
+ *            with non-temporal stores both ways (as the library's own staging copies)
  *
  * Every output element of every timed run is checked: against the C reference for
  * iterations 0 (bit for bit), and for the source runs against the array run's output (the
@@ -20,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "streampipe.h"
 #include "streampipe_ops.h"
@@ -56,7 +61,36 @@ static double median(double *v, int n)
 static float value_of(size_t i)
 {
     uint32_t h = (uint32_t)i * 2654435761u;
-    return (float)(h >> 8) * (8.0f / 16777216.0f) - 4.0f;
+    /* through int32: x86 converts signed integers to float in one instruction, unsigned not */
+    return (float)(int32_t)(h >> 8) * (8.0f / 16777216.0f) - 4.0f;
+}
+
+/* A copy with non-temporal stores (what the library's staging copies use): the destination,
+ * pinned staging read by the copy engine or a big output array, is not read again soon, and a
+ * plain store would first read each line it writes (a third more memory traffic). */
+static void copy_streaming(void *dst, const void *src, size_t bytes)
+{
+#if defined(__SSE2__)
+    char *d = dst;
+    const char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > bytes)
+        head = bytes;
+    memcpy(d, s, head);
+    d += head, s += head, bytes -= head;
+    for (; bytes >= 64; d += 64, s += 64, bytes -= 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)s + 1);
+        __m128i c = _mm_loadu_si128((const __m128i *)s + 2), e = _mm_loadu_si128((const __m128i *)s + 3);
+        _mm_stream_si128((__m128i *)d, a);
+        _mm_stream_si128((__m128i *)d + 1, b);
+        _mm_stream_si128((__m128i *)d + 2, c);
+        _mm_stream_si128((__m128i *)d + 3, e);
+    }
+    memcpy(d, s, bytes);
+    _mm_sfence(); /* the stores are weakly ordered: visible before the piece is handed on */
+#else
+    memcpy(dst, src, bytes);
+#endif
 }
 
 static sp_status generate(void *dst, size_t first, size_t max, size_t *records, void *user)
@@ -69,6 +103,23 @@ static sp_status generate(void *dst, size_t first, size_t max, size_t *records, 
     return SP_OK;
 }
 
+/* The same values made in an L1-resident tile and streamed out: no read of the pinned lines. */
+static sp_status generate_streaming(void *dst, size_t first, size_t max, size_t *records,
+                                    void *user)
+{
+    (void)user;
+    float tile[1024];
+    for (size_t done = 0; done < max;) {
+        size_t n = max - done < 1024 ? max - done : 1024;
+        for (size_t k = 0; k < n; k++)
+            tile[k] = value_of(first + done + k);
+        copy_streaming((float *)dst + done, tile, n * sizeof(float));
+        done += n;
+    }
+    *records = max;
+    return SP_OK;
+}
+
 typedef struct sink_target {
     float *out;
 } sink_target;
@@ -77,6 +128,13 @@ static sp_status collect(const void *src, size_t first, size_t records, void *us
 {
     sink_target *t = user;
     memcpy(t->out + first, src, records * sizeof(float));
+    return SP_OK;
+}
+
+static sp_status collect_streaming(const void *src, size_t first, size_t records, void *user)
+{
+    sink_target *t = user;
+    copy_streaming(t->out + first, src, records * sizeof(float));
     return SP_OK;
 }
 
@@ -186,7 +244,13 @@ static int bench_batches(sp_context *ctx, const bench_args *a, double t[3], size
 
 /* ---- a generator source against arrays ---------------------------------------------------- */
 
-static int bench_source(sp_context *ctx, const bench_args *a, double t[3], size_t *bad,
+/* The runs compared, in the order they run in each repeat. */
+enum { SRC_PLAIN, SRC_PAGEABLE, SRC_PINNED, SRC_STREAMING, SRC_MODES };
+static const char *const source_mode_names[SRC_MODES] = {
+    "source (plain stores, memcpy sink)", "pageable array", "pinned array",
+    "source (streaming stores both ways)"};
+
+static int bench_source(sp_context *ctx, const bench_args *a, double t[SRC_MODES], size_t *bad,
                         double *pinned_mib)
 {
     size_t n = a->source_records;
@@ -208,21 +272,25 @@ static int bench_source(sp_context *ctx, const bench_args *a, double t[3], size_
     sink_target sink = {out_pageable};
     sp_io io = {.read = generate, .write = collect, .write_user = &sink, .n_records = n,
                 .positional = 1};
-    double times[3][64];
+    sp_io io_streaming = io;
+    io_streaming.read = generate_streaming;
+    io_streaming.write = collect_streaming;
+    double times[SRC_MODES][64];
     *bad = 0;
     int have_want = 0;
     for (int r = -1; r < a->repeat && st == SP_OK; r++) {
-        for (int mode = 0; mode < 3 && st == SP_OK; mode++) {
-            float *out = mode == 2 ? pin_out : out_pageable;
+        for (int mode = 0; mode < SRC_MODES && st == SP_OK; mode++) {
+            float *out = mode == SRC_PINNED ? pin_out : out_pageable;
             memset(out, 0xFF, n * sizeof(float));
             sp_report report;
             double t0 = now_s();
-            if (mode == 0)
-                st = sp_pipeline_run_io(p, &io, &report);
+            if (mode == SRC_PLAIN || mode == SRC_STREAMING)
+                st = sp_pipeline_run_io(p, mode == SRC_PLAIN ? &io : &io_streaming, &report);
             else
-                st = sp_pipeline_run(p, mode == 1 ? pageable : pin_in, n, out, &report);
+                st = sp_pipeline_run(p, mode == SRC_PAGEABLE ? pageable : pin_in, n, out,
+                                     &report);
             double dt = now_s() - t0;
-            if (mode == 0)
+            if (mode == SRC_PLAIN)
                 *pinned_mib = (double)report.pinned_bytes / (1 << 20);
             if (!have_want && st == SP_OK) { /* the first run's output: the expected one */
                 memcpy(want, out, n * sizeof(float));
@@ -238,7 +306,7 @@ static int bench_source(sp_context *ctx, const bench_args *a, double t[3], size_
     }
     if (st != SP_OK)
         return failed("the source runs", st, sp_pipeline_last_error(p));
-    for (int mode = 0; mode < 3; mode++)
+    for (int mode = 0; mode < SRC_MODES; mode++)
         t[mode] = median(times[mode], a->repeat);
     sp_host_free(ctx, pin_in);
     sp_host_free(ctx, pin_out);
@@ -282,7 +350,7 @@ int main(int argc, char **argv)
     sp_status st = sp_context_create(a.backend, 0, &ctx);
     if (st != SP_OK)
         return failed("opening the backend", st, sp_last_open_error());
-    double tb[3], ts[3], pinned_mib = 0;
+    double tb[3], ts[SRC_MODES], pinned_mib = 0;
     size_t bad_b = 0, bad_s = 0;
     int rc = bench_batches(ctx, &a, tb, &bad_b);
     if (rc == 0)
@@ -296,19 +364,22 @@ int main(int argc, char **argv)
                a.batches, 1e3 * tb[1], gb / tb[1], 1e6 * (tb[1] - tb[0]) / (double)a.batches);
         printf("  one stream       %8.2f ms  %6.1f GB/s  = %.3f of the one run\n", 1e3 * tb[2],
                gb / tb[2], tb[0] / tb[2]);
-        printf("seed workload, %zu records: generator source %.2f ms, pageable array %.2f ms "
-               "(%.2fx), pinned array %.2f ms (%.2fx); source held %.1f MiB pinned\n",
-               a.source_records, 1e3 * ts[0], 1e3 * ts[1], ts[1] / ts[0], 1e3 * ts[2],
-               ts[2] / ts[0], pinned_mib);
+        printf("seed workload, %zu records, median of %d (source held %.1f MiB pinned):\n",
+               a.source_records, a.repeat, pinned_mib);
+        for (int mode = 0; mode < SRC_MODES; mode++)
+            printf("  %-36s %8.2f ms  %.2fx the pageable array\n", source_mode_names[mode],
+                   1e3 * ts[mode], ts[SRC_PAGEABLE] / ts[mode]);
         printf("bad elements: %zu (batches), %zu (source)\n", bad_b, bad_s);
         printf("{\"tool\":\"stream_bench\",\"backend\":\"%s\",\"batches\":%zu,\"batch_records\":"
                "%zu,\"one_run_s\":%.6f,\"many_runs_s\":%.6f,\"stream_s\":%.6f,"
                "\"stream_vs_one_run\":%.4f,\"source_records\":%zu,\"source_s\":%.6f,"
                "\"pageable_s\":%.6f,\"pinned_s\":%.6f,\"source_vs_pageable\":%.4f,"
+               "\"source_streaming_s\":%.6f,\"source_streaming_vs_pageable\":%.4f,"
                "\"pinned_mib\":%.2f,\"bad_elements\":%zu}\n",
                sp_backend_name(sp_context_backend(ctx)), a.batches, a.batch_records, tb[0],
-               tb[1], tb[2], tb[0] / tb[2], a.source_records, ts[0], ts[1], ts[2],
-               ts[1] / ts[0], pinned_mib, bad_b + bad_s);
+               tb[1], tb[2], tb[0] / tb[2], a.source_records, ts[SRC_PLAIN], ts[SRC_PAGEABLE],
+               ts[SRC_PINNED], ts[SRC_PAGEABLE] / ts[SRC_PLAIN], ts[SRC_STREAMING],
+               ts[SRC_PAGEABLE] / ts[SRC_STREAMING], pinned_mib, bad_b + bad_s);
         rc = bad_b + bad_s ? 1 : 0;
     }
     sp_context_destroy(ctx);
