@@ -103,6 +103,7 @@ CJSON_ARGS=()
 if [[ ! -f /usr/include/cjson/cJSON.h ]] && ls .debs/libcjson*.deb >/dev/null 2>&1; then
     for deb in .debs/libcjson*.deb; do dpkg -x "$deb" "$SCRATCH/cjson"; done
     CJSON_ARGS=(-DSP_WITH_CJSON=ON -DSP_CJSON_ROOT="$SCRATCH/cjson/usr")
+    export SP_CJSON_ROOT="$SCRATCH/cjson/usr" # the Python package's build finds it there too
     export LD_LIBRARY_PATH="$SCRATCH/cjson/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
 run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
@@ -193,7 +194,10 @@ fi
 # Offline: nanobind and scikit-build-core are on the machine, so no build isolation.
 python_suite() {
     local root=$PWD
-    python3 -m pip install -q --no-build-isolation --no-deps . &&
+    local cjson=()
+    [[ -n ${SP_CJSON_ROOT:-} ]] && cjson=(-C cmake.define.SP_WITH_CJSON=ON
+        -C "cmake.define.SP_CJSON_ROOT=$SP_CJSON_ROOT")
+    python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . &&
         (cd /tmp && SP_TEST_MODELS="$root/models" python3 "$root/python/tests/run.py" \
             "$root/python/tests")
 }
