@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The "reach" benchmarks in one call on the H200 (issues 11, 12, 13), beside bench/gpu_check.sh
+# (which is the build, tests, sanitizers and headline benchmarks):
+#   group    bench/group_bench: a group of one device and of two pipelines on one device
+#            against the plain pipeline (pinned and pageable); the group tests on CUDA
+#   streams  bench/streams_check.sh: streams and the generator source (stream_bench), then
+#            `streampipe run` file to file (REACH_FILE_GIB, default 16) against cat and dd
+#   python   the Python package built by pip (with the carried cJSON), then
+#            bench/python_bench.py's sections REACH_PY_SECTIONS (default torch,mlp)
+# Usage: OUT=dir bench/reach_check.sh    REACH_SECTIONS picks (default: group streams python).
+# Writes reach.log (everything), and streams.log/streams.jsonl, python.jsonl beside it.
+set -u
+: "${OUT:?set OUT}"
+cd "$(dirname "$0")/.." || exit 2
+export PATH="/usr/local/cuda/bin:$PATH"
+SECTIONS=" ${REACH_SECTIONS:-group streams python} "
+want() { [[ $SECTIONS == *" $1 "* ]]; }
+LOG=$OUT/reach.log
+BUILD=build-gpu
+: >"$LOG"
+say() { echo "== $* ($(date -u +%H:%M:%S))" | tee -a "$LOG"; }
+
+# cJSON from carried .debs, as in gpu_check.sh
+CJSON_ARGS=()
+if [[ ! -f /usr/include/cjson/cJSON.h ]] && ls .debs/libcjson*.deb >/dev/null 2>&1; then
+    for deb in .debs/libcjson*.deb; do dpkg -x "$deb" /tmp/sp-cjson; done
+    export SP_CJSON_ROOT=/tmp/sp-cjson/usr
+    CJSON_ARGS=(-DSP_WITH_CJSON=ON -DSP_CJSON_ROOT="$SP_CJSON_ROOT")
+    export LD_LIBRARY_PATH="$SP_CJSON_ROOT/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+fi
+say build
+cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}" >>"$LOG" 2>&1 &&
+    cmake --build "$BUILD" -j16 --target streampipe_cli stream_bench group_bench test_group \
+        >>"$LOG" 2>&1 || { say "build FAILED"; tail -30 "$LOG"; exit 1; }
+
+if want group; then
+    say "group tests on CUDA"
+    timeout 120 "$BUILD/tests/test_group" cuda 2>&1 | tail -15 | tee -a "$LOG"
+    say "group_bench pinned"
+    timeout 120 "$BUILD/bench/group_bench" --backend cuda --repeat 7 2>&1 | tee -a "$LOG"
+    say "group_bench pageable"
+    timeout 120 "$BUILD/bench/group_bench" --backend cuda --repeat 5 --pageable 2>&1 | tee -a "$LOG"
+fi
+if want streams; then
+    say "streams_check bench file"
+    STREAMS_SECTIONS="bench file" timeout 360 bench/streams_check.sh "${REACH_FILE_GIB:-16}" \
+        2>&1 | tee -a "$LOG"
+fi
+if want python; then
+    say "python package"
+    cjson=()
+    [[ -n ${SP_CJSON_ROOT:-} ]] && cjson=(-C cmake.define.SP_WITH_CJSON=ON
+        -C "cmake.define.SP_CJSON_ROOT=$SP_CJSON_ROOT")
+    python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . >>"$LOG" 2>&1 ||
+        say "pip install FAILED"
+    say "python_bench ${REACH_PY_SECTIONS:-torch,mlp}"
+    (cd /tmp && timeout 300 python3 "$OLDPWD/bench/python_bench.py" --repeat 5 \
+        --sections "${REACH_PY_SECTIONS:-torch,mlp}") 2>&1 | tee -a "$LOG" |
+        grep '^{' >"$OUT/python.jsonl"
+fi
+say done
