@@ -93,12 +93,24 @@ static void copy_streaming(void *dst, const void *src, size_t bytes)
 #endif
 }
 
+/* value_of over [first, first + n) into out, in blocks of 16 with a fixed trip count, which
+ * GCC vectorizes at -O2 (its cheap cost model leaves a loop of unknown count scalar, about
+ * 1.5 ns a value: the generator, not the host's memory, bound call 1 of the fifth session's
+ * source runs, streaming stores or not). */
+static void fill_values(float *out, size_t first, size_t n)
+{
+    size_t k = 0;
+    for (; k + 16 <= n; k += 16)
+        for (size_t j = 0; j < 16; j++)
+            out[k + j] = value_of(first + k + j);
+    for (; k < n; k++)
+        out[k] = value_of(first + k);
+}
+
 static sp_status generate(void *dst, size_t first, size_t max, size_t *records, void *user)
 {
     (void)user;
-    float *out = dst;
-    for (size_t k = 0; k < max; k++)
-        out[k] = value_of(first + k);
+    fill_values(dst, first, max);
     *records = max;
     return SP_OK;
 }
@@ -111,8 +123,7 @@ static sp_status generate_streaming(void *dst, size_t first, size_t max, size_t 
     float tile[1024];
     for (size_t done = 0; done < max;) {
         size_t n = max - done < 1024 ? max - done : 1024;
-        for (size_t k = 0; k < n; k++)
-            tile[k] = value_of(first + done + k);
+        fill_values(tile, first + done, n);
         copy_streaming((float *)dst + done, tile, n * sizeof(float));
         done += n;
     }
