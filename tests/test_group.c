@@ -63,8 +63,12 @@ static sp_group *make_group(const group_case *c, mix_chain *chain, uint32_t seed
     mix_chain_init(chain, c->in_rec, c->n_stages, c->out_recs, seed);
     sp_pipeline_config cfg = mix_chain_config(chain, c->chunk, c->depth);
     cfg.staging_threads = 4;
+    /* HOST: that many host backends; CUDA: that many pipelines on GPU 0, the one GPU sure to
+     * be there (NULL would mean every visible GPU, however many there are) */
+    static const int gpu0[MAX_DEVICES] = {0};
     sp_group *g = NULL;
-    sp_status st = sp_group_create(g_kind, NULL, c->devices, &cfg, &g);
+    sp_status st = sp_group_create(g_kind, g_kind == SP_BACKEND_CUDA ? gpu0 : NULL, c->devices,
+                                   &cfg, &g);
     if (!CHECK_STATUS(st, SP_OK, sp_group_last_create_error()))
         return NULL;
     sp_group_set_unit_records(g, c->unit);
