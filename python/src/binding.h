@@ -14,6 +14,7 @@
 #include <nanobind/ndarray.h>
 
 #include "streampipe.h"
+#include "streampipe_group.h"
 
 namespace nb = nanobind;
 
@@ -63,18 +64,33 @@ struct pipeline {
     int device = 0;
     std::vector<std::shared_ptr<const void>> keep; // what built-in stages point into
     std::vector<std::unique_ptr<stage_slot>> slots;
-    sp_pipeline *handle = nullptr;
+    sp_pipeline *handle = nullptr; // a group's: its member 0's, for the facts all share
+    sp_group *group = nullptr;     // a pipeline of Context.group (group.cpp): runs go to it
 
     pipeline() = default;
     pipeline(const pipeline &) = delete;
     pipeline &operator=(const pipeline &) = delete;
-    ~pipeline() { sp_pipeline_destroy(handle); } // before ctx and keep let go
+    ~pipeline() // before ctx and keep let go
+    {
+        if (group)
+            sp_group_destroy(group); // and its members' pipelines
+        else
+            sp_pipeline_destroy(handle);
+    }
 };
 
 // A copy of one run's (or stream's) sp_report; to_dict converts it.
 struct report {
     sp_report r{};
 };
+
+// group.cpp: a group over `devices` on ctx's backend, every member made with `config`, and
+// *member0 its first pipeline; raises the library's error when it cannot be made. Then what
+// each member did in the group's last run: a list of dicts with the device's figures and its
+// report.
+sp_group *create_group(const context &ctx, const std::vector<int> &devices,
+                       const sp_pipeline_config &config, sp_pipeline **member0);
+nb::list group_members(const pipeline &self);
 
 // Views, never copies, of memory the library owns (slot buffers, staging); `owner` stays alive
 // while a view does. Host memory as a numpy array (read-only when asked)...

@@ -114,6 +114,18 @@ struct pipeline_parts {
     std::vector<std::unique_ptr<stage_slot>> slots;
 };
 
+// The config's numbers as the Python layer checked them.
+struct pipeline_options {
+    size_t in_record_bytes, chunk_records;
+    unsigned depth, staging_threads;
+    int priority;
+    size_t copy_piece_bytes;
+    int graph;
+    bool copy_by_kernel;
+};
+
+sp_pipeline *create_pipeline(const context &ctx, const sp_pipeline_config &config);
+
 // One stage from the dict streampipe.pipeline passes (keys as read here). `owner` is where the
 // pipeline will be constructed.
 sp_stage make_stage(pipeline *owner, pipeline_parts &parts, const nb::dict &d)
@@ -149,26 +161,56 @@ sp_stage make_stage(pipeline *owner, pipeline_parts &parts, const nb::dict &d)
     return stage;
 }
 
-void make_pipeline(pipeline *self, const context &ctx, const std::vector<nb::dict> &stage_dicts,
-                   size_t in_record_bytes, size_t chunk_records, unsigned depth,
-                   unsigned staging_threads, int priority, size_t copy_piece_bytes, int graph,
-                   bool copy_by_kernel)
+// The config of a pipeline (or of every member of a group) from the stage dicts; `stages`
+// and `parts` own what it points into.
+sp_pipeline_config make_config(pipeline *self, const std::vector<nb::dict> &stage_dicts,
+                               pipeline_parts &parts, std::vector<sp_stage> &stages,
+                               const pipeline_options &o)
 {
-    pipeline_parts parts;
-    std::vector<sp_stage> stages;
     for (const nb::dict &d : stage_dicts)
         stages.push_back(make_stage(self, parts, d));
     sp_pipeline_config config{};
-    config.in_record_bytes = in_record_bytes;
+    config.in_record_bytes = o.in_record_bytes;
     config.stages = stages.data();
     config.n_stages = stages.size();
-    config.chunk_records = chunk_records;
-    config.depth = depth;
-    config.staging_threads = staging_threads;
-    config.priority = priority;
-    config.copy_piece_bytes = copy_piece_bytes;
-    config.graph = (sp_graph_mode)graph;
-    config.copy_by_kernel = copy_by_kernel ? 1 : 0;
+    config.chunk_records = o.chunk_records;
+    config.depth = o.depth;
+    config.staging_threads = o.staging_threads;
+    config.priority = o.priority;
+    config.copy_piece_bytes = o.copy_piece_bytes;
+    config.graph = (sp_graph_mode)o.graph;
+    config.copy_by_kernel = o.copy_by_kernel ? 1 : 0;
+    return config;
+}
+
+// devices: empty for a plain pipeline on ctx; else a group over them (group.cpp).
+void make_pipeline(pipeline *self, const context &ctx, const std::vector<nb::dict> &stage_dicts,
+                   size_t in_record_bytes, size_t chunk_records, unsigned depth,
+                   unsigned staging_threads, int priority, size_t copy_piece_bytes, int graph,
+                   bool copy_by_kernel, const std::vector<int> &devices)
+{
+    pipeline_options o{in_record_bytes, chunk_records,    depth, staging_threads,
+                       priority,        copy_piece_bytes, graph, copy_by_kernel};
+    pipeline_parts parts;
+    std::vector<sp_stage> stages;
+    sp_pipeline_config config = make_config(self, stage_dicts, parts, stages, o);
+    sp_pipeline *handle = nullptr;
+    sp_group *group = nullptr;
+    if (devices.empty())
+        handle = create_pipeline(ctx, config);
+    else
+        group = create_group(ctx, devices, config, &handle);
+    auto *p = new (self) pipeline();
+    p->ctx = ctx.handle;
+    p->device = ctx.device;
+    p->keep = std::move(parts.keep);
+    p->slots = std::move(parts.slots);
+    p->handle = handle;
+    p->group = group;
+}
+
+sp_pipeline *create_pipeline(const context &ctx, const sp_pipeline_config &config)
+{
     sp_pipeline *handle = nullptr;
     sp_status status;
     std::string why;
@@ -180,12 +222,7 @@ void make_pipeline(pipeline *self, const context &ctx, const std::vector<nb::dic
     }
     if (status != SP_OK)
         raise_status(status, why);
-    auto *p = new (self) pipeline();
-    p->ctx = ctx.handle;
-    p->device = ctx.device;
-    p->keep = std::move(parts.keep);
-    p->slots = std::move(parts.slots);
-    p->handle = handle;
+    return handle;
 }
 
 nb::dict report_dict(const report &self)
@@ -242,10 +279,14 @@ nb::object run(pipeline &self, in_array in, size_t n_records, out_array out, boo
     {
         nb::gil_scoped_release unlocked; // taken again only to call a Python stage
         sp_report *r = want_report ? &rep.r : nullptr;
-        status = serial ? sp_pipeline_run_serial(self.handle, in.data(), n_records, out.data(), r)
-                        : sp_pipeline_run(self.handle, in.data(), n_records, out.data(), r);
+        if (self.group) // the Python layer refuses serial runs of a group
+            status = sp_group_run(self.group, in.data(), n_records, out.data(), r);
+        else if (serial)
+            status = sp_pipeline_run_serial(self.handle, in.data(), n_records, out.data(), r);
+        else
+            status = sp_pipeline_run(self.handle, in.data(), n_records, out.data(), r);
         if (status != SP_OK)
-            why = sp_pipeline_last_error(self.handle);
+            why = self.group ? sp_group_last_error(self.group) : sp_pipeline_last_error(self.handle);
     }
     if (status != SP_OK)
         raise_status(status, why);
@@ -328,9 +369,11 @@ nb::object run_io(nb::pointer_and_handle<pipeline> self, nb::object read, nb::ob
     std::string why;
     {
         nb::gil_scoped_release unlocked; // taken again only to call the source and the sink
-        status = sp_pipeline_run_io(self.p->handle, &io, want_report ? &rep.r : nullptr);
+        sp_report *r = want_report ? &rep.r : nullptr;
+        sp_group *group = self.p->group;
+        status = group ? sp_group_run_io(group, &io, r) : sp_pipeline_run_io(self.p->handle, &io, r);
         if (status != SP_OK)
-            why = sp_pipeline_last_error(self.p->handle);
+            why = group ? sp_group_last_error(group) : sp_pipeline_last_error(self.p->handle);
     }
     if (status != SP_OK)
         raise_status(status, why);
@@ -396,7 +439,8 @@ void bind_pipeline(nb::module_ &m)
         .def("__init__", &make_pipeline, nb::arg("ctx"), nb::arg("stages"),
              nb::arg("in_record_bytes"), nb::arg("chunk_records"), nb::arg("depth"),
              nb::arg("staging_threads"), nb::arg("priority"), nb::arg("copy_piece_bytes"),
-             nb::arg("graph"), nb::arg("copy_by_kernel"))
+             nb::arg("graph"), nb::arg("copy_by_kernel"), nb::arg("devices"))
+        .def("group_members", &group_members)
         .def("run", &run, nb::arg("x").noconvert(), nb::arg("n_records"),
              nb::arg("out").noconvert(), nb::arg("report"), nb::arg("serial"))
         .def("run_io", &run_io, nb::arg("read"), nb::arg("write"), nb::arg("n_records"),

@@ -34,6 +34,7 @@ from .errors import (
     Unsupported,
     WouldBlock,
 )
+from .group import Group
 from .mlp import MLPModel
 from .pipeline import Pipeline
 from .report import EngineReport, Report
@@ -53,6 +54,7 @@ __all__ = [
     "built_with_cuda",
     "Context",
     "Pipeline",
+    "Group",
     "Stage",
     "Chunk",
     "DeviceArray",

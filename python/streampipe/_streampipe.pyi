@@ -82,7 +82,12 @@ class Pipeline:
         copy_piece_bytes: int,
         graph: int,
         copy_by_kernel: bool,
-    ) -> None: ...
+        devices: Sequence[int],
+    ) -> None:
+        """devices: empty for one pipeline on ctx, else an sp_group over them ([-1]: all)."""
+    def group_members(self) -> list[dict[str, Any]]:
+        """A group's members after its last run: device, units, records, busy_s, status,
+        report (a Report); [] for a single pipeline."""
     def run(
         self, x: np.ndarray, n_records: int, out: np.ndarray, report: bool, serial: bool
     ) -> Optional[Report]: ...

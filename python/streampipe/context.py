@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Union
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 
@@ -11,6 +11,9 @@ from ._dtypes import ShapeLike, as_count, as_dtype, as_shape, dlpack_code
 from .errors import InvalidArgument
 from .pipeline import Pipeline
 from .stage import Stage
+
+if TYPE_CHECKING:
+    from .group import Group
 
 __all__ = ["Context"]
 
@@ -103,6 +106,14 @@ class Context:
             copy_piece_bytes=copy_piece_bytes,
             copy_by_kernel=copy_by_kernel,
         )
+
+    def group(self, devices: Union[None, int, Sequence[int]] = None) -> "Group":
+        """Devices of this context's backend for pipelines that run over all of them
+        (:class:`streampipe.group.Group`): None for every visible GPU, a count N, or a list
+        of device indices; on HOST, N host backends."""
+        from .group import Group
+
+        return Group(self, devices)
 
     def mlp_stages(self, model: Any, precision: str = "fp32", streams: int = 1) -> list[Stage]:
         """The digits MLP's four stages (preprocess, fc1, fc2, head) for pipelines on this

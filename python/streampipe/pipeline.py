@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
-from .errors import InvalidArgument, StageError
+from .errors import InvalidArgument, StageError, Unsupported
 from .report import Report
 from .stage import Stage, _Failures, _cuda_adapter, _host_adapter
 from .stream import PipelineStream
@@ -170,6 +170,7 @@ class Pipeline:
         priority: int = 0,
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
+        _devices: Optional[list[int]] = None,
     ) -> None:
         stage_list = [stages] if isinstance(stages, Stage) else list(stages)
         if len(stage_list) > _c.MAX_STAGES:
@@ -216,8 +217,13 @@ class Pipeline:
             copy_piece_bytes,
             _GRAPH_MODES[graph],
             bool(copy_by_kernel),
+            list(_devices or []),
         )
         self.out_record_bytes: int = self._c.out_record_bytes
+        self.devices: Optional[tuple[int, ...]] = None  # a group's members' devices
+        if _devices:
+            self.devices = tuple(m["device"] for m in self._c.group_members())
+            self._check_group_devices()
 
     # ---- creation -----------------------------------------------------------------------
 
@@ -266,6 +272,31 @@ class Pipeline:
             dicts.append(d)
             dtype, shape = s.out_dtype, s.out_shape
         return dicts
+
+    def _check_group_devices(self) -> None:
+        """Python CUDA stages get views on the context's device, and built-in stages made for
+        a context (the MLP's weights) live on its device: a group may spread them over that
+        device only."""
+        assert self.devices is not None
+        bound = [s.name for s in self.stages
+                 if s._context is not None or (s._builtin is None and s.cuda is not None)]
+        others = sorted({d for d in self.devices if d != self.context.device})
+        if self.context.backend == "cuda" and bound and others:
+            self._c = None  # frees the group
+            raise Unsupported(
+                f"stages {bound} run on the context's device {self.context.device}, but the "
+                f"group also has devices {others}: make such stages per device, or give the "
+                "group only that device"
+            )
+
+    def device_reports(self) -> list[dict[str, Any]]:
+        """For a pipeline of :meth:`Context.group`: what each member did in the last run, a
+        dict per member with ``device``, ``units`` (work units it took), ``records``,
+        ``busy_s`` and ``report`` (its :class:`Report`). Raises InvalidArgument otherwise."""
+        if self.devices is None:
+            raise InvalidArgument("device_reports() is for pipelines of Context.group")
+        return [dict(m, report=Report._make(self, m["report"], -1))
+                for m in self._c.group_members()]
 
     # ---- facts ----------------------------------------------------------------------------
 
@@ -413,6 +444,8 @@ class Pipeline:
             self._unclaim(taken)
 
     def _run(self, x: Any, out: Any, report: bool, serial: bool) -> Any:
+        if serial and self.devices is not None:
+            raise Unsupported("run_serial() is for one pipeline, not a group")
         batch = self._prepare(x, out)
         with self._idle():
             self._failures.take()
@@ -424,7 +457,7 @@ class Pipeline:
                 self._raise_stage_error(exc, self._failures.take())
             if not report:
                 return batch.result
-            return batch.result, Report._make(self, c_report, self._report_runs)
+            return batch.result, Report._make(self, c_report, self._report_run())
 
     # ---- sources and sinks ----------------------------------------------------------------
 
@@ -478,7 +511,11 @@ class Pipeline:
                 self._raise_stage_error(exc, io.failure or self._failures.take())
             if not report:
                 return io.written
-            return io.written, Report._make(self, c_report, self._report_runs)
+            return io.written, Report._make(self, c_report, self._report_run())
+
+    def _report_run(self) -> int:
+        """Which run a new Report's timeline is of; -1 for a group's, which keeps none."""
+        return -1 if self.devices is not None else self._report_runs
 
     def _raise_stage_error(self, exc: StageError, failure: Any) -> NoReturn:
         """A run's StageError, with what the Python stage, source or sink raised."""
@@ -510,6 +547,9 @@ class Pipeline:
         the pipeline runs nothing else until it is closed. :mod:`streampipe.stream` has the
         details.
         """
+        if self.devices is not None:
+            raise Unsupported("streams are for one pipeline; a group runs whole arrays and "
+                              "positional sources (run, run_io)")
         max_in_flight = as_count(max_in_flight, "max_in_flight", 1, 2**32 - 1)
         if not isinstance(input_released, (bool, np.bool_)):
             raise InvalidArgument("input_released must be True or False")

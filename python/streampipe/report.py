@@ -81,8 +81,8 @@ class Report:
     def _check_current(self) -> None:
         if self._run < 0:
             raise InvalidArgument(
-                "a stream's report has no timeline (streams record no per-operation timings); "
-                "a run with report=True has one"
+                "this report has no timeline (streams and groups record no per-operation "
+                "timings); a pipeline's run with report=True has one"
             )
         if self._pipeline._report_runs != self._run:
             raise InvalidArgument(

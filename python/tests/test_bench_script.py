@@ -32,5 +32,5 @@ def test_python_bench_smoke(tmp_path: Path) -> None:
     assert all(not r.get("bad_elements") for r in rows)
     assert sum(r["section"] == "frontend" for r in rows) == 2  # pinned and pageable
     if (models_dir() / "digits_mlp.safetensors").exists():
-        assert any(r.get("row") == "streampipe MLP fp32" for r in rows)
+        assert any(r.get("row", "").startswith("streampipe MLP fp32") for r in rows)
     assert "median s" in done.stdout  # the table, last
