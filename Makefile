@@ -1,7 +1,8 @@
 # Convenience front end to CMake. `make bench` builds and runs the main benchmark on the best
 # backend present (CUDA with a GPU, host otherwise); `make test` builds and runs the tests.
 #
-# Overridable: BUILD_DIR (default build), JOBS (default: all cores), CMAKE_ARGS (extra
+# Overridable: BUILD_DIR (default build), JOBS (default: all cores), PYTHON (the interpreter
+# for the Python package's tests, default python3), CMAKE_ARGS (extra
 # configure options, e.g. CMAKE_ARGS=-DSP_WITH_CUDA=OFF), BENCH_ARGS (e.g.
 # BENCH_ARGS='--workload transfer --json'). Configure options apply when BUILD_DIR has no
 # CMake cache yet; `make clean` starts over.
@@ -10,6 +11,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 BENCH_ARGS ?=
+PYTHON ?= python3
 
 .PHONY: bench test compile clean
 
@@ -25,10 +27,14 @@ compile: $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) --parallel $(JOBS)
 
 # Configure only once: a later `make` reuses the cache (and whatever options it holds).
-# SP_PYTHON=AUTO: the Python package and its tests are built when nanobind is found; without
-# it `make test` fails naming the pip command to run (CMAKE_ARGS=-DSP_PYTHON=OFF leaves it out).
+# tools/setup.sh first installs what is missing (or stops with the line to run) and names a
+# Python with nanobind, numpy and pytest (PYTHON if given and fit, else python3, else a venv it
+# makes in $(BUILD_DIR)/venv) for the Python package and its tests.
 $(BUILD_DIR)/CMakeCache.txt:
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DSP_WERROR=ON -DSP_PYTHON=AUTO $(CMAKE_ARGS)
+	mkdir -p $(BUILD_DIR)
+	PYTHON=$(PYTHON) tools/setup.sh $(abspath $(BUILD_DIR))/venv > $(BUILD_DIR)/python-for-tests
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DSP_WERROR=ON -DSP_PYTHON=AUTO \
+	  -DPython_EXECUTABLE=$$(cat $(BUILD_DIR)/python-for-tests) $(CMAKE_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR)
