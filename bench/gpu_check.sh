@@ -126,6 +126,10 @@ run_phase build-peers 60 0 "$BUILD_LOG" build_peers
 if [[ -f $BUILD/CTestTestfile.cmake ]]; then
     run_phase ctest 150 "$BENCH_RESERVE_S" "$CTEST_LOG" \
         ctest --test-dir "$BUILD" --output-on-failure --timeout 120 -j4
+    # The tests that read timelines again with CUPTI's activity records as their source.
+    run_phase ctest-cupti 90 "$BENCH_RESERVE_S" "$CTEST_LOG" env SP_TIMELINE_SOURCE=cupti \
+        ctest --test-dir "$BUILD" --output-on-failure --timeout 60 \
+        -R 'conformance_cuda$|trace_cuda|infer_cuda|stream_cuda'
     # On this machine the CUDA tests must run; a skip means the GPU was not seen.
     skipped=$(grep -cE '\*\*\*Skipped|Not Run' "$CTEST_LOG" || true)
     if ((skipped == 0)); then
@@ -267,6 +271,21 @@ for workload in seed transfer compute tiny; do
 done
 # Graph mode against stream mode on the per-operation-bound workload (issue 5).
 [[ -x $CLI ]] && run_phase bench-tiny-pinned-graph 45 0 "$BENCH_LOG" bench_one tiny pinned --graph on
+# The timeline from CUPTI's activity records against timing events (issue 15): each row's
+# timeline cost (JSON timeline_cost: traced makespan over pipelined, less 1) is against its own
+# in-run baseline; the cupti rows' notes say the records were used.
+bench_timeline() { SP_TIMELINE_SOURCE=$1 bench_one "$2" pinned; }
+export -f bench_timeline
+for workload in seed transfer; do
+    for source in events cupti; do
+        [[ -x $CLI ]] && run_phase "bench-$workload-pinned-timeline-$source" 45 0 "$BENCH_LOG" \
+            bench_timeline "$source" "$workload"
+    done
+done
+# A group of one device, and two pipelines on one device, against the plain pipeline (issue 13)
+GROUP_BENCH=$BUILD/bench/group_bench
+[[ -x $GROUP_BENCH ]] && run_phase group-bench 60 0 "$BENCH_LOG" "$GROUP_BENCH" --backend cuda \
+    --repeat 5
 
 # A few numbers from each run, whatever the exact JSON layout: flattened keys that look like
 # results (medians, rates, ratios, checks).

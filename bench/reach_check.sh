@@ -5,6 +5,7 @@
 #            against the plain pipeline (pinned and pageable); the group tests on CUDA
 #   streams  bench/streams_check.sh: streams and the generator source (stream_bench), then
 #            `streampipe run` file to file (REACH_FILE_GIB, default 16) against cat and dd
+#            (REACH_STREAMS_SECTIONS picks among bench, file, infer; default bench file)
 #   python   the Python package built by pip (with the carried cJSON), then
 #            bench/python_bench.py's sections REACH_PY_SECTIONS (default torch,mlp)
 # Usage: OUT=dir bench/reach_check.sh    REACH_SECTIONS picks (default: group streams python).
@@ -44,7 +45,8 @@ if want group; then
 fi
 if want streams; then
     say "streams_check bench file"
-    STREAMS_SECTIONS="bench file" timeout 360 bench/streams_check.sh "${REACH_FILE_GIB:-16}" \
+    STREAMS_SECTIONS="${REACH_STREAMS_SECTIONS:-bench file}" timeout 360 \
+        bench/streams_check.sh "${REACH_FILE_GIB:-16}" \
         2>&1 | tee -a "$LOG"
 fi
 if want python; then
@@ -52,7 +54,9 @@ if want python; then
     cjson=()
     [[ -n ${SP_CJSON_ROOT:-} ]] && cjson=(-C cmake.define.SP_WITH_CJSON=ON
         -C "cmake.define.SP_CJSON_ROOT=$SP_CJSON_ROOT")
-    python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . >>"$LOG" 2>&1 ||
+    # REACH_SKIP_PIP=1: the package bench/gpu_check.sh just installed in the same call
+    [[ ${REACH_SKIP_PIP:-0} == 1 ]] ||
+        python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . >>"$LOG" 2>&1 ||
         say "pip install FAILED"
     say "python_bench ${REACH_PY_SECTIONS:-torch,mlp}"
     (cd /tmp && timeout 300 python3 "$OLDPWD/bench/python_bench.py" --repeat 5 \

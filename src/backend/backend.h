@@ -31,7 +31,7 @@
 
 #include "streampipe.h"
 
-#define SP_BACKEND_ABI 2 /* 2: queue_drain */
+#define SP_BACKEND_ABI 3 /* 2: queue_drain; 3: activity timing */
 
 typedef struct sp_bqueue sp_bqueue; /* defined by each backend */
 typedef struct sp_bevent sp_bevent; /* defined by each backend */
@@ -44,6 +44,8 @@ enum sp_event_flags {
 
 /* The function a stage launch runs; see launch() above. */
 typedef sp_status (*sp_launch_fn)(const sp_chunk *chunk, void *arg);
+/* What activity_collect hands on: one marked operation's device span. */
+typedef void (*sp_activity_fn)(void *user, uint64_t id, double start_s, double end_s);
 
 typedef struct sp_backend_ops {
     unsigned abi;          /* SP_BACKEND_ABI */
@@ -140,6 +142,21 @@ typedef struct sp_backend_ops {
                               const void *new_base, size_t bytes);
     sp_status (*graph_launch)(void *impl, sp_bgraph *g, sp_bqueue *q);
     void (*graph_destroy)(void *impl, sp_bgraph *g);
+
+    /* Optional (all four NULL or all set): activity timing (CUDA with CUPTI), the device's own
+     * start and end times of each operation, with nothing enqueued to measure them.
+     * - activity_start(): a timed run begins; times are seconds after this call. Fails (the
+     *   core then times the run with events) when it cannot, e.g. another run holds it.
+     * - activity_push(id) / activity_pop(): what the calling thread enqueues between them
+     *   (a copy, a launch and whatever kernels its function enqueues) is marked id.
+     * - activity_collect(fn, user): once the run's queues have drained, fn(user, id, start_s,
+     *   end_s) for each marked kernel, copy or memset (several for an id that enqueued
+     *   several), then ends what activity_start began. Every successful activity_start is
+     *   followed by one activity_collect. */
+    sp_status (*activity_start)(void *impl);
+    sp_status (*activity_push)(void *impl, uint64_t id);
+    void (*activity_pop)(void *impl);
+    sp_status (*activity_collect)(void *impl, sp_activity_fn fn, void *user);
 } sp_backend_ops;
 
 /* The backends that were built. sp_backend_cuda_ops() is NULL without CUDA. */

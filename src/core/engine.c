@@ -366,6 +366,10 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
         st = drained;
     if (st != SP_OK && atomic_load(&p->ctx->lost))
         st = SP_ERR_DEVICE_LOST; /* whatever failed first, nothing will work on this context */
+    if (r->activity_timing) { /* failed or not: it ends the backend's recording too */
+        sp_status read = sp_run_activity_collect(r);
+        st = st == SP_OK ? read : st;
+    }
     if (st == SP_OK && r->event_timing)
         st = sp_run_timing_collect(r); /* after t_end: reading the events is not the run's */
     if (st == SP_OK && report)

@@ -91,13 +91,21 @@ static sp_status op_begin(sp_run *r, size_t g, size_t i, sp_bqueue *q)
         st = ops->queue_wait(r->p->ctx->impl, q, finished(r, deps.waits[k].g, deps.waits[k].i));
     if (st == SP_OK && r->event_timing)
         st = op_start(r, g, i, q, &deps);
+    if (st == SP_OK && r->activity_timing) /* last: a failure above leaves nothing pushed */
+        st = ops->activity_push(r->p->ctx->impl, sp_run_activity_id(r, g, i));
     return st;
 }
 
-/* Records what finished(g, i) will return, and in a timed run the end timing event first. */
-static sp_status op_end(sp_run *r, size_t g, size_t i, sp_bqueue *q)
+/* After op_begin succeeded and the operation itself was enqueued (`enqueued`: its status):
+ * the activity mark comes off whatever happened; then, if it was enqueued, records what
+ * finished(g, i) will return, and in a timed run the end timing event first. */
+static sp_status op_end(sp_run *r, size_t g, size_t i, sp_bqueue *q, sp_status enqueued)
 {
     const sp_backend_ops *ops = r->p->ctx->ops;
+    if (r->activity_timing)
+        ops->activity_pop(r->p->ctx->impl);
+    if (enqueued != SP_OK)
+        return enqueued;
     sp_status st = SP_OK;
     if (r->event_timing)
         st = ops->event_record(r->p->ctx->impl, *sp_run_timing_event(r, g, i, 1), q);
@@ -169,9 +177,8 @@ static sp_status enqueue_h2d(sp_run *r, size_t i)
     const void *src = sp_run_h2d_source(r, i);
     sp_status st = op_begin(r, 0, i, p->h2d); /* WAR on boundary 0 */
     if (st == SP_OK)
-        st = sp_run_enqueue_copy(r, 1, sp_device_slot(p, 0, b), src, bytes, p->h2d);
-    if (st == SP_OK)
-        st = op_end(r, 0, i, p->h2d);
+        st = op_end(r, 0, i, p->h2d,
+                    sp_run_enqueue_copy(r, 1, sp_device_slot(p, 0, b), src, bytes, p->h2d));
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its h2d copy", i);
 }
 
@@ -187,6 +194,7 @@ static sp_status enqueue_stage(sp_run *r, size_t s, size_t i)
     sp_chunk chunk = sp_run_chunk(r, s, i, b);
     st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1], &chunk);
     if (st != SP_OK) {
+        (void)op_end(r, s, i, q, st); /* only takes the activity mark off */
         if (sp_pipeline_has_failed(p)) { /* the trampoline recorded the stage's own failure */
             sp_context_note_status(p->ctx, st); /* but a lost device must still be noted */
             r->status = r->status ? r->status : SP_ERR_STAGE_FAILED;
@@ -194,7 +202,7 @@ static sp_status enqueue_stage(sp_run *r, size_t s, size_t i)
         }
         return sp_run_fail(r, st, "chunk %zu: launching stage '%s'", i, p->stage_names[s - 1]);
     }
-    st = op_end(r, s, i, q);
+    st = op_end(r, s, i, q, SP_OK);
     return st == SP_OK ? SP_OK
                        : sp_run_fail(r, st, "chunk %zu: recording the events of stage '%s'", i,
                                      p->stage_names[s - 1]);
@@ -209,9 +217,8 @@ static sp_status enqueue_d2h(sp_run *r, size_t i)
     /* RAW on boundary M; the WAR on pinned_out[b] was settled by the host's turn */
     sp_status st = op_begin(r, M + 1, i, p->d2h);
     if (st == SP_OK)
-        st = sp_run_enqueue_copy(r, 0, dst, sp_device_slot(p, M, b), bytes, p->d2h);
-    if (st == SP_OK)
-        st = op_end(r, M + 1, i, p->d2h);
+        st = op_end(r, M + 1, i, p->d2h,
+                    sp_run_enqueue_copy(r, 0, dst, sp_device_slot(p, M, b), bytes, p->d2h));
     return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: enqueueing its d2h copy", i);
 }
 

@@ -41,6 +41,7 @@ typedef struct sp_run {
     int stage_in, stage_out; /* user memory is pageable: go through pinned staging */
     int timing;              /* a report was asked for: record per-chunk times */
     int event_timing;        /* GPU operations were timed by events (run_timing.c) */
+    int activity_timing;     /* ... or by the backend's activity records (run_timing.c) */
     double t0;               /* host clock at the first enqueue */
     double t_submitted;      /* host clock when the last chunk had been enqueued */
     double wait_s;           /* of that, host time spent waiting for slots to come free */
@@ -103,6 +104,12 @@ sp_status sp_run_timing_start(sp_run *run);
 sp_bevent **sp_run_timing_event(const sp_run *run, size_t g, size_t i, int end);
 unsigned char *sp_run_timing_inferred(const sp_run *run, size_t g, size_t i);
 sp_status sp_run_timing_collect(sp_run *run);
+/* The same from the backend's activity records, when SP_TIMELINE_SOURCE=cupti chose them and
+ * the backend has them (run_timing.c decides in sp_run_timing_start): the id of engine g's
+ * operation on chunk i, and after the drain every span read into the timeline. Called after
+ * every run whose timing began this way, failed or not. */
+uint64_t sp_run_activity_id(const sp_run *run, size_t g, size_t i);
+sp_status sp_run_activity_collect(sp_run *run);
 /* The host's turn for chunk i (engine.c): waits until the chunk in slot i mod K may leave,
  * hands its output on (copied out of pinned staging, or to the sink), and stages chunk i's
  * input in (pageable memory, or the source). i may be past the batch, to retire slots. */

@@ -255,6 +255,12 @@ void sp_run_report(const sp_run *run, sp_report *report)
         snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
                  run->graph_note);
     }
+    if (run->activity_timing) { /* SP_TIMELINE_SOURCE=cupti */
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used,
+                 "%sGPU times from the backend's activity records (CUPTI), not events",
+                 used ? "; " : "");
+    }
     if (p->copy_by_kernel && !p->ctx->ops->copy_kernel) { /* never a silent fallback */
         size_t used = strlen(report->notes);
         snprintf(report->notes + used, sizeof report->notes - used,

@@ -10,11 +10,12 @@
  * recorded (bench/PERF.md, third session), so the end events alone cost about 3% of the
  * makespan at 8 MiB chunks, and under 0.1% once operations last milliseconds. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/run.h"
 
 /* Events needed: a pair per GPU engine per chunk. */
-static size_t events_needed(const sp_run *r, size_t *n)
+static int events_needed(const sp_run *r, size_t *n)
 {
     size_t pairs;
     if (__builtin_mul_overflow(r->plan.chunks, sp_gpu_engines(r->p), &pairs) ||
@@ -48,9 +49,24 @@ static sp_status grow_pool(sp_run *r, size_t n)
     return SP_OK;
 }
 
+/* SP_TIMELINE_SOURCE=cupti asks for the backend's activity records where it has them
+ * (bench/PERF.md says what each costs); anything else, or no such backend, uses events. */
+static int activity_asked(const sp_pipeline *p)
+{
+    const char *source = getenv("SP_TIMELINE_SOURCE");
+    return p->ctx->ops->activity_start && source && strcmp(source, "cupti") == 0;
+}
+
 sp_status sp_run_timing_start(sp_run *r)
 {
     sp_pipeline *p = r->p;
+    if (activity_asked(p)) {
+        if (p->ctx->ops->activity_start(p->ctx->impl) == SP_OK) {
+            r->activity_timing = 1;
+            return SP_OK;
+        }
+        sp_backend_error_clear(); /* held by another run, or unavailable: events instead */
+    }
     size_t n;
     if (!events_needed(r, &n)) {
         sp_backend_error_clear();
@@ -124,4 +140,67 @@ sp_status sp_run_timing_collect(sp_run *r)
             sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
         }
     return SP_OK;
+}
+
+/* ---- activity records ----------------------------------------------------------------- */
+
+uint64_t sp_run_activity_id(const sp_run *r, size_t g, size_t i)
+{
+    return (uint64_t)pair_index(r, g, i) + 1; /* 0 is no operation */
+}
+
+typedef struct activity_spans {
+    const sp_run *run;
+    size_t n;       /* pairs */
+    double *spans;  /* [2 * pair]: earliest start, latest end; start > end: none seen */
+} activity_spans;
+
+static void note_activity(void *user, uint64_t id, double start_s, double end_s)
+{
+    activity_spans *a = user;
+    if (id == 0 || id > a->n)
+        return; /* not one of this run's */
+    double *span = &a->spans[2 * (id - 1)];
+    if (start_s < span[0])
+        span[0] = start_s;
+    if (end_s > span[1])
+        span[1] = end_s;
+}
+
+/* Every operation's span from its records; one that enqueued nothing the backend records (a
+ * stage whose function launched no kernel) gets an empty span where it could have started. */
+static void activity_to_timeline(sp_run *r, const activity_spans *a)
+{
+    sp_pipeline *p = r->p;
+    for (size_t i = 0; i < r->plan.chunks; i++)
+        for (size_t g = 0; g < sp_gpu_engines(p); g++) {
+            const double *span = &a->spans[2 * pair_index(r, g, i)];
+            double start = span[0], end = span[1];
+            if (start > end)
+                start = end = inferred_start(r, g, i);
+            sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, start, end);
+        }
+}
+
+sp_status sp_run_activity_collect(sp_run *r)
+{
+    sp_pipeline *p = r->p;
+    size_t ends = 0; /* 2 per pair, as for events: the span's two ends */
+    int sized = events_needed(r, &ends);
+    double *spans = sized && ends ? malloc(ends * sizeof *spans) : NULL;
+    activity_spans a = {r, spans ? ends / 2 : 0, spans}; /* n = 0: every record is ignored */
+    for (size_t k = 0; k < a.n; k++) {
+        spans[2 * k] = 1e300;
+        spans[2 * k + 1] = -1e300;
+    }
+    /* always, even without spans: it also ends what activity_start began */
+    sp_status st = p->ctx->ops->activity_collect(p->ctx->impl, note_activity, &a);
+    if (st != SP_OK)
+        st = sp_run_fail(r, st, "reading the activity records");
+    else if (ends && !spans)
+        st = sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "no memory for %zu activity spans", ends / 2);
+    else
+        activity_to_timeline(r, &a);
+    free(spans);
+    return st;
 }

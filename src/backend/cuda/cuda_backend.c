@@ -37,6 +37,12 @@ static const sp_backend_ops cuda_ops = {
     .graph_rebase = sp_cuda_graph_rebase,
     .graph_launch = sp_cuda_graph_launch,
     .graph_destroy = sp_cuda_graph_destroy,
+#if defined(SP_HAVE_CUPTI)
+    .activity_start = sp_cuda_activity_start,
+    .activity_push = sp_cuda_activity_push,
+    .activity_pop = sp_cuda_activity_pop,
+    .activity_collect = sp_cuda_activity_collect,
+#endif
 };
 
 const sp_backend_ops *sp_backend_cuda_ops(void) { return &cuda_ops; }

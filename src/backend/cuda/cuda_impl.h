@@ -93,4 +93,10 @@ void sp_cuda_trace_pop(void *impl);
 /* Shows `name` for the stream in Nsight Systems; NULL or "" leaves it unnamed. */
 void sp_cuda_name_stream(cudaStream_t stream, const char *name);
 
+/* cuda_activity.c, built when CUPTI is found (SP_HAVE_CUPTI): activity timing. */
+sp_status sp_cuda_activity_start(void *impl);
+sp_status sp_cuda_activity_push(void *impl, uint64_t id);
+void sp_cuda_activity_pop(void *impl);
+sp_status sp_cuda_activity_collect(void *impl, sp_activity_fn fn, void *user);
+
 #endif /* SP_CUDA_IMPL_H */
