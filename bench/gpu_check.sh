@@ -101,10 +101,12 @@ grep -m1 'Driver Version' "$MAIN_LOG" || true
 # lacks it: `apt-get download libcjson1 libcjson-dev` into .debs/ and name it in `carry`.
 CJSON_ARGS=()
 if [[ ! -f /usr/include/cjson/cJSON.h ]] && ls .debs/libcjson*.deb >/dev/null 2>&1; then
-    for deb in .debs/libcjson*.deb; do dpkg -x "$deb" "$SCRATCH/cjson"; done
-    CJSON_ARGS=(-DSP_WITH_CJSON=ON -DSP_CJSON_ROOT="$SCRATCH/cjson/usr")
-    export SP_CJSON_ROOT="$SCRATCH/cjson/usr" # the Python package's build finds it there too
-    export LD_LIBRARY_PATH="$SCRATCH/cjson/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+    # one fixed place, the one bench/reach_check.sh uses too: the build's CMake cache keeps
+    # the path, and a later configure of the same build must find it again
+    for deb in .debs/libcjson*.deb; do dpkg -x "$deb" /tmp/sp-cjson; done
+    CJSON_ARGS=(-DSP_WITH_CJSON=ON -DSP_CJSON_ROOT=/tmp/sp-cjson/usr)
+    export SP_CJSON_ROOT=/tmp/sp-cjson/usr # the Python package's build finds it there too
+    export LD_LIBRARY_PATH="$SP_CJSON_ROOT/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
 run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
     -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}"
