@@ -98,18 +98,17 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
 
 int bench_main(int argc, char **argv)
 {
-    bench_options options;
+    bench_plan plan;
     int help_shown = 0;
-    int rc = bench_parse_args(argc, argv, &options, &help_shown);
+    int rc = bench_parse_args(argc, argv, &plan, &help_shown);
     if (rc != CLI_EXIT_OK || help_shown)
         return rc;
 
     sp_context *ctx = NULL;
-    rc = cli_open_context(options.backend, options.device, &ctx);
+    rc = cli_open_context(plan.backend, plan.device, &ctx);
     if (rc != CLI_EXIT_OK)
         return rc;
-    bench_plan plan;
-    bench_plan_resolve(&options, sp_context_backend(ctx), &plan);
+    bench_plan_resolve(&plan, sp_context_backend(ctx));
     rc = run_job(ctx, &plan);
     sp_context_destroy(ctx);
     return rc;

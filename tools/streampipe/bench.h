@@ -8,7 +8,9 @@
 #ifndef SP_CLI_BENCH_H
 #define SP_CLI_BENCH_H
 
+#include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "streampipe.h"
@@ -17,7 +19,6 @@
 
 struct json_writer;
 
-#define BENCH_UNSET (~0ULL) /* an option the user did not give */
 #define BENCH_MAX_REPEAT CLI_MAX_SAMPLES
 #define BENCH_SHOW_BAD 5    /* mismatches printed before giving up */
 #define BENCH_NOTES_BYTES 512
@@ -41,43 +42,25 @@ typedef struct bench_sweep_request {
     unsigned long long values[BENCH_SWEEP_MAX_VALUES];
 } bench_sweep_request;
 
-/* What the user asked for. BENCH_UNSET values are filled in by bench_plan_resolve once the
- * backend is known, because the defaults differ between CUDA and HOST. */
-typedef struct bench_options {
-    sp_backend_kind backend;
-    int device;
-    int workload;                    /* index from bench_find_workload; -1 = default */
-    unsigned long long records;
-    unsigned long long iters;
-    unsigned long long chunk_records;        /* 0 = let the library choose */
-    unsigned long long serial_chunk_records;
-    unsigned long long depth;                /* 0 = let the library choose */
-    unsigned long long staging_threads;      /* 0 = let the library choose */
-    unsigned long long stage_streams;        /* queues of the sinmix stage; 0 = one */
-    unsigned long long copy_piece_bytes;     /* 0 = whole copies */
-    sp_graph_mode graph;                     /* the pipelined runs' graph mode */
-    int copy_kernel;                         /* --copy-kernel */
-    unsigned long long repeat;
-    unsigned long long seed;
-    bench_memory memory;
-    int json;
-    const char *trace_path;          /* --trace; NULL = none */
-    const char *svg_path;            /* --svg; NULL = none */
-    bench_sweep_request sweep;
-} bench_options;
+/* The job: what the options say (bench_args.c), then, once the backend is known, every value
+ * decided (bench_plan_resolve). Values the options leave BENCH_UNSET_* get defaults that
+ * differ between CUDA and HOST. */
+#define BENCH_UNSET_SIZE SIZE_MAX
+#define BENCH_UNSET_UINT UINT_MAX
+#define BENCH_UNSET_SEED (~0ULL)
 
-/* The job, every value decided. */
 typedef struct bench_plan {
-    const char *workload;
-    int workload_changed;       /* records, iters or chunk set by an option */
-    sp_backend_kind backend;    /* what the context resolved to: HOST or CUDA */
+    int workload_index;          /* from bench_find_workload; -1 = the backend's default */
+    const char *workload;        /* its name, once resolved */
+    int workload_changed;        /* records, iters or chunk set by an option */
+    sp_backend_kind backend;     /* asked for; once resolved, HOST or CUDA */
     int device;
     size_t records;
     unsigned iters;
     size_t chunk_records;        /* pipelined run; 0 = library's choice */
     size_t serial_chunk_records; /* serial baseline; 0 = library's choice */
-    unsigned depth;
-    unsigned staging_threads;
+    unsigned depth;              /* 0 = library's choice */
+    unsigned staging_threads;    /* 0 = library's choice */
     unsigned stage_streams;      /* sp_stage.streams of the sinmix stage; 0 = one queue */
     size_t copy_piece_bytes;     /* sp_pipeline_config.copy_piece_bytes; 0 = whole copies */
     sp_graph_mode graph;         /* pipelined runs; not OFF: stream mode is timed beside */
@@ -90,6 +73,7 @@ typedef struct bench_plan {
     int json;
     const char *trace_path;      /* NULL = none */
     const char *svg_path;
+    const char *sweep_name, *sweep_values; /* --sweep and --sweep-values as given */
     bench_sweep_request sweep;   /* values filled in; parameter NONE without --sweep */
     char notes[BENCH_NOTES_BYTES]; /* what the plan changed from the options, and why;
                                       "" when nothing (printed with the job, and in JSON) */
@@ -221,19 +205,8 @@ typedef struct bench_session {
     bench_exports *exports;
 } bench_session;
 
-/* One pipeline's settings (bench_timed.c). */
-typedef struct bench_pipeline_shape {
-    size_t chunk_records;     /* 0 = library's choice */
-    unsigned depth;           /* 0 = library's choice */
-    unsigned staging_threads; /* 0 = library's choice */
-    unsigned stage_streams;   /* queues of the stage; 0 = one */
-    size_t copy_piece_bytes;  /* 0 = whole copies */
-    sp_graph_mode graph;
-    int copy_by_kernel;       /* sp_pipeline_config.copy_by_kernel */
-} bench_pipeline_shape;
-
-/* The pipelined run's settings from the plan. */
-bench_pipeline_shape bench_shape_of(const bench_plan *plan);
+/* The pipelined run's pipeline settings from the plan; no stages yet (bench_timed.c). */
+sp_pipeline_config bench_pipeline_config(const bench_plan *plan);
 
 typedef sp_status (*bench_run_fn)(sp_pipeline *pipeline, const void *in, size_t n_records,
                                   void *out, sp_report *report);
@@ -250,13 +223,13 @@ typedef struct bench_run_spec {
 
 /* bench_args.c */
 /* Returns CLI_EXIT_OK to go on, or an exit code to stop with; *help_shown = 1 after --help. */
-int bench_parse_args(int argc, char **argv, bench_options *options, int *help_shown);
+int bench_parse_args(int argc, char **argv, bench_plan *plan, int *help_shown);
 
 /* bench_plan.c */
 int bench_find_workload(const char *name);
 void bench_print_workloads(FILE *out);
-void bench_plan_resolve(const bench_options *options, sp_backend_kind backend,
-                        bench_plan *plan);
+/* Fills in what the options left unset, now that the context says which backend runs. */
+void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend);
 
 /* bench_data.c */
 /* Prints what failed and returns CLI_EXIT_FAILURE when memory runs out. */
@@ -287,6 +260,8 @@ void bench_print_mismatches(const bench_check *check, const char *run, FILE *out
 /* Parses --sweep NAME and --sweep-values LIST (either may be NULL). Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after printing why. */
 int bench_sweep_parse(const char *name, const char *values, bench_sweep_request *request);
+/* The default values of each sweep, as --help lists them. */
+void bench_sweep_print_defaults(FILE *out);
 /* The default values of a sweep when --sweep-values is not given. */
 void bench_sweep_default_values(sp_backend_kind backend, bench_sweep_request *request);
 /* A chunk sweep's values above `records` become `records`, listed once where the first of
@@ -295,10 +270,10 @@ size_t bench_sweep_clamp_chunks(bench_sweep_request *request, size_t records);
 const char *bench_sweep_parameter_name(bench_sweep_parameter parameter);
 
 /* bench_timed.c */
-/* `stage` NULL: a copy-only pipeline. Prints what failed and returns CLI_EXIT_FAILURE. */
-int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
-                          const bench_pipeline_shape *shape, const char *what,
-                          sp_pipeline **out);
+/* `config` with `stage` as its one stage (NULL: a copy-only pipeline). Prints what failed and
+ * returns CLI_EXIT_FAILURE. */
+int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_config config,
+                          const char *what, sp_pipeline **out);
 /* Fills the figures of a run made without a report that the library still tells. */
 void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *shape);
 /* Poisons the output, times one run (with a report when `report` is not NULL) and checks

@@ -22,25 +22,27 @@ static int create_pipelines(const bench_session *s, const sp_sinmix_params *para
 {
     const bench_plan *plan = s->plan;
     sp_stage sinmix = sp_sinmix_stage(params);
-    bench_pipeline_shape serial = {.chunk_records = plan->serial_chunk_records, .depth = 1};
-    bench_pipeline_shape pipelined = bench_shape_of(plan);
+    sp_stage sinmix_on_streams = sinmix;
+    sinmix_on_streams.streams = plan->stage_streams;
+    sp_pipeline_config serial = {.chunk_records = plan->serial_chunk_records, .depth = 1};
+    sp_pipeline_config pipelined = bench_pipeline_config(plan);
     /* The ceiling is what the copy engines reach on pinned memory at the library's own
      * choice of chunk and depth, independent of the user's choices. */
-    bench_pipeline_shape ceiling = {0};
-    int rc = bench_create_pipeline(s->ctx, &sinmix, &serial, "creating the serial pipeline",
+    sp_pipeline_config ceiling = {0};
+    int rc = bench_create_pipeline(s->ctx, &sinmix, serial, "creating the serial pipeline",
                                    &pipelines[SERIAL]);
     if (rc == CLI_EXIT_OK)
-        rc = bench_create_pipeline(s->ctx, &sinmix, &pipelined, "creating the pipeline",
-                                   &pipelines[PIPELINED]);
+        rc = bench_create_pipeline(s->ctx, &sinmix_on_streams, pipelined,
+                                   "creating the pipeline", &pipelines[PIPELINED]);
     if (rc == CLI_EXIT_OK)
-        rc = bench_create_pipeline(s->ctx, NULL, &ceiling, "creating the copy-only pipeline",
+        rc = bench_create_pipeline(s->ctx, NULL, ceiling, "creating the copy-only pipeline",
                                    &pipelines[CEILING]);
     /* Graph mode is measured against the same pipeline in stream mode, in the same process. */
-    bench_pipeline_shape stream = pipelined;
+    sp_pipeline_config stream = pipelined;
     stream.graph = SP_GRAPH_OFF;
     if (rc == CLI_EXIT_OK && plan->graph != SP_GRAPH_OFF)
-        rc = bench_create_pipeline(s->ctx, &sinmix, &stream, "creating the stream-mode pipeline",
-                                   &pipelines[STREAM]);
+        rc = bench_create_pipeline(s->ctx, &sinmix_on_streams, stream,
+                                   "creating the stream-mode pipeline", &pipelines[STREAM]);
     return rc;
 }
 

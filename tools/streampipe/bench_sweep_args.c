@@ -3,7 +3,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "args.h"
+#include "options.h"
 #include "bench.h"
 #include "cli.h"
 
@@ -33,6 +33,23 @@ static const unsigned long long default_iters_cuda[] = {0, 10, 100, 1000};
 /* A tenth of the CUDA list: on two CPU cores iters 1000 takes half a minute per run of the
  * small workload, so the CUDA list would take minutes where this one takes seconds. */
 static const unsigned long long default_iters_host[] = {0, 1, 10, 100};
+
+static void print_list(const char *name, const unsigned long long *values, size_t n,
+                       FILE *out)
+{
+    fprintf(out, "%s", name);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%c%llu", i == 0 ? ' ' : ',', values[i]);
+}
+
+void bench_sweep_print_defaults(FILE *out)
+{
+    print_list("  chunk ", default_chunks, COUNT_OF(default_chunks), out);
+    print_list(" records\n  depth ", default_depths, COUNT_OF(default_depths), out);
+    print_list("\n  iters ", default_iters_cuda, COUNT_OF(default_iters_cuda), out);
+    print_list(" on cuda;", default_iters_host, COUNT_OF(default_iters_host), out);
+    fputs(" on host (a CPU takes minutes at 1000)\n", out);
+}
 
 static const sweep_parameter_info *find_parameter(bench_sweep_parameter parameter)
 {
@@ -74,7 +91,7 @@ static int parse_one_value(const sweep_parameter_info *info, const char *item,
                            bench_sweep_request *request)
 {
     unsigned long long value = 0;
-    if (args_parse_count(item, info->max, &value) != 0 || value < info->min)
+    if (cli_parse_count(item, info->max, &value) != 0 || value < info->min)
         return cli_usage_error("--sweep-values: '%s' is not a valid %s value (a count in "
                                "[%llu, %llu])", item, info->name, info->min, info->max);
     if (is_listed(request, value))

@@ -32,9 +32,9 @@ static int adopt_serial_output(const bench_session *s, const bench_plan *setting
     if (s->expected->method != BENCH_CHECK_SAMPLED || s->expected->have_values)
         return CLI_EXIT_OK;
     sp_stage sinmix = sp_sinmix_stage(params);
-    bench_pipeline_shape shape = {.chunk_records = setting->serial_chunk_records, .depth = 1};
+    sp_pipeline_config config = {.chunk_records = setting->serial_chunk_records, .depth = 1};
     sp_pipeline *serial = NULL;
-    int rc = bench_create_pipeline(s->ctx, &sinmix, &shape, "creating the serial pipeline",
+    int rc = bench_create_pipeline(s->ctx, &sinmix, config, "creating the serial pipeline",
                                    &serial);
     if (rc == CLI_EXIT_OK) {
         bench_run_spec spec = {"serial", serial, sp_pipeline_run_serial, s->buffers->in,
@@ -117,9 +117,10 @@ int bench_sweep_measure(const bench_session *s, const bench_plan *setting, const
     if (rc == CLI_EXIT_OK)
         rc = adopt_serial_output(s, setting, &row->params);
     sp_stage sinmix = sp_sinmix_stage(&row->params);
-    bench_pipeline_shape shape = bench_shape_of(setting);
+    sinmix.streams = setting->stage_streams;
     if (rc == CLI_EXIT_OK)
-        rc = bench_create_pipeline(s->ctx, &sinmix, &shape, "creating the pipeline", pipeline);
+        rc = bench_create_pipeline(s->ctx, &sinmix, bench_pipeline_config(setting),
+                                   "creating the pipeline", pipeline);
     bench_run_spec spec = {"pipelined", *pipeline, sp_pipeline_run, s->buffers->in,
                            s->buffers->out, 0};
     if (rc == CLI_EXIT_OK)

@@ -7,38 +7,29 @@
 #include "cli.h"
 #include "clock.h"
 
-int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
-                          const bench_pipeline_shape *shape, const char *what,
-                          sp_pipeline **out)
+int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_config config,
+                          const char *what, sp_pipeline **out)
 {
-    sp_stage with_streams;
-    if (stage != NULL) {
-        with_streams = *stage;
-        with_streams.streams = shape->stage_streams;
-    }
-    sp_pipeline_config config;
-    memset(&config, 0, sizeof config);
     config.in_record_bytes = sizeof(float);
-    config.stages = stage != NULL ? &with_streams : NULL;
+    config.stages = stage;
     config.n_stages = stage != NULL ? 1 : 0;
-    config.copy_piece_bytes = shape->copy_piece_bytes;
-    config.graph = shape->graph;
-    config.copy_by_kernel = shape->copy_by_kernel;
-    config.chunk_records = shape->chunk_records;
-    config.depth = shape->depth;
-    config.staging_threads = shape->staging_threads;
     sp_status status = sp_pipeline_create(ctx, &config, out);
     if (status != SP_OK)
         return cli_report_failure(what, status, sp_context_last_error(ctx));
     return CLI_EXIT_OK;
 }
 
-bench_pipeline_shape bench_shape_of(const bench_plan *plan)
+sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
 {
-    bench_pipeline_shape shape = {plan->chunk_records, plan->depth, plan->staging_threads,
-                                  plan->stage_streams, plan->copy_piece_bytes, plan->graph,
-                                  plan->copy_kernel};
-    return shape;
+    sp_pipeline_config config = {
+        .chunk_records = plan->chunk_records,
+        .depth = plan->depth,
+        .staging_threads = plan->staging_threads,
+        .copy_piece_bytes = plan->copy_piece_bytes,
+        .graph = plan->graph,
+        .copy_by_kernel = plan->copy_kernel,
+    };
+    return config;
 }
 
 void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *shape)
