@@ -319,12 +319,10 @@ void bench_exports_print_text(const bench_exports *exports, FILE *out);
 void bench_exports_write_json(const bench_exports *exports, struct json_writer *w);
 
 /* bench_stats.c */
-double bench_median(const double *values, size_t n);
 /* The report of the run with the (lower) median time. */
 const sp_report *bench_median_report(const bench_series *series);
-size_t bench_bytes_in(const bench_plan *plan);
-size_t bench_bytes_out(const bench_plan *plan);
-double bench_gbps(double bytes, double seconds);
+/* The bytes of the job each way: float32 in, float32 out. */
+size_t bench_bytes(const bench_plan *plan);
 /* The median run's host submit time per chunk, in microseconds. */
 double bench_submit_us_per_chunk(const bench_series *series);
 /* Of that, the microseconds per chunk the host waited for a free slot. */
@@ -340,7 +338,7 @@ double bench_timeline_cost(const bench_results *results);
  * and which a run without a report does too, but for the reset. */
 double bench_timeline_read_s(const bench_results *results);
 
-/* bench_names.c */
+/* bench_plan.c: the name text and JSON give the memory */
 const char *bench_memory_name(bench_memory memory);
 
 /* bench_alone.c: the GPU engines' totals in the pipelined run beside the serial run's */

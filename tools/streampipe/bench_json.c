@@ -14,8 +14,8 @@ void bench_json_write_plan(json_writer *w, const bench_plan *plan)
     json_bool(w, "workload_changed", plan->workload_changed);
     json_uint(w, "records", plan->records);
     json_uint(w, "iters", plan->iters);
-    json_uint(w, "bytes_in", bench_bytes_in(plan));
-    json_uint(w, "bytes_out", bench_bytes_out(plan));
+    json_uint(w, "bytes_in", bench_bytes(plan));
+    json_uint(w, "bytes_out", bench_bytes(plan));
     json_string(w, "memory", bench_memory_name(plan->memory));
     json_uint(w, "seed", plan->seed);
     json_uint(w, "repeat", plan->repeat);
@@ -56,12 +56,12 @@ static void write_series(json_writer *w, const bench_plan *plan, const bench_ser
     for (size_t i = 0; i < series->runs; i++)
         json_number(w, NULL, series->seconds[i]);
     json_array_close(w);
-    json_number(w, "median_s", bench_median(series->seconds, series->runs));
+    json_number(w, "median_s", cli_median(series->seconds, series->runs));
     json_array_open(w, "makespans"); /* the library's, sp_pipeline_last_makespan_s */
     for (size_t i = 0; i < series->runs; i++)
         json_number(w, NULL, series->makespan[i]);
     json_array_close(w);
-    json_number(w, "median_makespan_s", bench_median(series->makespan, series->runs));
+    json_number(w, "median_makespan_s", cli_median(series->makespan, series->runs));
     json_number(w, "gbps", bench_series_gbps(plan, series));
     json_uint(w, "chunk_records", median_report->chunk_records);
     json_uint(w, "chunks", median_report->chunks);
@@ -74,8 +74,8 @@ static void write_series(json_writer *w, const bench_plan *plan, const bench_ser
 void bench_print_json(const bench_plan *plan, const bench_expected *expected,
                       const bench_results *results, const bench_exports *exports, FILE *out)
 {
-    double serial_s = bench_median(results->serial.seconds, results->serial.runs);
-    double pipelined_s = bench_median(results->pipelined.seconds, results->pipelined.runs);
+    double serial_s = cli_median(results->serial.seconds, results->serial.runs);
+    double pipelined_s = cli_median(results->pipelined.seconds, results->pipelined.runs);
     double ceiling_gbps = bench_series_gbps(plan, &results->ceiling);
     json_writer w;
     json_begin(&w, out);
@@ -88,7 +88,7 @@ void bench_print_json(const bench_plan *plan, const bench_expected *expected,
     write_series(&w, plan, &results->ceiling);
     if (results->stream.runs > 0) {
         write_series(&w, plan, &results->stream);
-        double stream_s = bench_median(results->stream.seconds, results->stream.runs);
+        double stream_s = cli_median(results->stream.seconds, results->stream.runs);
         json_number(&w, "graph_speedup", pipelined_s > 0.0 ? stream_s / pipelined_s : 0.0);
     }
     json_number(&w, "speedup", pipelined_s > 0.0 ? serial_s / pipelined_s : 0.0);

@@ -123,3 +123,8 @@ void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
         bench_sweep_default_values(backend, &plan->sweep);
     clamp_chunks(plan);
 }
+
+const char *bench_memory_name(bench_memory memory)
+{
+    return memory == BENCH_MEMORY_PINNED ? "pinned" : "pageable";
+}

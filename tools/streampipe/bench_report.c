@@ -25,8 +25,8 @@ void bench_print_job(const bench_plan *plan, FILE *out)
             plan->workload, plan->workload_changed ? " (changed by options)" : "",
             plan->records, plan->iters);
     fprintf(out, "bytes            in %s, out %s\n",
-            cli_format_bytes((double)bench_bytes_in(plan), in, sizeof in),
-            cli_format_bytes((double)bench_bytes_out(plan), outb, sizeof outb));
+            cli_format_bytes((double)bench_bytes(plan), in, sizeof in),
+            cli_format_bytes((double)bench_bytes(plan), outb, sizeof outb));
     if (plan->copy_kernel)
         fprintf(out, "copies           by kernel on the pipeline's streams (--copy-kernel); "
                 "the serial and ceiling runs use the copy engines\n");
@@ -74,7 +74,7 @@ static void print_series(const char *label, const bench_plan *plan, const bench_
                          FILE *out)
 {
     fprintf(out, "%-30s %10.4f %10.4f %10.4f %12.2f\n", label,
-            bench_median(series->seconds, series->runs), series_extreme(series, 0),
+            cli_median(series->seconds, series->runs), series_extreme(series, 0),
             series_extreme(series, 1), bench_series_gbps(plan, series));
 }
 
@@ -85,7 +85,7 @@ static void print_series(const char *label, const bench_plan *plan, const bench_
  * records are on it. */
 static void print_timeline(const bench_results *r, FILE *out)
 {
-    double makespan_s = bench_median(r->traced.makespan, r->traced.runs);
+    double makespan_s = cli_median(r->traced.makespan, r->traced.runs);
     double read_s = bench_timeline_read_s(r);
     fprintf(out, "timeline cost    %+.2f%% (median makespan with a report vs without)\n",
             100.0 * bench_timeline_cost(r));
@@ -96,8 +96,8 @@ static void print_timeline(const bench_results *r, FILE *out)
 
 static void print_timings(const bench_plan *plan, const bench_results *r, FILE *out)
 {
-    double serial_s = bench_median(r->serial.seconds, r->serial.runs);
-    double pipelined_s = bench_median(r->pipelined.seconds, r->pipelined.runs);
+    double serial_s = cli_median(r->serial.seconds, r->serial.runs);
+    double pipelined_s = cli_median(r->pipelined.seconds, r->pipelined.runs);
     double ceiling_gbps = bench_series_gbps(plan, &r->ceiling);
     fprintf(out, "\n%-30s %10s %10s %10s %12s\n", "run", "median s", "min s", "max s",
             "GB/s in+out");
@@ -119,7 +119,7 @@ static void print_timings(const bench_plan *plan, const bench_results *r, FILE *
             bench_wait_us_per_chunk(&r->pipelined));
     if (r->stream.runs == 0)
         return;
-    double stream_s = bench_median(r->stream.seconds, r->stream.runs);
+    double stream_s = cli_median(r->stream.seconds, r->stream.runs);
     fprintf(out, "graph mode       %.2fx stream mode's speed (%.4f s vs %.4f s); host submit "
             "%.2f us per chunk in stream mode, %.2f of it waiting\n",
             pipelined_s > 0.0 ? stream_s / pipelined_s : 0.0, pipelined_s, stream_s,

@@ -96,9 +96,9 @@ static int time_with_report(const bench_session *s, const bench_run_spec *spec,
 
 static void summarize(const bench_session *s, const char *title, bench_sweep_row *row)
 {
-    double bytes = (double)bench_bytes_in(s->plan) + (double)bench_bytes_out(s->plan);
-    row->median_s = bench_median(row->seconds, row->runs);
-    row->gbps = bench_gbps(bytes, row->median_s);
+    double bytes = 2.0 * (double)bench_bytes(s->plan);
+    row->median_s = cli_median(row->seconds, row->runs);
+    row->gbps = cli_gbps(bytes, row->median_s);
     row->method = s->expected->method;
     char text[256];
     snprintf(text, sizeof text, "sweep %s: median %.4f s of %zu run%s, efficiency %.1f%%, "

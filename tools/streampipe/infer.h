@@ -103,7 +103,6 @@ void infer_verify(const infer_data *data, const int32_t *labels, size_t records,
 int infer_run_all(sp_context *ctx, const infer_plan *plan, const infer_data *data,
                   infer_results *results);
 
-double infer_median(const double *values, size_t n);
 /* The run with the lower-median time: a real run's report. */
 const sp_report *infer_median_report(const infer_results *results);
 

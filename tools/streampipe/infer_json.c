@@ -3,6 +3,7 @@
 #include "infer.h"
 #include "report_out.h"
 #include "json.h"
+#include "stats.h"
 
 static double rate(double amount, double seconds) { return seconds > 0.0 ? amount / seconds : 0.0; }
 
@@ -43,7 +44,7 @@ static void write_checks(json_writer *w, const infer_plan *plan, const infer_dat
 
 static void write_times(json_writer *w, const infer_plan *plan, const infer_results *r)
 {
-    double median_s = infer_median(r->seconds, r->runs), best_s = r->seconds[0];
+    double median_s = cli_median(r->seconds, r->runs), best_s = r->seconds[0];
     json_array_open(w, "seconds");
     for (unsigned i = 0; i < r->runs; i++) {
         json_number(w, NULL, r->seconds[i]);

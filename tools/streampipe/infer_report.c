@@ -2,6 +2,7 @@
  * the median run's own report (per-engine busy time and the overlap figures). */
 #include "infer.h"
 #include "report_out.h"
+#include "stats.h"
 
 static double rate(double amount, double seconds) { return seconds > 0.0 ? amount / seconds : 0.0; }
 
@@ -47,7 +48,7 @@ static void print_checks(const infer_plan *plan, const infer_data *data,
 
 static void print_throughput(const infer_plan *plan, const infer_results *r, FILE *out)
 {
-    double median_s = infer_median(r->seconds, r->runs), best_s = r->seconds[0];
+    double median_s = cli_median(r->seconds, r->runs), best_s = r->seconds[0];
     for (unsigned i = 1; i < r->runs; i++)
         best_s = r->seconds[i] < best_s ? r->seconds[i] : best_s;
     fprintf(out, "runs             %u timed; median %.4f s, best %.4f s\n", r->runs, median_s,
@@ -61,6 +62,11 @@ static void print_report(const infer_results *r, FILE *out)
     const sp_report *report = infer_median_report(r);
     fputs("\nthe median run's report:\n", out);
     cli_print_report(report, out);
+}
+
+const sp_report *infer_median_report(const infer_results *r)
+{
+    return &r->reports[cli_lower_median_index(r->seconds, r->runs)];
 }
 
 void infer_print_text(const infer_plan *plan, const infer_data *data,

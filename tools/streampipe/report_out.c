@@ -1,4 +1,5 @@
 #include "report_out.h"
+#include "stats.h"
 
 const char *cli_engine_kind_name(sp_engine_kind kind)
 {
@@ -24,11 +25,6 @@ const char *cli_format_bytes(double bytes, char *buf, size_t size)
     return buf;
 }
 
-static double gbps(size_t bytes, double seconds)
-{
-    return seconds > 0.0 ? (double)bytes / seconds * 1e-9 : 0.0;
-}
-
 static void print_engines(const sp_report *report, FILE *out)
 {
     char bytes[32];
@@ -38,7 +34,7 @@ static void print_engines(const sp_report *report, FILE *out)
         const sp_engine_report *e = &report->engines[i];
         fprintf(out, "  %-16s %-9s %10.4f %12.6f %12s %10.2f\n", e->name,
                 cli_engine_kind_name(e->kind), e->busy_s, e->max_chunk_s,
-                cli_format_bytes((double)e->bytes, bytes, sizeof bytes), gbps(e->bytes, e->busy_s));
+                cli_format_bytes((double)e->bytes, bytes, sizeof bytes), cli_gbps((double)e->bytes, e->busy_s));
     }
 }
 
@@ -87,7 +83,7 @@ static void write_engines(json_writer *w, const sp_report *report)
         json_number(w, "busy_s", e->busy_s);
         json_number(w, "max_chunk_s", e->max_chunk_s);
         json_uint(w, "bytes", e->bytes);
-        json_number(w, "gbps", gbps(e->bytes, e->busy_s));
+        json_number(w, "gbps", cli_gbps((double)e->bytes, e->busy_s));
         json_object_close(w);
     }
     json_array_close(w);

@@ -12,6 +12,7 @@
 #include "run_cmd.h"
 #include "run_files.h"
 #include "run_mpi.h"
+#include "stats.h"
 
 static const cli_option options[] = {
     CLI_REQUIRED("input", "FILE", run_options, input_path,
@@ -123,7 +124,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
 {
     const run_files *f = &job->files;
     double bytes = (double)f->n_records * (double)f->in_record_bytes;
-    double rate = report->makespan_s > 0 ? bytes / report->makespan_s / 1e9 : 0.0;
+    double rate = cli_gbps(bytes, report->makespan_s);
     if (o->json) {
         json_writer w;
         json_begin(&w, stdout);

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "run_cmd.h"
 #include "run_mpi.h"
+#include "stats.h"
 
 /* The figures each rank sends rank 0. */
 enum { FIG_RECORDS, FIG_FIRST, FIG_SECONDS, FIG_DEVICE, FIG_N };
@@ -140,7 +141,7 @@ static void print_ranks_json(const run_job *job, const run_options *o, const run
         json_uint(&w, "first_record", (unsigned long long)fig[FIG_FIRST]);
         json_uint(&w, "records", (unsigned long long)fig[FIG_RECORDS]);
         json_number(&w, "seconds", fig[FIG_SECONDS]);
-        json_number(&w, "gbps_in", fig[FIG_SECONDS] > 0 ? bytes / fig[FIG_SECONDS] / 1e9 : 0);
+        json_number(&w, "gbps_in", cli_gbps(bytes, fig[FIG_SECONDS]));
         json_object_close(&w);
     }
     json_array_close(&w);
@@ -166,7 +167,7 @@ static void print_ranks(const run_job *job, const run_options *o, const run_mpi 
     printf("streampipe run: %zu records (%.1f MiB) from %s to %s by %d ranks (%s) in %.3f s, "
            "%.2f GB/s in\n", f->n_records, bytes / (1 << 20), f->input_path, f->output_path,
            m->size, sp_backend_name(sp_context_backend(job->ctx)), seconds,
-           seconds > 0 ? bytes / seconds / 1e9 : 0.0);
+           cli_gbps(bytes, seconds));
     for (size_t r = 0; r < (size_t)m->size; r++) {
         const double *fig = &all[r * FIG_N];
         double rank_bytes = fig[FIG_RECORDS] * (double)f->in_record_bytes;
@@ -174,7 +175,7 @@ static void print_ranks(const run_job *job, const run_options *o, const run_mpi 
                r, fig[FIG_DEVICE], fig[FIG_FIRST], fig[FIG_RECORDS],
                f->n_records ? 100.0 * fig[FIG_RECORDS] / (double)f->n_records : 100.0,
                fig[FIG_SECONDS],
-               fig[FIG_SECONDS] > 0 ? rank_bytes / fig[FIG_SECONDS] / 1e9 : 0.0);
+               cli_gbps(rank_bytes, fig[FIG_SECONDS]));
     }
     printf("slowest rank: %zu (%.3f s)\n", slowest, seconds);
 }
