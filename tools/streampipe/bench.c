@@ -45,10 +45,8 @@ static int run_comparison(bench_session *s)
     int rc = prepare_expected(s->plan, s->buffers, s->expected);
     if (rc == CLI_EXIT_OK)
         rc = bench_run_all(s, results);
-    if (rc == CLI_EXIT_OK && s->plan->json)
-        bench_print_json(s->plan, s->expected, results, s->exports, stdout);
-    else if (rc == CLI_EXIT_OK)
-        bench_print_text(s->plan, s->expected, results, s->exports, stdout);
+    if (rc == CLI_EXIT_OK)
+        bench_print_result(s->plan, s->expected, results, s->exports, stdout);
     free(results);
     return rc;
 }
@@ -61,10 +59,8 @@ static int run_sweep(bench_session *s)
         return cli_report_failure("allocating the sweep results", SP_ERR_OUT_OF_MEMORY, "");
     s->checks = &sweep->checks;
     int rc = bench_sweep_all(s, sweep);
-    if (rc == CLI_EXIT_OK && s->plan->json)
-        bench_sweep_print_json(s->plan, sweep, s->exports, stdout);
-    else if (rc == CLI_EXIT_OK)
-        bench_sweep_print_text(s->plan, sweep, s->exports, stdout);
+    if (rc == CLI_EXIT_OK)
+        bench_sweep_print_result(s->plan, sweep, s->exports, stdout);
     free(sweep);
     return rc;
 }

@@ -2,8 +2,8 @@
  * options (bench_args.c, bench_sweep_args.c) -> plan (bench_plan.c) -> buffers and input
  * (bench_data.c) -> expected values and checks (bench_verify.c, bench_compare.c) -> timed,
  * verified runs (bench_timed.c), either the comparison (bench_run.c) or a sweep of one
- * setting (bench_sweep.c, bench_sweep_run.c) -> text or JSON (bench_report.c, bench_json.c,
- * bench_sweep_report.c, bench_sweep_json.c), trace and SVG files (bench_export.c). The
+ * setting (bench_sweep.c, bench_sweep_run.c) -> text or JSON from one description
+ * (bench_output.c, bench_sweep_output.c), trace and SVG files (bench_export.c). The
  * progress line on stderr is bench_progress.c. */
 #ifndef SP_CLI_BENCH_H
 #define SP_CLI_BENCH_H
@@ -14,10 +14,9 @@
 #include <stdio.h>
 
 #include "streampipe.h"
+#include "figures.h"
 #include "stats.h"
 #include "streampipe_ops.h"
-
-struct json_writer;
 
 #define BENCH_MAX_REPEAT CLI_MAX_SAMPLES
 #define BENCH_SHOW_BAD 5    /* mismatches printed before giving up */
@@ -245,7 +244,8 @@ int bench_expected_prepare(const bench_plan *plan, const float *in, bench_expect
 void bench_expected_free(bench_expected *expected);
 const char *bench_check_method_name(bench_check_method method);
 const char *bench_tolerance_text(void);
-void bench_describe_check(const bench_expected *expected, FILE *out);
+/* What the check does, in a sentence, into buf. */
+const char *bench_check_description(const bench_expected *expected, char *buf, size_t size);
 /* Checks the output of a sinmix run (serial or pipelined). Under SAMPLED, the first run
  * checked must be a serial one: its output, once it passes, is adopted as the expected value.
  * Returns 0 when every element is right. */
@@ -315,8 +315,8 @@ int bench_exports_write(bench_exports *exports, const sp_pipeline *pipeline,
 /* After a failure: closes the files and removes those not written (regular files we opened
  * only). */
 void bench_exports_abandon(bench_exports *exports);
-void bench_exports_print_text(const bench_exports *exports, FILE *out);
-void bench_exports_write_json(const bench_exports *exports, struct json_writer *w);
+/* The files written and the run they show. */
+void bench_exports_figures(fig_out *o, const bench_exports *exports);
 
 /* bench_stats.c */
 /* The report of the run with the (lower) median time. */
@@ -342,24 +342,16 @@ double bench_timeline_read_s(const bench_results *results);
 const char *bench_memory_name(bench_memory memory);
 
 /* bench_alone.c: the GPU engines' totals in the pipelined run beside the serial run's */
-void bench_alone_print(const bench_results *results, FILE *out);
-void bench_alone_json(struct json_writer *w, const bench_results *results);
+void bench_alone_figures(fig_out *o, const bench_results *results);
 
-/* bench_report.c, bench_json.c */
-/* The first lines of the text: library, backend, workload, bytes. */
-void bench_print_job(const bench_plan *plan, FILE *out);
-void bench_print_text(const bench_plan *plan, const bench_expected *expected,
-                      const bench_results *results, const bench_exports *exports, FILE *out);
-/* The plan's fields of the JSON object. */
-void bench_json_write_plan(struct json_writer *w, const bench_plan *plan);
-void bench_json_write_totals(struct json_writer *w, const bench_totals *totals);
-void bench_print_json(const bench_plan *plan, const bench_expected *expected,
-                      const bench_results *results, const bench_exports *exports, FILE *out);
-
-/* bench_sweep_report.c, bench_sweep_json.c */
-void bench_sweep_print_text(const bench_plan *plan, const bench_sweep_result *sweep,
-                            const bench_exports *exports, FILE *out);
-void bench_sweep_print_json(const bench_plan *plan, const bench_sweep_result *sweep,
-                            const bench_exports *exports, FILE *out);
+/* bench_output.c, bench_sweep_output.c: the result as text or JSON (plan->json) */
+/* The job's settings, shared by the comparison and the sweep. */
+void bench_job_figures(fig_out *o, const bench_plan *plan);
+/* What the checks of every run found. */
+void bench_totals_figures(fig_out *o, const bench_totals *totals);
+void bench_print_result(const bench_plan *plan, const bench_expected *expected,
+                        const bench_results *results, const bench_exports *exports, FILE *out);
+void bench_sweep_print_result(const bench_plan *plan, const bench_sweep_result *sweep,
+                              const bench_exports *exports, FILE *out);
 
 #endif /* SP_CLI_BENCH_H */

@@ -44,10 +44,8 @@ static int run_job(sp_context *ctx, const infer_plan *plan, const infer_data *da
         return cli_report_failure("allocating the results", SP_ERR_OUT_OF_MEMORY, "");
     announce(plan, data);
     int rc = infer_run_all(ctx, plan, data, results);
-    if (rc == CLI_EXIT_OK && plan->options->json)
-        infer_print_json(plan, data, results, stdout);
-    else if (rc == CLI_EXIT_OK)
-        infer_print_text(plan, data, results, stdout);
+    if (rc == CLI_EXIT_OK)
+        infer_print_result(plan, data, results, stdout);
     free(results);
     return rc;
 }

@@ -1,7 +1,7 @@
 /* `streampipe infer`: the digits MLP streamed through the pipeline. The flow, in infer.c:
  * options (infer_args.c) -> model, images, labels and the float64 reference (infer_data.c)
  * -> stages, pipeline and pinned stream (infer_run.c) -> timed runs, each output checked
- * (infer_run.c, infer_verify.c) -> text or JSON (infer_report.c, infer_json.c). */
+ * (infer_run.c, infer_verify.c) -> text or JSON (infer_output.c). */
 #ifndef SP_CLI_INFER_H
 #define SP_CLI_INFER_H
 
@@ -107,9 +107,8 @@ int infer_run_all(sp_context *ctx, const infer_plan *plan, const infer_data *dat
 const sp_report *infer_median_report(const infer_results *results);
 
 
-void infer_print_text(const infer_plan *plan, const infer_data *data,
-                      const infer_results *results, FILE *out);
-void infer_print_json(const infer_plan *plan, const infer_data *data,
-                      const infer_results *results, FILE *out);
+/* The result as text, or as one JSON object with --json (infer_output.c). */
+void infer_print_result(const infer_plan *plan, const infer_data *data,
+                        const infer_results *results, FILE *out);
 
 #endif /* SP_CLI_INFER_H */

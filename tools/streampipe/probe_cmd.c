@@ -54,10 +54,8 @@ int probe_main(int argc, char **argv)
     sp_status st = sp_probe_run(ctx, &cfg, &result);
     if (st != SP_OK)
         rc = cli_report_failure("the probe", st, sp_context_last_error(ctx));
-    else if (o.json)
-        probe_print_json(&result, o.device, stdout);
     else
-        probe_print_text(&result, o.device, stdout);
+        probe_print_result(&result, o.device, o.json, stdout);
     sp_context_destroy(ctx);
     return rc;
 }

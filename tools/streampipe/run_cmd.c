@@ -6,7 +6,6 @@
 #include <sys/resource.h>
 
 #include "cli.h"
-#include "json.h"
 #include "options.h"
 #include "report_out.h"
 #include "run_cmd.h"
@@ -120,35 +119,34 @@ double run_peak_rss_mib(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
 }
 
+void run_print_job(fig_out *out, const run_job *job, const run_options *o)
+{
+    const run_files *f = &job->files;
+    double bytes = (double)f->n_records * (double)f->in_record_bytes;
+    fig_str(out, "tool", NULL, NULL, "streampipe run");
+    fig_str(out, "version", NULL, NULL, sp_version());
+    fig_text(out, NULL, "streampipe run (library %s)\n", sp_version());
+    fig_str(out, "backend", "backend", "%s", sp_backend_name(sp_context_backend(job->ctx)));
+    fig_str(out, "input", "input", "%s", f->input_path);
+    fig_str(out, "output", "output", "%s", f->output_path);
+    fig_str(out, "stages", "stages", "%s", o->stages_text);
+    fig_uint(out, "records", "records", "%llu", f->n_records);
+    fig_uint(out, "bytes_in", NULL, NULL, (unsigned long long)bytes);
+    fig_num(out, NULL, "bytes in", "%.1f MiB", bytes / (1 << 20));
+}
+
 static void print_result(const run_job *job, const run_options *o, const sp_report *report)
 {
     const run_files *f = &job->files;
     double bytes = (double)f->n_records * (double)f->in_record_bytes;
-    double rate = cli_gbps(bytes, report->makespan_s);
-    if (o->json) {
-        json_writer w;
-        json_begin(&w, stdout);
-        json_object_open(&w, NULL);
-        json_string(&w, "tool", "streampipe run");
-        json_string(&w, "version", sp_version());
-        json_string(&w, "backend", sp_backend_name(sp_context_backend(job->ctx)));
-        json_string(&w, "input", f->input_path);
-        json_string(&w, "output", f->output_path);
-        json_string(&w, "stages", o->stages_text);
-        json_uint(&w, "records", f->n_records);
-        json_uint(&w, "bytes_in", (unsigned long long)bytes);
-        json_number(&w, "gbps_in", rate);
-        json_number(&w, "peak_rss_mib", run_peak_rss_mib());
-        cli_json_report(&w, report);
-        json_object_close(&w);
-        json_end(&w);
-        return;
-    }
-    printf("streampipe run: %zu records (%.1f MiB) from %s to %s in %.3f s, %.2f GB/s in\n",
-           f->n_records, bytes / (1 << 20), f->input_path, f->output_path, report->makespan_s,
-           rate);
-    printf("peak RSS %.1f MiB\n", run_peak_rss_mib());
-    cli_print_report(report, stdout);
+    fig_out out;
+    fig_begin(&out, stdout, o->json);
+    run_print_job(&out, job, o);
+    fig_num(&out, "gbps_in", "rate in", "%.2f GB/s (over the makespan)",
+            cli_gbps(bytes, report->makespan_s));
+    fig_num(&out, "peak_rss_mib", "peak RSS", "%.1f MiB", run_peak_rss_mib());
+    cli_report_figures(&out, "report:", report);
+    fig_end(&out);
 }
 
 static int run_job_go(run_job *job, const run_options *o)
