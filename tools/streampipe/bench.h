@@ -256,6 +256,9 @@ int bench_check_copy(const float *got, const float *in, size_t n, unsigned worke
                      bench_check *check);
 void bench_print_mismatches(const bench_check *check, const char *run, FILE *out);
 
+/* The range --NAME takes (for the values of a sweep of it). */
+void bench_option_range(const char *name, unsigned long long *min, unsigned long long *max);
+
 /* bench_sweep_args.c */
 /* Parses --sweep NAME and --sweep-values LIST (either may be NULL). Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after printing why. */

@@ -109,6 +109,13 @@ static void set_defaults(bench_plan *plan)
     plan->memory = BENCH_MEMORY_PAGEABLE;
 }
 
+void bench_option_range(const char *name, unsigned long long *min, unsigned long long *max)
+{
+    const cli_option *o = cli_find_option(&command, name);
+    *min = o != NULL ? o->min : 0;
+    *max = o != NULL ? o->max : 0;
+}
+
 /* What can only be judged once every option is known. */
 static int check_combinations(const bench_plan *plan)
 {

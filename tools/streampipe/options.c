@@ -167,6 +167,14 @@ static void print_usage(const cli_command_options *command, FILE *out)
         command->print_more(out);
 }
 
+const cli_option *cli_find_option(const cli_command_options *command, const char *name)
+{
+    for (size_t i = 0; i < command->n_options; i++)
+        if (strcmp(command->options[i].name, name) == 0)
+            return &command->options[i];
+    return NULL;
+}
+
 /* ---- parsing ----------------------------------------------------------------------------- */
 
 #define MAX_OPTIONS 64

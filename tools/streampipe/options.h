@@ -71,6 +71,9 @@ typedef struct cli_command_options {
 int cli_parse_options(const cli_command_options *command, int argc, char **argv, void *config,
                       int *help_shown);
 
+/* The option called `name`, or NULL: for checks that take an option's range elsewhere. */
+const cli_option *cli_find_option(const cli_command_options *command, const char *name);
+
 /* A count: decimal digits with an optional binary suffix (k = 2^10, M = 2^20, G = 2^30), or a
  * power of two written "2^N". Returns 0 and sets *out when `text` is one and is <= max;
  * -1 otherwise. "128M", "2^27" and "134217728" are the same count. */
