@@ -65,6 +65,23 @@ static int run_sweep(bench_session *s)
     return rc;
 }
 
+/* --devices: one sp_group run over several devices. */
+static int run_group(bench_session *s)
+{
+    bench_totals checks = {0};
+    bench_group_result *group = calloc(1, sizeof *group); /* ~90 KiB: a report per device */
+    if (group == NULL)
+        return cli_report_failure("allocating the group results", SP_ERR_OUT_OF_MEMORY, "");
+    s->checks = &checks;
+    int rc = prepare_expected(s->plan, s->buffers, s->expected);
+    if (rc == CLI_EXIT_OK)
+        rc = bench_group_all(s, group);
+    if (rc == CLI_EXIT_OK)
+        bench_group_print_result(s->plan, s->expected, &checks, group, stdout);
+    free(group);
+    return rc;
+}
+
 static int run_job(sp_context *ctx, const bench_plan *plan)
 {
     bench_buffers buffers;
@@ -82,8 +99,9 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
         rc = bench_exports_open(plan, &exports);
     if (rc == CLI_EXIT_OK) {
         fill_input(plan, &buffers);
-        rc = plan->sweep.parameter == BENCH_SWEEP_NONE ? run_comparison(&session)
-                                                       : run_sweep(&session);
+        rc = plan->group                                 ? run_group(&session)
+             : plan->sweep.parameter == BENCH_SWEEP_NONE ? run_comparison(&session)
+                                                         : run_sweep(&session);
     }
     if (rc != CLI_EXIT_OK)
         bench_exports_abandon(&exports);

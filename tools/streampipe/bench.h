@@ -2,7 +2,8 @@
  * options (bench_args.c, bench_sweep_args.c) -> plan (bench_plan.c) -> buffers and input
  * (bench_data.c) -> expected values and checks (bench_verify.c, bench_compare.c) -> timed,
  * verified runs (bench_timed.c), either the comparison (bench_run.c) or a sweep of one
- * setting (bench_sweep.c, bench_sweep_run.c) -> text or JSON from one description
+ * setting (bench_sweep.c, bench_sweep_run.c), or one sp_group run over several devices
+ * (bench_group.c, --devices) -> text or JSON from one description
  * (bench_output.c, bench_sweep_output.c), trace and SVG files (bench_export.c). The
  * progress line on stderr is bench_progress.c. */
 #ifndef SP_CLI_BENCH_H
@@ -14,6 +15,7 @@
 #include <stdio.h>
 
 #include "streampipe.h"
+#include "streampipe_group.h"
 #include "figures.h"
 #include "stats.h"
 #include "streampipe_ops.h"
@@ -21,6 +23,7 @@
 #define BENCH_MAX_REPEAT CLI_MAX_SAMPLES
 #define BENCH_SHOW_BAD 5    /* mismatches printed before giving up */
 #define BENCH_NOTES_BYTES 512
+#define BENCH_MAX_DEVICES 64 /* --devices */
 
 typedef enum bench_memory { BENCH_MEMORY_PAGEABLE = 0, BENCH_MEMORY_PINNED = 1 } bench_memory;
 
@@ -73,6 +76,9 @@ typedef struct bench_plan {
     const char *trace_path;      /* NULL = none */
     const char *svg_path;
     const char *sweep_name, *sweep_values; /* --sweep and --sweep-values as given */
+    int group;                   /* --devices: one sp_group run over several devices */
+    size_t n_devices;            /* 0: every visible device */
+    int devices[BENCH_MAX_DEVICES];
     bench_sweep_request sweep;   /* values filled in; parameter NONE without --sweep */
     char notes[BENCH_NOTES_BYTES]; /* what the plan changed from the options, and why;
                                       "" when nothing (printed with the job, and in JSON) */
@@ -218,6 +224,7 @@ typedef struct bench_run_spec {
     const float *in;
     float *out;
     int copy_only; /* the output must equal the input */
+    sp_group *group; /* not NULL: sp_group_run over its devices instead of pipeline, run */
 } bench_run_spec;
 
 /* bench_args.c */
@@ -298,6 +305,25 @@ int bench_sweep_all(const bench_session *session, bench_sweep_result *sweep);
 int bench_sweep_measure(const bench_session *session, const bench_plan *setting,
                         const char *title, bench_sweep_row *row, sp_pipeline **pipeline);
 
+/* bench_sweep_run.c: under a SAMPLED check, a serial run whose output, once it passes, is the
+ * expected value of every later run (nothing to do otherwise). */
+int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
+                              const sp_sinmix_params *params);
+
+/* bench_group.c: --devices */
+typedef struct bench_group_result {
+    size_t n_devices;
+    size_t runs;
+    double seconds[BENCH_MAX_REPEAT];  /* runs without a report */
+    sp_report report;                  /* the merged report of the run with one */
+    sp_group_device_stats stats[BENCH_MAX_DEVICES]; /* each device's part in that run */
+} bench_group_result;
+
+int bench_group_all(const bench_session *session, bench_group_result *result);
+void bench_group_print_result(const bench_plan *plan, const bench_expected *expected,
+                              const bench_totals *checks, const bench_group_result *result,
+                              FILE *out);
+
 /* bench_progress.c */
 void bench_progress_init(bench_progress *progress, int json);
 /* On a terminal: shows `text` in place of the line shown before. Elsewhere: nothing. */
@@ -352,6 +378,9 @@ void bench_alone_figures(fig_out *o, const bench_results *results);
 void bench_job_figures(fig_out *o, const bench_plan *plan);
 /* What the checks of every run found. */
 void bench_totals_figures(fig_out *o, const bench_totals *totals);
+/* How every run was checked (the "verification" object), and what the checks found. */
+void bench_verification_figures(fig_out *o, const bench_expected *expected,
+                                const bench_totals *totals);
 void bench_print_result(const bench_plan *plan, const bench_expected *expected,
                         const bench_results *results, const bench_exports *exports, FILE *out);
 void bench_sweep_print_result(const bench_plan *plan, const bench_sweep_result *sweep,

@@ -18,6 +18,34 @@ static int apply_workload(const char *value, void *config)
     return CLI_EXIT_OK;
 }
 
+/* --devices all|-1|N,M,...: the devices of one sp_group run (on HOST, as many host
+ * backends as listed). */
+static int apply_devices(const char *value, void *config)
+{
+    bench_plan *plan = config;
+    plan->group = 1;
+    plan->n_devices = 0;
+    if (strcmp(value, "all") == 0 || strcmp(value, "-1") == 0)
+        return CLI_EXIT_OK;
+    for (const char *item = value; item != NULL; plan->n_devices++) {
+        const char *comma = strchr(item, ',');
+        char text[24];
+        size_t length = comma != NULL ? (size_t)(comma - item) : strlen(item);
+        unsigned long long device = 0;
+        if (length >= sizeof text || plan->n_devices == BENCH_MAX_DEVICES)
+            return cli_usage_error("--devices: '%s' is not all or a list of at most %d device "
+                                   "numbers", value, BENCH_MAX_DEVICES);
+        memcpy(text, item, length);
+        text[length] = '\0';
+        if (cli_parse_count(text, INT_MAX, &device) != 0)
+            return cli_usage_error("--devices: '%s' in '%s' is not a device number", text,
+                                   value);
+        plan->devices[plan->n_devices] = (int)device;
+        item = comma != NULL ? comma + 1 : NULL;
+    }
+    return CLI_EXIT_OK;
+}
+
 /* Some of the limits are one below the type's largest value, which stands for "not given". */
 static const cli_option options[] = {
     CLI_BACKEND_OPTION(bench_plan),
@@ -61,6 +89,10 @@ static const cli_option options[] = {
                "chrome://tracing) of the last pipelined run made\nwith a report"),
     CLI_STRING("svg", "FILE.svg", bench_plan, svg_path,
                "write the SVG timeline of that run, with its figures"),
+    CLI_APPLY("devices", "all|N,M,...", apply_devices,
+              "one sp_group run over these devices (all or -1: every\n"
+              "visible GPU; on host, as many host backends as listed),\n"
+              "instead of the comparison; merged and per-device figures"),
     CLI_STRING("sweep", "chunk|depth|iters", bench_plan, sweep_name,
                "time the pipelined run at each value of one setting"),
     CLI_STRING("sweep-values", "A,B,...", bench_plan, sweep_values,
@@ -125,6 +157,9 @@ static int check_combinations(const bench_plan *plan)
                                plan->trace_path);
     if (plan->sweep_values != NULL && plan->sweep_name == NULL)
         return cli_usage_error("bench: --sweep-values needs --sweep chunk|depth|iters");
+    if (plan->group && (plan->sweep_name != NULL || plan->trace_path || plan->svg_path))
+        return cli_usage_error("bench: --devices runs a group, which has no --sweep, --trace "
+                               "or --svg");
     return CLI_EXIT_OK;
 }
 

@@ -48,7 +48,7 @@ void bench_totals_figures(fig_out *o, const bench_totals *t)
     fig_num(o, "verify_s", "checking took", "%.3f s", t->verify_s);
 }
 
-static void verification(fig_out *o, const bench_expected *e, const bench_results *r)
+void bench_verification_figures(fig_out *o, const bench_expected *e, const bench_totals *t)
 {
     fig_group(o, "verification", NULL);
     fig_str(o, "method", "verification", "%s", bench_check_method_name(e->method));
@@ -57,7 +57,7 @@ static void verification(fig_out *o, const bench_expected *e, const bench_result
     fig_uint(o, "samples", NULL, NULL, e->n_samples);
     fig_num(o, "reference_s", NULL, NULL, e->reference_s);
     fig_uint(o, "reference_threads", NULL, NULL, e->workers);
-    bench_totals_figures(o, &r->checks);
+    bench_totals_figures(o, t);
     fig_group_end(o);
 }
 
@@ -155,7 +155,7 @@ void bench_print_result(const bench_plan *plan, const bench_expected *expected,
     fig_begin(&o, out, plan->json);
     bench_job_figures(&o, plan);
     fig_uint(&o, "repeat", "repeats", "%llu of each run; medians below", plan->repeat);
-    verification(&o, expected, results);
+    bench_verification_figures(&o, expected, &results->checks);
     timings(&o, plan, results);
     ratios(&o, plan, results);
     fig_text(&o, NULL, "\n");

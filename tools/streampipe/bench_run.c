@@ -151,16 +151,16 @@ int bench_run_all(const bench_session *s, bench_results *results)
      * the traced runs' wall time beyond their makespan what reading it costs afterwards. */
     enum { KINDS = 5 };
     const run_kind kinds[KINDS] = {
-        {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0},
+        {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0, NULL},
          &results->serial, 1},
-        {{"pipelined", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0},
+        {{"pipelined", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL},
          &results->pipelined, 0},
-        {{"traced", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0}, &results->traced,
-         1},
-        {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1},
-         &results->ceiling, 1},
-        {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0}, &results->stream,
-         0},
+        {{"traced", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL},
+         &results->traced, 1},
+        {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1,
+          NULL}, &results->ceiling, 1},
+        {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0, NULL},
+         &results->stream, 0},
     };
     if (rc == CLI_EXIT_OK)
         rc = run_repeats(s, kinds, s->plan->graph != SP_GRAPH_OFF ? KINDS : KINDS - 1);

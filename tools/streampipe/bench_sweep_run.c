@@ -25,9 +25,10 @@ static int prepare_expected(const bench_session *s, const bench_plan *setting)
 }
 
 /* A SAMPLED check adopts the first serial output that passes it as the expected value of
- * every element (bench_verify.c), so a serial run comes before the row's pipelined runs. */
-static int adopt_serial_output(const bench_session *s, const bench_plan *setting,
-                               const sp_sinmix_params *params)
+ * every element (bench_verify.c), so a serial run comes before the row's (or the group's)
+ * pipelined runs. */
+int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
+                              const sp_sinmix_params *params)
 {
     if (s->expected->method != BENCH_CHECK_SAMPLED || s->expected->have_values)
         return CLI_EXIT_OK;
@@ -38,7 +39,7 @@ static int adopt_serial_output(const bench_session *s, const bench_plan *setting
                                    &serial);
     if (rc == CLI_EXIT_OK) {
         bench_run_spec spec = {"serial", serial, sp_pipeline_run_serial, s->buffers->in,
-                               s->buffers->out, 0};
+                               s->buffers->out, 0, NULL};
         char label[96];
         snprintf(label, sizeof label, "serial run for the expected output at iters %u",
                  setting->iters);
@@ -115,14 +116,14 @@ int bench_sweep_measure(const bench_session *s, const bench_plan *setting, const
     row->params.iters = setting->iters;
     int rc = prepare_expected(s, setting);
     if (rc == CLI_EXIT_OK)
-        rc = adopt_serial_output(s, setting, &row->params);
+        rc = bench_adopt_serial_output(s, setting, &row->params);
     sp_stage sinmix = sp_sinmix_stage(&row->params);
     sinmix.streams = setting->stage_streams;
     if (rc == CLI_EXIT_OK)
         rc = bench_create_pipeline(s->ctx, &sinmix, bench_pipeline_config(setting),
                                    "creating the pipeline", pipeline);
     bench_run_spec spec = {"pipelined", *pipeline, sp_pipeline_run, s->buffers->in,
-                           s->buffers->out, 0};
+                           s->buffers->out, 0, NULL};
     if (rc == CLI_EXIT_OK)
         rc = time_repeats(s, &spec, title, row);
     if (rc == CLI_EXIT_OK)

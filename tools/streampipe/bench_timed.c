@@ -79,11 +79,15 @@ int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const ch
     /* 0xFF bytes are NaN: an element the run never writes cannot pass the check. */
     memset(spec->out, 0xFF, records * sizeof *spec->out);
     double start = cli_now_s();
-    sp_status status = spec->run(spec->pipeline, spec->in, records, spec->out, report);
+    sp_status status = spec->group != NULL
+                           ? sp_group_run(spec->group, spec->in, records, spec->out, report)
+                           : spec->run(spec->pipeline, spec->in, records, spec->out, report);
     *seconds = cli_now_s() - start;
     if (status != SP_OK) {
         bench_progress_clear(s->progress);
-        return cli_report_failure(label, status, sp_pipeline_last_error(spec->pipeline));
+        return cli_report_failure(label, status, spec->group != NULL
+                                                     ? sp_group_last_error(spec->group)
+                                                     : sp_pipeline_last_error(spec->pipeline));
     }
     return check_output(s, spec, label);
 }
