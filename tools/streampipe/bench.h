@@ -291,6 +291,11 @@ void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *sha
 int bench_timed_run(const bench_session *session, const bench_run_spec *spec,
                     const char *label, sp_report *report, double *seconds);
 
+/* --repeat runs without a report into seconds[] (*runs counts those done), then one with a
+ * report into *report; on a terminal the progress line shows "[title] run 2/3 0.204 s". */
+int bench_time_repeats(const bench_session *session, const bench_run_spec *spec,
+                       const char *title, double *seconds, size_t *runs, sp_report *report);
+
 /* bench_run.c */
 /* The comparison: serial, pipelined, traced and ceiling runs, --repeat times. */
 int bench_run_all(const bench_session *session, bench_results *results);

@@ -23,30 +23,6 @@ static int create_group(const bench_session *s, const sp_stage *sinmix, sp_group
     return CLI_EXIT_OK;
 }
 
-static int time_runs(const bench_session *s, const bench_run_spec *spec,
-                     bench_group_result *g)
-{
-    unsigned repeat = s->plan->repeat;
-    int rc = CLI_EXIT_OK;
-    for (unsigned r = 0; r < repeat && rc == CLI_EXIT_OK; r++) {
-        char label[64], text[96];
-        snprintf(label, sizeof label, "group run %u", r + 1);
-        rc = bench_timed_run(s, spec, label, NULL, &g->seconds[r]);
-        if (rc == CLI_EXIT_OK) {
-            g->runs = r + 1;
-            snprintf(text, sizeof text, "group run %u/%u: %.4f s on %zu devices (outputs "
-                     "verified)", r + 1, repeat, g->seconds[r], g->n_devices);
-            bench_progress_note(s->progress, text);
-        }
-    }
-    double seconds = 0.0;
-    if (rc == CLI_EXIT_OK)
-        rc = bench_timed_run(s, spec, "group run with a report", &g->report, &seconds);
-    for (size_t k = 0; k < g->n_devices && rc == CLI_EXIT_OK; k++)
-        sp_group_device_stats_get(spec->group, k, &g->stats[k]);
-    return rc;
-}
-
 int bench_group_all(const bench_session *s, bench_group_result *g)
 {
     sp_sinmix_params params = {s->plan->iters};
@@ -63,8 +39,19 @@ int bench_group_all(const bench_session *s, bench_group_result *g)
             g->n_devices, sp_backend_name(s->plan->backend), s->plan->repeat);
     rc = bench_adopt_serial_output(s, s->plan, &params);
     bench_run_spec spec = {"group", NULL, NULL, s->buffers->in, s->buffers->out, 0, group};
+    char title[64];
+    snprintf(title, sizeof title, "%zu devices", g->n_devices);
     if (rc == CLI_EXIT_OK)
-        rc = time_runs(s, &spec, g);
+        rc = bench_time_repeats(s, &spec, title, g->seconds, &g->runs, &g->report);
+    bench_progress_clear(s->progress);
+    for (size_t k = 0; k < g->n_devices && rc == CLI_EXIT_OK; k++)
+        sp_group_device_stats_get(group, k, &g->stats[k]);
+    if (rc == CLI_EXIT_OK) {
+        char text[128];
+        snprintf(text, sizeof text, "group of %s: median %.4f s of %zu runs (outputs verified)",
+                 title, cli_median(g->seconds, g->runs), g->runs);
+        bench_progress_note(s->progress, text);
+    }
     sp_group_destroy(group);
     return rc;
 }

@@ -50,51 +50,6 @@ int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
     return rc;
 }
 
-/* On a terminal: "[chunk 262144 (1/7)] run 2/3 0.204 s" after a run, "... run 3/3 ..." before
- * one (seconds < 0). */
-static void show_live(const bench_session *s, const char *title, const char *what,
-                      double seconds)
-{
-    char text[160];
-    if (seconds < 0.0)
-        snprintf(text, sizeof text, "[%s] %s ...", title, what);
-    else
-        snprintf(text, sizeof text, "[%s] %s %.3f s", title, what, seconds);
-    bench_progress_update(s->progress, text);
-}
-
-static int time_repeats(const bench_session *s, const bench_run_spec *spec, const char *title,
-                        bench_sweep_row *row)
-{
-    unsigned repeat = s->plan->repeat;
-    for (unsigned r = 0; r < repeat; r++) {
-        char label[128], what[32];
-        snprintf(label, sizeof label, "pipelined run %u at %s", r + 1, title);
-        snprintf(what, sizeof what, "run %u/%u", r + 1, repeat);
-        show_live(s, title, what, -1.0);
-        int rc = bench_timed_run(s, spec, label, NULL, &row->seconds[r]);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-        row->runs = r + 1;
-        show_live(s, title, what, row->seconds[r]);
-    }
-    return CLI_EXIT_OK;
-}
-
-/* The pipeline's only run with a report, and so the one its trace would show. */
-static int time_with_report(const bench_session *s, const bench_run_spec *spec,
-                            const char *title, bench_sweep_row *row)
-{
-    char label[128];
-    snprintf(label, sizeof label, "pipelined run with a report at %s", title);
-    double seconds = 0.0;
-    show_live(s, title, "run with a report", -1.0);
-    int rc = bench_timed_run(s, spec, label, &row->report, &seconds);
-    if (rc == CLI_EXIT_OK)
-        show_live(s, title, "run with a report", seconds);
-    return rc;
-}
-
 static void summarize(const bench_session *s, const char *title, bench_sweep_row *row)
 {
     double bytes = 2.0 * (double)bench_bytes(s->plan);
@@ -125,9 +80,7 @@ int bench_sweep_measure(const bench_session *s, const bench_plan *setting, const
     bench_run_spec spec = {"pipelined", *pipeline, sp_pipeline_run, s->buffers->in,
                            s->buffers->out, 0, NULL};
     if (rc == CLI_EXIT_OK)
-        rc = time_repeats(s, &spec, title, row);
-    if (rc == CLI_EXIT_OK)
-        rc = time_with_report(s, &spec, title, row);
+        rc = bench_time_repeats(s, &spec, title, row->seconds, &row->runs, &row->report);
     if (rc == CLI_EXIT_OK)
         summarize(s, title, row);
     return rc;

@@ -1,6 +1,7 @@
 /* One timed run and the check of its whole output. The comparison (bench_run.c) and the
  * sweep (bench_sweep_run.c) both time through here, so both keep the same rules: the output
  * is poisoned before the run and every element is checked after it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
@@ -90,4 +91,43 @@ int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const ch
                                                      : sp_pipeline_last_error(spec->pipeline));
     }
     return check_output(s, spec, label);
+}
+
+/* On a terminal: "[chunk 262144 (1/7)] run 2/3 0.204 s" after a run, "... run 3/3 ..." before
+ * one (seconds < 0). */
+static void show_live(const bench_session *s, const char *title, const char *what,
+                      double seconds)
+{
+    char text[160];
+    if (seconds < 0.0)
+        snprintf(text, sizeof text, "[%s] %s ...", title, what);
+    else
+        snprintf(text, sizeof text, "[%s] %s %.3f s", title, what, seconds);
+    bench_progress_update(s->progress, text);
+}
+
+int bench_time_repeats(const bench_session *s, const bench_run_spec *spec, const char *title,
+                       double *seconds, size_t *runs, sp_report *report)
+{
+    unsigned repeat = s->plan->repeat;
+    for (unsigned r = 0; r < repeat; r++) {
+        char label[128], what[32];
+        snprintf(label, sizeof label, "%s run %u at %s", spec->name, r + 1, title);
+        snprintf(what, sizeof what, "run %u/%u", r + 1, repeat);
+        show_live(s, title, what, -1.0);
+        int rc = bench_timed_run(s, spec, label, NULL, &seconds[r]);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        *runs = r + 1;
+        show_live(s, title, what, seconds[r]);
+    }
+    /* The pipeline's only run with a report, and so the one its trace would show. */
+    char label[128];
+    snprintf(label, sizeof label, "%s run with a report at %s", spec->name, title);
+    double with_report_s = 0.0;
+    show_live(s, title, "run with a report", -1.0);
+    int rc = bench_timed_run(s, spec, label, report, &with_report_s);
+    if (rc == CLI_EXIT_OK)
+        show_live(s, title, "run with a report", with_report_s);
+    return rc;
 }

@@ -63,15 +63,17 @@ int cli_parse_count(const char *text, unsigned long long max, unsigned long long
 /* ---- one value into its field ------------------------------------------------------------ */
 
 /* Fields are unsigned, int or enum (4 bytes), or unsigned long long or size_t (8); the
- * option's range keeps the value inside the field's type. */
-static void store(void *field, size_t size, unsigned long long value)
+ * option's range keeps the value inside the field's type. Returns -1 for another size. */
+static int store(void *field, size_t size, unsigned long long value)
 {
-    if (size == sizeof(unsigned)) {
-        unsigned narrow = (unsigned)value;
+    unsigned narrow = (unsigned)value;
+    if (size == sizeof narrow)
         memcpy(field, &narrow, sizeof narrow);
-    } else {
+    else if (size == sizeof value)
         memcpy(field, &value, sizeof value);
-    }
+    else
+        return -1;
+    return 0;
 }
 
 /* The index of `text` in "a|b|c", or -1. */
@@ -118,19 +120,20 @@ static int apply_value(const cli_option *o, const char *text, void *config)
         if (cli_parse_count(text, o->max, &count) != 0 || count < o->min)
             return cli_usage_error("--%s: '%s' is not a count in [%llu, %llu]", o->name, text,
                                    o->min, o->max);
-        store(field, o->size, count);
-        return CLI_EXIT_OK;
+        break;
     case CLI_OPT_CHOICE:
         index = choice_index(o->value, text);
         if (index < 0)
             return choice_error(o, text);
-        store(field, o->size, (unsigned long long)index);
-        return CLI_EXIT_OK;
-    case CLI_OPT_FLAG: store(field, o->size, 1); return CLI_EXIT_OK;
+        count = (unsigned long long)index;
+        break;
+    case CLI_OPT_FLAG: count = 1; break;
     case CLI_OPT_STRING: memcpy(field, &text, sizeof text); return CLI_EXIT_OK;
     case CLI_OPT_APPLY: return o->apply(text, config);
     }
-    return cli_usage_error("internal: option --%s has no kind", o->name);
+    if (store(field, o->size, count) != 0)
+        return cli_usage_error("internal: --%s's field has an unusual size", o->name);
+    return CLI_EXIT_OK;
 }
 
 /* ---- the usage text ---------------------------------------------------------------------- */
