@@ -118,9 +118,6 @@ typedef struct latency_job {
 
 /* The table and the verdict on the targets, as text or one JSON object (--json). */
 void latency_print_result(const latency_job *job, FILE *out);
-/* p99 with priority over p99 alone, and bulk with priority over bulk alone. */
-double latency_p99_ratio(const latency_job *job);
-double latency_bulk_fraction(const latency_job *job, int phase);
 
 /* CUDA's highest stream priority, for the requests of the last phase; the library clamps it
  * to the device's range. */

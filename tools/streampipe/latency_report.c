@@ -3,12 +3,13 @@
 #include "figures.h"
 #include "latency.h"
 
-double latency_p99_ratio(const latency_job *j)
+/* p99 with priority over p99 alone, and a phase's bulk rate over bulk alone. */
+static double p99_ratio(const latency_job *j)
 {
     return j->rows[LATENCY_PRIORITY].request.p99_us / j->rows[LATENCY_ALONE].request.p99_us;
 }
 
-double latency_bulk_fraction(const latency_job *j, int phase)
+static double bulk_fraction(const latency_job *j, int phase)
 {
     return j->rows[phase].bulk_gbps / j->rows[LATENCY_ALONE].bulk_gbps;
 }
@@ -61,7 +62,7 @@ static void phases(fig_out *o, const latency_job *j)
         fig_value v[N_PHASE_COLUMNS] = {
             {.str = row->name}, {.num = row->request.p50_us}, {.num = row->request.p99_us},
             {.num = row->request.max_us}, {.num = row->bulk_gbps},
-            {.num = latency_bulk_fraction(j, p)}, {.uint = row->bulk_runs}};
+            {.num = bulk_fraction(j, p)}, {.uint = row->bulk_runs}};
         fig_row(o, NULL, phase_columns, N_PHASE_COLUMNS, v);
     }
     fig_table_end(o);
@@ -70,7 +71,7 @@ static void phases(fig_out *o, const latency_job *j)
 
 static void targets(fig_out *o, const latency_job *j)
 {
-    double ratio = latency_p99_ratio(j), fraction = latency_bulk_fraction(j, LATENCY_PRIORITY);
+    double ratio = p99_ratio(j), fraction = bulk_fraction(j, LATENCY_PRIORITY);
     fig_group(o, "targets", "targets:");
     fig_num(o, "p99_ratio", "p99 ratio", "%.2fx (with priority / alone; target <= 2x)", ratio);
     fig_bool(o, "p99_met", "", ratio <= LATENCY_P99_TARGET, "met", "NOT met");
