@@ -9,9 +9,7 @@ void bench_job_figures(fig_out *o, const bench_plan *plan)
 {
     static const char *const graph_names[] = {"off", "on", "auto"}; /* sp_graph_mode's */
     char bytes[32];
-    fig_str(o, "tool", NULL, NULL, "streampipe bench");
-    fig_str(o, "version", NULL, NULL, sp_version());
-    fig_text(o, NULL, "streampipe bench (library %s)\n", sp_version());
+    cli_tool_figures(o, "streampipe bench");
     fig_str(o, "backend", "backend", plan->backend == SP_BACKEND_CUDA ? "%s" :
             "%s (CPU worker threads, no GPU)", sp_backend_name(plan->backend));
     fig_uint(o, "device", plan->backend == SP_BACKEND_CUDA ? "device" : NULL, "%llu",

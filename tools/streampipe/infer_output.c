@@ -26,9 +26,7 @@ static void setup(fig_out *o, const infer_plan *plan, const infer_data *data,
 {
     const infer_options *opt = plan->options;
     const int cuda = plan->backend == SP_BACKEND_CUDA;
-    fig_str(o, "tool", NULL, NULL, "streampipe infer");
-    fig_str(o, "version", NULL, NULL, sp_version());
-    fig_text(o, NULL, "streampipe infer (library %s)\n", sp_version());
+    cli_tool_figures(o, "streampipe infer");
     fig_str(o, "backend", "backend", cuda ? "%s" : "%s (CPU worker threads, no GPU)",
             sp_backend_name(plan->backend));
     fig_uint(o, "device", cuda ? "device" : NULL, "%llu", (unsigned long long)opt->device);

@@ -13,6 +13,13 @@ static const char *engine_kind_name(sp_engine_kind kind)
     return "unknown";
 }
 
+void cli_tool_figures(fig_out *o, const char *tool)
+{
+    fig_str(o, "tool", NULL, NULL, tool);
+    fig_str(o, "version", NULL, NULL, sp_version());
+    fig_text(o, NULL, "%s (library %s)\n", tool, sp_version());
+}
+
 const char *cli_format_bytes(double bytes, char *buf, size_t size)
 {
     const double kib = 1024.0, mib = kib * 1024.0, gib = mib * 1024.0;

@@ -8,6 +8,8 @@
 #include "figures.h"
 #include "streampipe.h"
 
+/* The first figures of a result: "tool" and "version"; text: "streampipe bench (library V)". */
+void cli_tool_figures(fig_out *o, const char *tool);
 /* "1.5 MiB", "2.00 GiB" into buf. */
 const char *cli_format_bytes(double bytes, char *buf, size_t size);
 /* The report as the "report" member of the JSON object; as text, under `title`: the memory

@@ -123,9 +123,7 @@ void run_print_job(fig_out *out, const run_job *job, const run_options *o)
 {
     const run_files *f = &job->files;
     double bytes = (double)f->n_records * (double)f->in_record_bytes;
-    fig_str(out, "tool", NULL, NULL, "streampipe run");
-    fig_str(out, "version", NULL, NULL, sp_version());
-    fig_text(out, NULL, "streampipe run (library %s)\n", sp_version());
+    cli_tool_figures(out, "streampipe run");
     fig_str(out, "backend", "backend", "%s", sp_backend_name(sp_context_backend(job->ctx)));
     fig_str(out, "input", "input", "%s", f->input_path);
     fig_str(out, "output", "output", "%s", f->output_path);
