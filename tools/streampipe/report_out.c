@@ -64,12 +64,12 @@ static void shape(fig_out *o, const sp_report *r)
 {
     char bytes[32];
     fig_uint(o, "records", NULL, NULL, r->records);
-    fig_uint(o, "chunks", NULL, NULL, r->chunks);
+    fig_uint(o, "chunks", "chunks", "%llu", r->chunks);
     fig_uint(o, "chunk_records", NULL, NULL, r->chunk_records);
     fig_uint(o, "depth", NULL, NULL, r->depth);
-    fig_uint(o, "staging_threads", NULL, NULL, r->staging_threads);
-    fig_bool(o, "staged_in", NULL, r->staged_in, NULL, NULL);
-    fig_bool(o, "staged_out", NULL, r->staged_out, NULL, NULL);
+    fig_uint(o, "staging_threads", "staging threads", "%llu", r->staging_threads);
+    fig_bool(o, "staged_in", "staged in", r->staged_in, "yes", "no (the copies read it)");
+    fig_bool(o, "staged_out", "staged out", r->staged_out, "yes", "no (the copies write it)");
     fig_bool(o, "graph", NULL, r->graph, NULL, NULL);
     fig_uint(o, "batches", NULL, NULL, r->batches);
     fig_uint(o, "pinned_bytes", NULL, NULL, r->pinned_bytes);
@@ -104,7 +104,8 @@ void cli_report_figures(fig_out *o, const char *title, const sp_report *r)
     fig_percent(o, "hidden_transfer", when(timed, "hidden transfer"),
                 "%.1f%% of copy time overlapped compute", r->hidden_transfer);
     fig_num(o, "model_s", when(timed, "model"), "%.4f s", r->model_s);
-    fig_num(o, "serial_s", when(timed, "no overlap at all"), "%.4f s", r->serial_s);
+    fig_num(o, "serial_s", when(timed, "no overlap"), "%.4f s (the stages one after another)",
+            r->serial_s);
     fig_num(o, "h2d_gbps", when(timed, "copy rate h2d"), "%.2f GB/s", r->h2d_gbps);
     fig_num(o, "d2h_gbps", when(timed, "copy rate d2h"), "%.2f GB/s", r->d2h_gbps);
     fig_str(o, "bottleneck", when(timed, "bottleneck"), "%s", r->bottleneck);
