@@ -24,22 +24,27 @@
 #define INFER_FP32_TOLERANCE 1e-4
 #define INFER_TF32_TOLERANCE 1e-2
 
-typedef struct infer_options {
+/* The job: what the options say (infer_args.c), then, once the backend and the images are
+ * known, every value decided (infer.c). */
+typedef struct infer_plan {
     const char *model_path;
     const char *input_path;
     const char *labels_path;      /* NULL: no accuracy */
     const char *predictions_path; /* NULL: not saved */
-    unsigned long long replicate; /* copies of the input in the stream */
-    sp_backend_kind backend;
+    size_t replicate;             /* copies of the input in the stream */
+    sp_backend_kind backend;      /* asked for; once resolved, HOST or CUDA */
     int device;
     sp_mlp_precision precision;
-    unsigned long long repeat;    /* 0: 5 on CUDA, 3 on HOST */
-    unsigned long long chunk;     /* records per chunk; 0: by backend */
-    unsigned long long depth;     /* 0: the library's choice */
+    unsigned repeat;              /* 0 until resolved: 5 on CUDA, 3 on HOST */
+    size_t chunk;                 /* records per chunk; 0 until resolved: by backend */
+    unsigned depth;               /* 0: the library's choice */
     sp_graph_mode graph;          /* --graph */
-    unsigned long long streams;   /* queues per stage (sp_stage.streams); 0: one */
+    unsigned streams;             /* queues per stage (sp_stage.streams); 0: one */
     int json;
-} infer_options;
+    size_t records;               /* images x replicate */
+    double tolerance;
+    unsigned host_workers;
+} infer_plan;
 
 /* The images and what they should come out as. */
 typedef struct infer_data {
@@ -51,16 +56,6 @@ typedef struct infer_data {
     double *top_gap;         /* n x SP_MLP_CLASSES: (top - logit[c]) / max(1, max |logit|) */
 } infer_data;
 
-/* The job, every value decided. */
-typedef struct infer_plan {
-    const infer_options *options;
-    sp_backend_kind backend; /* what the context resolved to */
-    size_t records;          /* n x replicate */
-    size_t chunk;
-    unsigned repeat;
-    double tolerance;
-    unsigned host_workers;
-} infer_plan;
 
 /* How one run's labels compare. */
 typedef struct infer_check {
@@ -84,9 +79,9 @@ typedef struct infer_results {
 /* `streampipe infer [options]`; argv[0] is "infer". Returns a cli_exit code. */
 int infer_main(int argc, char **argv);
 
-int infer_parse_args(int argc, char **argv, infer_options *options, int *help_shown);
+int infer_parse_args(int argc, char **argv, infer_plan *plan, int *help_shown);
 
-int infer_data_load(const infer_options *options, infer_data *data);
+int infer_data_load(const infer_plan *plan, infer_data *data);
 void infer_data_free(infer_data *data);
 /* Copies the n images `replicate` times into dst (records x SP_MLP_INPUTS), in parallel. */
 void infer_replicate(const infer_data *data, unsigned char *dst, size_t records,

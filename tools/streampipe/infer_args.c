@@ -8,34 +8,34 @@
 #define MAX_RECORDS (1ULL << 34)
 
 static const cli_option options[] = {
-    CLI_REQUIRED("model", "FILE", infer_options, model_path,
+    CLI_REQUIRED("model", "FILE", infer_plan, model_path,
                  "safetensors weights (models/digits_mlp.safetensors)"),
-    CLI_REQUIRED("input", "FILE", infer_options, input_path,
+    CLI_REQUIRED("input", "FILE", infer_plan, input_path,
                  "images: N x 64 bytes, grey levels 0..16, row-major\n"
                  "(a regular file, at most 256 MiB)"),
-    CLI_STRING("labels", "FILE", infer_options, labels_path,
+    CLI_STRING("labels", "FILE", infer_plan, labels_path,
                "their labels: N bytes, 0..9 (optional: accuracy)"),
-    CLI_COUNT("replicate", "N", infer_options, replicate, 1, MAX_RECORDS,
+    CLI_COUNT("replicate", "N", infer_plan, replicate, 1, MAX_RECORDS,
               "stream the images N times over (default 1)"),
-    CLI_BACKEND_OPTION(infer_options),
-    CLI_DEVICE_OPTION(infer_options),
+    CLI_BACKEND_OPTION(infer_plan),
+    CLI_DEVICE_OPTION(infer_plan),
     /* sp_mlp_precision's order: FP32, TF32 */
-    CLI_CHOICE("precision", "fp32|tf32", infer_options, precision,
+    CLI_CHOICE("precision", "fp32|tf32", infer_plan, precision,
                "GEMM arithmetic on CUDA (default fp32; HOST is fp32)"),
-    CLI_COUNT("repeat", "N", infer_options, repeat, 1, INFER_MAX_REPEAT,
+    CLI_COUNT("repeat", "N", infer_plan, repeat, 1, INFER_MAX_REPEAT,
               "timed runs; the median is quoted (default 5 on cuda,\n3 on host)"),
-    CLI_COUNT("chunk", "N", infer_options, chunk, 1, MAX_RECORDS,
+    CLI_COUNT("chunk", "N", infer_plan, chunk, 1, MAX_RECORDS,
               "records per chunk (default 256k on cuda, 4k on host)"),
-    CLI_COUNT("depth", "K", infer_options, depth, 0, SP_MAX_DEPTH,
+    CLI_COUNT("depth", "K", infer_plan, depth, 0, SP_MAX_DEPTH,
               "slots in the buffer ring, 0 = library's choice"),
-    CLI_CHOICE("graph", CLI_GRAPH_NAMES, infer_options, graph,
+    CLI_CHOICE("graph", CLI_GRAPH_NAMES, infer_plan, graph,
                "replay groups of chunks from CUDA graphs (default off)"),
-    CLI_COUNT("streams", "N", infer_options, streams, 1, SP_MAX_STAGE_STREAMS,
+    CLI_COUNT("streams", "N", infer_plan, streams, 1, SP_MAX_STAGE_STREAMS,
               "queues per stage, so that chunks run side by side\n"
               "(default 1; each GEMM chunk has its own workspace)"),
-    CLI_STRING("save-predictions", "FILE", infer_options, predictions_path,
+    CLI_STRING("save-predictions", "FILE", infer_plan, predictions_path,
                "the last run's labels, one byte per record"),
-    CLI_JSON_OPTION(infer_options),
+    CLI_JSON_OPTION(infer_plan),
 };
 
 static const cli_command_options command = {
@@ -51,7 +51,7 @@ static const cli_command_options command = {
     "suffixes (powers of 1024) or 2^N.\n",
     NULL};
 
-int infer_parse_args(int argc, char **argv, infer_options *o, int *help_shown)
+int infer_parse_args(int argc, char **argv, infer_plan *o, int *help_shown)
 {
     memset(o, 0, sizeof *o);
     o->backend = SP_BACKEND_AUTO;

@@ -16,7 +16,7 @@ static const char *precision_about(const infer_plan *plan)
 {
     if (plan->backend != SP_BACKEND_CUDA)
         return "%s (the host computes fp32 either way)";
-    return plan->options->precision == SP_MLP_TF32
+    return plan->precision == SP_MLP_TF32
                ? "%s (fc1/fc2 on tensor cores, fp32 accumulation)"
                : "%s (fp32 throughout)";
 }
@@ -24,20 +24,19 @@ static const char *precision_about(const infer_plan *plan)
 static void setup(fig_out *o, const infer_plan *plan, const infer_data *data,
                   const infer_results *r)
 {
-    const infer_options *opt = plan->options;
     const int cuda = plan->backend == SP_BACKEND_CUDA;
     cli_tool_figures(o, "streampipe infer");
     fig_str(o, "backend", "backend", cuda ? "%s" : "%s (CPU worker threads, no GPU)",
             sp_backend_name(plan->backend));
-    fig_uint(o, "device", cuda ? "device" : NULL, "%llu", (unsigned long long)opt->device);
-    fig_str(o, "model", "model", "%s (64-256-256-10, ReLU; input pixel/16)", opt->model_path);
+    fig_uint(o, "device", cuda ? "device" : NULL, "%llu", (unsigned long long)plan->device);
+    fig_str(o, "model", "model", "%s (64-256-256-10, ReLU; input pixel/16)", plan->model_path);
     fig_str(o, "precision", "precision", precision_about(plan),
-            sp_mlp_precision_name(opt->precision));
-    fig_str(o, "input", "input", "%s", opt->input_path);
-    fig_str(o, "labels", opt->labels_path ? "labels" : NULL, "%s",
-            opt->labels_path ? opt->labels_path : "");
+            sp_mlp_precision_name(plan->precision));
+    fig_str(o, "input", "input", "%s", plan->input_path);
+    fig_str(o, "labels", plan->labels_path ? "labels" : NULL, "%s",
+            plan->labels_path ? plan->labels_path : "");
     fig_uint(o, "images", "images", "%llu", data->n);
-    fig_uint(o, "replicate", "replicate", "%llu", opt->replicate);
+    fig_uint(o, "replicate", "replicate", "%llu", plan->replicate);
     fig_uint(o, "records", "records", "%llu", plan->records);
     fig_uint(o, "bytes_in", "bytes in", "%llu", (unsigned long long)plan->records * SP_MLP_INPUTS);
     fig_uint(o, "bytes_out", "bytes out", "%llu", (unsigned long long)plan->records * 4);
@@ -85,7 +84,7 @@ void infer_print_result(const infer_plan *plan, const infer_data *data,
                         const infer_results *results, FILE *out)
 {
     fig_out o;
-    fig_begin(&o, out, plan->options->json);
+    fig_begin(&o, out, plan->json);
     setup(&o, plan, data, results);
     checks(&o, plan, data, results);
     throughput(&o, plan, results);
