@@ -45,10 +45,8 @@ static int run_comparison(bench_session *s)
     int rc = prepare_expected(s->plan, s->buffers, s->expected);
     if (rc == CLI_EXIT_OK)
         rc = bench_run_all(s, results);
-    if (rc == CLI_EXIT_OK && s->plan->json)
-        bench_print_json(s->plan, s->expected, results, s->exports, stdout);
-    else if (rc == CLI_EXIT_OK)
-        bench_print_text(s->plan, s->expected, results, s->exports, stdout);
+    if (rc == CLI_EXIT_OK)
+        bench_print_result(s->plan, s->expected, results, s->exports, stdout);
     free(results);
     return rc;
 }
@@ -61,11 +59,26 @@ static int run_sweep(bench_session *s)
         return cli_report_failure("allocating the sweep results", SP_ERR_OUT_OF_MEMORY, "");
     s->checks = &sweep->checks;
     int rc = bench_sweep_all(s, sweep);
-    if (rc == CLI_EXIT_OK && s->plan->json)
-        bench_sweep_print_json(s->plan, sweep, s->exports, stdout);
-    else if (rc == CLI_EXIT_OK)
-        bench_sweep_print_text(s->plan, sweep, s->exports, stdout);
+    if (rc == CLI_EXIT_OK)
+        bench_sweep_print_result(s->plan, sweep, s->exports, stdout);
     free(sweep);
+    return rc;
+}
+
+/* --devices: one sp_group run over several devices. */
+static int run_group(bench_session *s)
+{
+    bench_totals checks = {0};
+    bench_group_result *group = calloc(1, sizeof *group); /* ~90 KiB: a report per device */
+    if (group == NULL)
+        return cli_report_failure("allocating the group results", SP_ERR_OUT_OF_MEMORY, "");
+    s->checks = &checks;
+    int rc = prepare_expected(s->plan, s->buffers, s->expected);
+    if (rc == CLI_EXIT_OK)
+        rc = bench_group_all(s, group);
+    if (rc == CLI_EXIT_OK)
+        bench_group_print_result(s->plan, s->expected, &checks, group, stdout);
+    free(group);
     return rc;
 }
 
@@ -86,8 +99,9 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
         rc = bench_exports_open(plan, &exports);
     if (rc == CLI_EXIT_OK) {
         fill_input(plan, &buffers);
-        rc = plan->sweep.parameter == BENCH_SWEEP_NONE ? run_comparison(&session)
-                                                       : run_sweep(&session);
+        rc = plan->group                                 ? run_group(&session)
+             : plan->sweep.parameter == BENCH_SWEEP_NONE ? run_comparison(&session)
+                                                         : run_sweep(&session);
     }
     if (rc != CLI_EXIT_OK)
         bench_exports_abandon(&exports);
@@ -98,18 +112,17 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
 
 int bench_main(int argc, char **argv)
 {
-    bench_options options;
+    bench_plan plan;
     int help_shown = 0;
-    int rc = bench_parse_args(argc, argv, &options, &help_shown);
+    int rc = bench_parse_args(argc, argv, &plan, &help_shown);
     if (rc != CLI_EXIT_OK || help_shown)
         return rc;
 
     sp_context *ctx = NULL;
-    rc = cli_open_context(options.backend, options.device, &ctx);
+    rc = cli_open_context(plan.backend, plan.device, &ctx);
     if (rc != CLI_EXIT_OK)
         return rc;
-    bench_plan plan;
-    bench_plan_resolve(&options, sp_context_backend(ctx), &plan);
+    bench_plan_resolve(&plan, sp_context_backend(ctx));
     rc = run_job(ctx, &plan);
     sp_context_destroy(ctx);
     return rc;

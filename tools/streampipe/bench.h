@@ -2,25 +2,28 @@
  * options (bench_args.c, bench_sweep_args.c) -> plan (bench_plan.c) -> buffers and input
  * (bench_data.c) -> expected values and checks (bench_verify.c, bench_compare.c) -> timed,
  * verified runs (bench_timed.c), either the comparison (bench_run.c) or a sweep of one
- * setting (bench_sweep.c, bench_sweep_run.c) -> text or JSON (bench_report.c, bench_json.c,
- * bench_sweep_report.c, bench_sweep_json.c), trace and SVG files (bench_export.c). The
+ * setting (bench_sweep.c, bench_sweep_run.c), or one sp_group run over several devices
+ * (bench_group.c, --devices) -> text or JSON from one description
+ * (bench_output.c, bench_sweep_output.c), trace and SVG files (bench_export.c). The
  * progress line on stderr is bench_progress.c. */
 #ifndef SP_CLI_BENCH_H
 #define SP_CLI_BENCH_H
 
+#include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "streampipe.h"
+#include "streampipe_group.h"
+#include "figures.h"
 #include "stats.h"
 #include "streampipe_ops.h"
 
-struct json_writer;
-
-#define BENCH_UNSET (~0ULL) /* an option the user did not give */
 #define BENCH_MAX_REPEAT CLI_MAX_SAMPLES
 #define BENCH_SHOW_BAD 5    /* mismatches printed before giving up */
 #define BENCH_NOTES_BYTES 512
+#define BENCH_MAX_DEVICES 64 /* --devices */
 
 typedef enum bench_memory { BENCH_MEMORY_PAGEABLE = 0, BENCH_MEMORY_PINNED = 1 } bench_memory;
 
@@ -41,43 +44,25 @@ typedef struct bench_sweep_request {
     unsigned long long values[BENCH_SWEEP_MAX_VALUES];
 } bench_sweep_request;
 
-/* What the user asked for. BENCH_UNSET values are filled in by bench_plan_resolve once the
- * backend is known, because the defaults differ between CUDA and HOST. */
-typedef struct bench_options {
-    sp_backend_kind backend;
-    int device;
-    int workload;                    /* index from bench_find_workload; -1 = default */
-    unsigned long long records;
-    unsigned long long iters;
-    unsigned long long chunk_records;        /* 0 = let the library choose */
-    unsigned long long serial_chunk_records;
-    unsigned long long depth;                /* 0 = let the library choose */
-    unsigned long long staging_threads;      /* 0 = let the library choose */
-    unsigned long long stage_streams;        /* queues of the sinmix stage; 0 = one */
-    unsigned long long copy_piece_bytes;     /* 0 = whole copies */
-    sp_graph_mode graph;                     /* the pipelined runs' graph mode */
-    int copy_kernel;                         /* --copy-kernel */
-    unsigned long long repeat;
-    unsigned long long seed;
-    bench_memory memory;
-    int json;
-    const char *trace_path;          /* --trace; NULL = none */
-    const char *svg_path;            /* --svg; NULL = none */
-    bench_sweep_request sweep;
-} bench_options;
+/* The job: what the options say (bench_args.c), then, once the backend is known, every value
+ * decided (bench_plan_resolve). Values the options leave BENCH_UNSET_* get defaults that
+ * differ between CUDA and HOST. */
+#define BENCH_UNSET_SIZE SIZE_MAX
+#define BENCH_UNSET_UINT UINT_MAX
+#define BENCH_UNSET_SEED (~0ULL)
 
-/* The job, every value decided. */
 typedef struct bench_plan {
-    const char *workload;
-    int workload_changed;       /* records, iters or chunk set by an option */
-    sp_backend_kind backend;    /* what the context resolved to: HOST or CUDA */
+    int workload_index;          /* from bench_find_workload; -1 = the backend's default */
+    const char *workload;        /* its name, once resolved */
+    int workload_changed;        /* records, iters or chunk set by an option */
+    sp_backend_kind backend;     /* asked for; once resolved, HOST or CUDA */
     int device;
     size_t records;
     unsigned iters;
     size_t chunk_records;        /* pipelined run; 0 = library's choice */
     size_t serial_chunk_records; /* serial baseline; 0 = library's choice */
-    unsigned depth;
-    unsigned staging_threads;
+    unsigned depth;              /* 0 = library's choice */
+    unsigned staging_threads;    /* 0 = library's choice */
     unsigned stage_streams;      /* sp_stage.streams of the sinmix stage; 0 = one queue */
     size_t copy_piece_bytes;     /* sp_pipeline_config.copy_piece_bytes; 0 = whole copies */
     sp_graph_mode graph;         /* pipelined runs; not OFF: stream mode is timed beside */
@@ -90,6 +75,10 @@ typedef struct bench_plan {
     int json;
     const char *trace_path;      /* NULL = none */
     const char *svg_path;
+    const char *sweep_name, *sweep_values; /* --sweep and --sweep-values as given */
+    int group;                   /* --devices: one sp_group run over several devices */
+    size_t n_devices;            /* 0: every visible device */
+    int devices[BENCH_MAX_DEVICES];
     bench_sweep_request sweep;   /* values filled in; parameter NONE without --sweep */
     char notes[BENCH_NOTES_BYTES]; /* what the plan changed from the options, and why;
                                       "" when nothing (printed with the job, and in JSON) */
@@ -221,19 +210,8 @@ typedef struct bench_session {
     bench_exports *exports;
 } bench_session;
 
-/* One pipeline's settings (bench_timed.c). */
-typedef struct bench_pipeline_shape {
-    size_t chunk_records;     /* 0 = library's choice */
-    unsigned depth;           /* 0 = library's choice */
-    unsigned staging_threads; /* 0 = library's choice */
-    unsigned stage_streams;   /* queues of the stage; 0 = one */
-    size_t copy_piece_bytes;  /* 0 = whole copies */
-    sp_graph_mode graph;
-    int copy_by_kernel;       /* sp_pipeline_config.copy_by_kernel */
-} bench_pipeline_shape;
-
-/* The pipelined run's settings from the plan. */
-bench_pipeline_shape bench_shape_of(const bench_plan *plan);
+/* The pipelined run's pipeline settings from the plan; no stages yet (bench_timed.c). */
+sp_pipeline_config bench_pipeline_config(const bench_plan *plan);
 
 typedef sp_status (*bench_run_fn)(sp_pipeline *pipeline, const void *in, size_t n_records,
                                   void *out, sp_report *report);
@@ -246,17 +224,18 @@ typedef struct bench_run_spec {
     const float *in;
     float *out;
     int copy_only; /* the output must equal the input */
+    sp_group *group; /* not NULL: sp_group_run over its devices instead of pipeline, run */
 } bench_run_spec;
 
 /* bench_args.c */
 /* Returns CLI_EXIT_OK to go on, or an exit code to stop with; *help_shown = 1 after --help. */
-int bench_parse_args(int argc, char **argv, bench_options *options, int *help_shown);
+int bench_parse_args(int argc, char **argv, bench_plan *plan, int *help_shown);
 
 /* bench_plan.c */
 int bench_find_workload(const char *name);
 void bench_print_workloads(FILE *out);
-void bench_plan_resolve(const bench_options *options, sp_backend_kind backend,
-                        bench_plan *plan);
+/* Fills in what the options left unset, now that the context says which backend runs. */
+void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend);
 
 /* bench_data.c */
 /* Prints what failed and returns CLI_EXIT_FAILURE when memory runs out. */
@@ -272,7 +251,8 @@ int bench_expected_prepare(const bench_plan *plan, const float *in, bench_expect
 void bench_expected_free(bench_expected *expected);
 const char *bench_check_method_name(bench_check_method method);
 const char *bench_tolerance_text(void);
-void bench_describe_check(const bench_expected *expected, FILE *out);
+/* What the check does, in a sentence, into buf. */
+const char *bench_check_description(const bench_expected *expected, char *buf, size_t size);
 /* Checks the output of a sinmix run (serial or pipelined). Under SAMPLED, the first run
  * checked must be a serial one: its output, once it passes, is adopted as the expected value.
  * Returns 0 when every element is right. */
@@ -283,10 +263,15 @@ int bench_check_copy(const float *got, const float *in, size_t n, unsigned worke
                      bench_check *check);
 void bench_print_mismatches(const bench_check *check, const char *run, FILE *out);
 
+/* The range --NAME takes (for the values of a sweep of it). */
+void bench_option_range(const char *name, unsigned long long *min, unsigned long long *max);
+
 /* bench_sweep_args.c */
 /* Parses --sweep NAME and --sweep-values LIST (either may be NULL). Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after printing why. */
 int bench_sweep_parse(const char *name, const char *values, bench_sweep_request *request);
+/* The default values of each sweep, as --help lists them. */
+void bench_sweep_print_defaults(FILE *out);
 /* The default values of a sweep when --sweep-values is not given. */
 void bench_sweep_default_values(sp_backend_kind backend, bench_sweep_request *request);
 /* A chunk sweep's values above `records` become `records`, listed once where the first of
@@ -295,16 +280,21 @@ size_t bench_sweep_clamp_chunks(bench_sweep_request *request, size_t records);
 const char *bench_sweep_parameter_name(bench_sweep_parameter parameter);
 
 /* bench_timed.c */
-/* `stage` NULL: a copy-only pipeline. Prints what failed and returns CLI_EXIT_FAILURE. */
-int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
-                          const bench_pipeline_shape *shape, const char *what,
-                          sp_pipeline **out);
+/* `config` with `stage` as its one stage (NULL: a copy-only pipeline). Prints what failed and
+ * returns CLI_EXIT_FAILURE. */
+int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_config config,
+                          const char *what, sp_pipeline **out);
 /* Fills the figures of a run made without a report that the library still tells. */
 void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *shape);
 /* Poisons the output, times one run (with a report when `report` is not NULL) and checks
  * every element. `label` ("pipelined run 2") names the run in messages. */
 int bench_timed_run(const bench_session *session, const bench_run_spec *spec,
                     const char *label, sp_report *report, double *seconds);
+
+/* --repeat runs without a report into seconds[] (*runs counts those done), then one with a
+ * report into *report; on a terminal the progress line shows "[title] run 2/3 0.204 s". */
+int bench_time_repeats(const bench_session *session, const bench_run_spec *spec,
+                       const char *title, double *seconds, size_t *runs, sp_report *report);
 
 /* bench_run.c */
 /* The comparison: serial, pipelined, traced and ceiling runs, --repeat times. */
@@ -319,6 +309,25 @@ int bench_sweep_all(const bench_session *session, bench_sweep_result *sweep);
  * ("chunk 262144 (1/7)") names the row in progress and messages. */
 int bench_sweep_measure(const bench_session *session, const bench_plan *setting,
                         const char *title, bench_sweep_row *row, sp_pipeline **pipeline);
+
+/* bench_sweep_run.c: under a SAMPLED check, a serial run whose output, once it passes, is the
+ * expected value of every later run (nothing to do otherwise). */
+int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
+                              const sp_sinmix_params *params);
+
+/* bench_group.c: --devices */
+typedef struct bench_group_result {
+    size_t n_devices;
+    size_t runs;
+    double seconds[BENCH_MAX_REPEAT];  /* runs without a report */
+    sp_report report;                  /* the merged report of the run with one */
+    sp_group_device_stats stats[BENCH_MAX_DEVICES]; /* each device's part in that run */
+} bench_group_result;
+
+int bench_group_all(const bench_session *session, bench_group_result *result);
+void bench_group_print_result(const bench_plan *plan, const bench_expected *expected,
+                              const bench_totals *checks, const bench_group_result *result,
+                              FILE *out);
 
 /* bench_progress.c */
 void bench_progress_init(bench_progress *progress, int json);
@@ -340,16 +349,14 @@ int bench_exports_write(bench_exports *exports, const sp_pipeline *pipeline,
 /* After a failure: closes the files and removes those not written (regular files we opened
  * only). */
 void bench_exports_abandon(bench_exports *exports);
-void bench_exports_print_text(const bench_exports *exports, FILE *out);
-void bench_exports_write_json(const bench_exports *exports, struct json_writer *w);
+/* The files written and the run they show. */
+void bench_exports_figures(fig_out *o, const bench_exports *exports);
 
 /* bench_stats.c */
-double bench_median(const double *values, size_t n);
 /* The report of the run with the (lower) median time. */
 const sp_report *bench_median_report(const bench_series *series);
-size_t bench_bytes_in(const bench_plan *plan);
-size_t bench_bytes_out(const bench_plan *plan);
-double bench_gbps(double bytes, double seconds);
+/* The bytes of the job each way: float32 in, float32 out. */
+size_t bench_bytes(const bench_plan *plan);
 /* The median run's host submit time per chunk, in microseconds. */
 double bench_submit_us_per_chunk(const bench_series *series);
 /* Of that, the microseconds per chunk the host waited for a free slot. */
@@ -365,28 +372,23 @@ double bench_timeline_cost(const bench_results *results);
  * and which a run without a report does too, but for the reset. */
 double bench_timeline_read_s(const bench_results *results);
 
-/* bench_names.c */
+/* bench_plan.c: the name text and JSON give the memory */
 const char *bench_memory_name(bench_memory memory);
 
 /* bench_alone.c: the GPU engines' totals in the pipelined run beside the serial run's */
-void bench_alone_print(const bench_results *results, FILE *out);
-void bench_alone_json(struct json_writer *w, const bench_results *results);
+void bench_alone_figures(fig_out *o, const bench_results *results);
 
-/* bench_report.c, bench_json.c */
-/* The first lines of the text: library, backend, workload, bytes. */
-void bench_print_job(const bench_plan *plan, FILE *out);
-void bench_print_text(const bench_plan *plan, const bench_expected *expected,
-                      const bench_results *results, const bench_exports *exports, FILE *out);
-/* The plan's fields of the JSON object. */
-void bench_json_write_plan(struct json_writer *w, const bench_plan *plan);
-void bench_json_write_totals(struct json_writer *w, const bench_totals *totals);
-void bench_print_json(const bench_plan *plan, const bench_expected *expected,
-                      const bench_results *results, const bench_exports *exports, FILE *out);
-
-/* bench_sweep_report.c, bench_sweep_json.c */
-void bench_sweep_print_text(const bench_plan *plan, const bench_sweep_result *sweep,
-                            const bench_exports *exports, FILE *out);
-void bench_sweep_print_json(const bench_plan *plan, const bench_sweep_result *sweep,
-                            const bench_exports *exports, FILE *out);
+/* bench_output.c, bench_sweep_output.c: the result as text or JSON (plan->json) */
+/* The job's settings, shared by the comparison and the sweep. */
+void bench_job_figures(fig_out *o, const bench_plan *plan);
+/* What the checks of every run found. */
+void bench_totals_figures(fig_out *o, const bench_totals *totals);
+/* How every run was checked (the "verification" object), and what the checks found. */
+void bench_verification_figures(fig_out *o, const bench_expected *expected,
+                                const bench_totals *totals);
+void bench_print_result(const bench_plan *plan, const bench_expected *expected,
+                        const bench_results *results, const bench_exports *exports, FILE *out);
+void bench_sweep_print_result(const bench_plan *plan, const bench_sweep_result *sweep,
+                              const bench_exports *exports, FILE *out);
 
 #endif /* SP_CLI_BENCH_H */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "json.h"
+#include "figures.h"
 
 static const sp_engine_report *find(const sp_report *r, const char *name)
 {
@@ -27,30 +27,23 @@ static int reports(const bench_results *r, const sp_report **over, const sp_repo
     return (*over)->n_engines > 0 && (*alone)->n_engines > 0;
 }
 
-void bench_alone_print(const bench_results *r, FILE *out)
+/* JSON: the serial run's GPU engine totals; text: beside the pipelined run's. */
+void bench_alone_figures(fig_out *o, const bench_results *r)
 {
     const sp_report *over, *alone;
     if (!reports(r, &over, &alone))
         return;
-    fputs("\nengine totals overlapped vs alone (the serial run: each step by itself):\n", out);
-    fprintf(out, "  %-16s %12s %12s %9s\n", "engine", "pipelined s", "alone s", "change");
-    for (size_t k = 0; k < over->n_engines && k < SP_MAX_ENGINES; k++) {
-        const sp_engine_report *e = &over->engines[k], *a = find(alone, e->name);
-        if (!on_gpu(e) || !a || a->busy_s <= 0.0)
-            continue;
-        fprintf(out, "  %-16s %12.4f %12.4f %+8.1f%%\n", e->name, e->busy_s, a->busy_s,
-                100.0 * (e->busy_s / a->busy_s - 1.0));
-    }
-}
-
-void bench_alone_json(json_writer *w, const bench_results *r)
-{
-    const sp_report *over, *alone;
-    if (!reports(r, &over, &alone))
-        return;
-    json_object_open(w, "engines_alone_s");
+    fig_group(o, "engines_alone_s", NULL);
     for (size_t k = 0; k < alone->n_engines && k < SP_MAX_ENGINES; k++)
         if (on_gpu(&alone->engines[k]))
-            json_number(w, alone->engines[k].name, alone->engines[k].busy_s);
-    json_object_close(w);
+            fig_num(o, alone->engines[k].name, NULL, NULL, alone->engines[k].busy_s);
+    fig_group_end(o);
+    fig_text(o, NULL, "\nengine totals overlapped vs alone (the serial run: each step by "
+             "itself):\n  %-16s %12s %12s %9s\n", "engine", "pipelined s", "alone s", "change");
+    for (size_t k = 0; k < over->n_engines && k < SP_MAX_ENGINES; k++) {
+        const sp_engine_report *e = &over->engines[k], *a = find(alone, e->name);
+        if (on_gpu(e) && a && a->busy_s > 0.0)
+            fig_text(o, NULL, "  %-16s %12.4f %12.4f %+8.1f%%\n", e->name, e->busy_s, a->busy_s,
+                     100.0 * (e->busy_s / a->busy_s - 1.0));
+    }
 }

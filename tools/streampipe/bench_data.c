@@ -51,10 +51,10 @@ int bench_buffers_alloc(sp_context *ctx, const bench_plan *plan, bench_buffers *
     int rc = alloc_or_report(b, b->memory, &b->in, "allocating the input");
     if (rc == CLI_EXIT_OK)
         rc = alloc_or_report(b, b->memory, &b->out, "allocating the output");
-    /* Pinned user memory is what the ceiling check needs anyway, and a sweep runs no
-     * ceiling: either way the job's own buffers stand in. */
+    /* Pinned user memory is what the ceiling check needs anyway, and a sweep or a group
+     * runs no ceiling: either way the job's own buffers stand in. */
     int own_ceiling = plan->memory == BENCH_MEMORY_PAGEABLE &&
-                      plan->sweep.parameter == BENCH_SWEEP_NONE;
+                      plan->sweep.parameter == BENCH_SWEEP_NONE && !plan->group;
     if (rc != CLI_EXIT_OK || !own_ceiling) {
         b->ceiling_in = b->in;
         b->ceiling_out = b->out;

@@ -8,7 +8,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "json.h"
+#include "figures.h"
 #include "streampipe_trace.h"
 
 static const char *const kind_names[BENCH_EXPORT_KINDS] = {"trace", "svg"};
@@ -109,27 +109,18 @@ void bench_exports_abandon(bench_exports *exports)
     }
 }
 
-void bench_exports_print_text(const bench_exports *exports, FILE *out)
+void bench_exports_figures(fig_out *o, const bench_exports *exports)
 {
+    static const char *const about[BENCH_EXPORT_KINDS] = {
+        "%s (Chrome trace JSON: ui.perfetto.dev, chrome://tracing)",
+        "%s (timeline with the run's figures)"};
     if (!bench_exports_wanted(exports))
         return;
-    fprintf(out, "\nfiles            %s\n", exports->describes);
-    if (exports->written[BENCH_EXPORT_TRACE])
-        fprintf(out, "  trace          %s (Chrome trace JSON: ui.perfetto.dev, chrome://tracing)\n",
-                exports->path[BENCH_EXPORT_TRACE]);
-    if (exports->written[BENCH_EXPORT_SVG])
-        fprintf(out, "  svg            %s (timeline with the run's figures)\n",
-                exports->path[BENCH_EXPORT_SVG]);
-}
-
-void bench_exports_write_json(const bench_exports *exports, json_writer *w)
-{
-    if (!bench_exports_wanted(exports))
-        return;
-    json_object_open(w, "files");
+    fig_text(o, NULL, "\n");
+    fig_group(o, "files", "files:");
     for (int k = 0; k < BENCH_EXPORT_KINDS; k++)
         if (exports->written[k])
-            json_string(w, kind_names[k], exports->path[k]);
-    json_string(w, "describes", exports->describes);
-    json_object_close(w);
+            fig_str(o, kind_names[k], kind_names[k], about[k], exports->path[k]);
+    fig_str(o, "describes", "showing", "%s", exports->describes);
+    fig_group_end(o);
 }

@@ -28,7 +28,7 @@ static const bench_workload workloads[] = {
 #define DEFAULT_HOST_WORKLOAD 4
 
 /* The textbook serial loop copies 16M records (64 MiB of floats) per synchronous step. */
-#define CUDA_SERIAL_CHUNK_RECORDS (16ULL << 20)
+#define CUDA_SERIAL_CHUNK_RECORDS ((size_t)16 << 20)
 
 int bench_find_workload(const char *name)
 {
@@ -49,11 +49,6 @@ void bench_print_workloads(FILE *out)
         fprintf(out, "  %-9s records %-10llu iters %-5u chunk %-7s %s\n", w->name, w->records,
                 w->iters, chunk, w->about);
     }
-}
-
-static unsigned long long given_or(unsigned long long given, unsigned long long fallback)
-{
-    return given == BENCH_UNSET ? fallback : given;
 }
 
 /* Appends a sentence to the plan's notes, "; " between sentences. */
@@ -98,41 +93,38 @@ static void clamp_chunks(bench_plan *plan)
                  above, above == 1 ? "" : "s", plan->records, plan->records);
 }
 
-void bench_plan_resolve(const bench_options *o, sp_backend_kind backend, bench_plan *plan)
+void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
 {
     int on_cuda = backend == SP_BACKEND_CUDA;
-    int index = o->workload;
+    int index = plan->workload_index;
     if (index < 0)
         index = on_cuda ? DEFAULT_CUDA_WORKLOAD : DEFAULT_HOST_WORKLOAD;
     const bench_workload *w = &workloads[index];
 
-    memset(plan, 0, sizeof *plan);
     plan->workload = w->name;
-    plan->workload_changed = o->records != BENCH_UNSET || o->iters != BENCH_UNSET ||
-                             o->chunk_records != BENCH_UNSET;
+    plan->workload_changed = plan->records != BENCH_UNSET_SIZE ||
+                             plan->iters != BENCH_UNSET_UINT ||
+                             plan->chunk_records != BENCH_UNSET_SIZE;
     plan->backend = backend;
-    plan->device = o->device;
-    /* Each value below was range-checked by bench_args.c to fit its type. */
-    plan->records = (size_t)given_or(o->records, w->records);
-    plan->iters = (unsigned)given_or(o->iters, w->iters);
-    plan->chunk_records = (size_t)given_or(o->chunk_records, w->chunk_records);
-    plan->serial_chunk_records = (size_t)given_or(
-        o->serial_chunk_records, on_cuda ? CUDA_SERIAL_CHUNK_RECORDS : plan->chunk_records);
-    plan->depth = (unsigned)o->depth;
-    plan->staging_threads = (unsigned)o->staging_threads;
-    plan->stage_streams = (unsigned)o->stage_streams;
-    plan->copy_piece_bytes = (size_t)o->copy_piece_bytes;
-    plan->graph = o->graph;
-    plan->copy_kernel = o->copy_kernel;
-    plan->repeat = (unsigned)given_or(o->repeat, on_cuda ? 5 : 3);
-    plan->seed = given_or(o->seed, cli_clock_seed());
-    plan->memory = o->memory;
+    if (plan->records == BENCH_UNSET_SIZE)
+        plan->records = (size_t)w->records;
+    if (plan->iters == BENCH_UNSET_UINT)
+        plan->iters = w->iters;
+    if (plan->chunk_records == BENCH_UNSET_SIZE)
+        plan->chunk_records = (size_t)w->chunk_records;
+    if (plan->serial_chunk_records == BENCH_UNSET_SIZE)
+        plan->serial_chunk_records = on_cuda ? CUDA_SERIAL_CHUNK_RECORDS : plan->chunk_records;
+    if (plan->repeat == BENCH_UNSET_UINT)
+        plan->repeat = on_cuda ? 5 : 3;
+    if (plan->seed == BENCH_UNSET_SEED)
+        plan->seed = cli_clock_seed();
     plan->host_workers = par_default_workers();
-    plan->json = o->json;
-    plan->trace_path = o->trace_path;
-    plan->svg_path = o->svg_path;
-    plan->sweep = o->sweep;
     if (plan->sweep.n_values == 0)
         bench_sweep_default_values(backend, &plan->sweep);
     clamp_chunks(plan);
+}
+
+const char *bench_memory_name(bench_memory memory)
+{
+    return memory == BENCH_MEMORY_PINNED ? "pinned" : "pageable";
 }

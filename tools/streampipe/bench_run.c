@@ -22,25 +22,27 @@ static int create_pipelines(const bench_session *s, const sp_sinmix_params *para
 {
     const bench_plan *plan = s->plan;
     sp_stage sinmix = sp_sinmix_stage(params);
-    bench_pipeline_shape serial = {.chunk_records = plan->serial_chunk_records, .depth = 1};
-    bench_pipeline_shape pipelined = bench_shape_of(plan);
+    sp_stage sinmix_on_streams = sinmix;
+    sinmix_on_streams.streams = plan->stage_streams;
+    sp_pipeline_config serial = {.chunk_records = plan->serial_chunk_records, .depth = 1};
+    sp_pipeline_config pipelined = bench_pipeline_config(plan);
     /* The ceiling is what the copy engines reach on pinned memory at the library's own
      * choice of chunk and depth, independent of the user's choices. */
-    bench_pipeline_shape ceiling = {0};
-    int rc = bench_create_pipeline(s->ctx, &sinmix, &serial, "creating the serial pipeline",
+    sp_pipeline_config ceiling = {0};
+    int rc = bench_create_pipeline(s->ctx, &sinmix, serial, "creating the serial pipeline",
                                    &pipelines[SERIAL]);
     if (rc == CLI_EXIT_OK)
-        rc = bench_create_pipeline(s->ctx, &sinmix, &pipelined, "creating the pipeline",
-                                   &pipelines[PIPELINED]);
+        rc = bench_create_pipeline(s->ctx, &sinmix_on_streams, pipelined,
+                                   "creating the pipeline", &pipelines[PIPELINED]);
     if (rc == CLI_EXIT_OK)
-        rc = bench_create_pipeline(s->ctx, NULL, &ceiling, "creating the copy-only pipeline",
+        rc = bench_create_pipeline(s->ctx, NULL, ceiling, "creating the copy-only pipeline",
                                    &pipelines[CEILING]);
     /* Graph mode is measured against the same pipeline in stream mode, in the same process. */
-    bench_pipeline_shape stream = pipelined;
+    sp_pipeline_config stream = pipelined;
     stream.graph = SP_GRAPH_OFF;
     if (rc == CLI_EXIT_OK && plan->graph != SP_GRAPH_OFF)
-        rc = bench_create_pipeline(s->ctx, &sinmix, &stream, "creating the stream-mode pipeline",
-                                   &pipelines[STREAM]);
+        rc = bench_create_pipeline(s->ctx, &sinmix_on_streams, stream,
+                                   "creating the stream-mode pipeline", &pipelines[STREAM]);
     return rc;
 }
 
@@ -149,16 +151,16 @@ int bench_run_all(const bench_session *s, bench_results *results)
      * the traced runs' wall time beyond their makespan what reading it costs afterwards. */
     enum { KINDS = 5 };
     const run_kind kinds[KINDS] = {
-        {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0},
+        {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0, NULL},
          &results->serial, 1},
-        {{"pipelined", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0},
+        {{"pipelined", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL},
          &results->pipelined, 0},
-        {{"traced", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0}, &results->traced,
-         1},
-        {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1},
-         &results->ceiling, 1},
-        {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0}, &results->stream,
-         0},
+        {{"traced", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL},
+         &results->traced, 1},
+        {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1,
+          NULL}, &results->ceiling, 1},
+        {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0, NULL},
+         &results->stream, 0},
     };
     if (rc == CLI_EXIT_OK)
         rc = run_repeats(s, kinds, s->plan->graph != SP_GRAPH_OFF ? KINDS : KINDS - 1);

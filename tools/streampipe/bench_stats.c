@@ -3,8 +3,6 @@
 #include "bench.h"
 #include "stats.h"
 
-double bench_median(const double *values, size_t n) { return cli_median(values, n); }
-
 const sp_report *bench_median_report(const bench_series *series)
 {
     if (series->runs == 0 || series->runs > BENCH_MAX_REPEAT)
@@ -12,25 +10,15 @@ const sp_report *bench_median_report(const bench_series *series)
     return &series->reports[cli_lower_median_index(series->seconds, series->runs)];
 }
 
-size_t bench_bytes_in(const bench_plan *plan)
+size_t bench_bytes(const bench_plan *plan)
 {
     return plan->records * sizeof(float);
-}
-
-size_t bench_bytes_out(const bench_plan *plan)
-{
-    return plan->records * sizeof(float);
-}
-
-double bench_gbps(double bytes, double seconds)
-{
-    return seconds > 0.0 ? bytes / seconds * 1e-9 : 0.0;
 }
 
 double bench_series_gbps(const bench_plan *plan, const bench_series *series)
 {
-    double bytes = (double)bench_bytes_in(plan) + (double)bench_bytes_out(plan);
-    return bench_gbps(bytes, bench_median(series->seconds, series->runs));
+    double bytes = 2.0 * (double)bench_bytes(plan);
+    return cli_gbps(bytes, cli_median(series->seconds, series->runs));
 }
 
 double bench_submit_us_per_chunk(const bench_series *series)
@@ -47,8 +35,8 @@ double bench_wait_us_per_chunk(const bench_series *series)
 
 double bench_timeline_cost(const bench_results *r)
 {
-    double traced = bench_median(r->traced.makespan, r->traced.runs);
-    double bare = bench_median(r->pipelined.makespan, r->pipelined.runs);
+    double traced = cli_median(r->traced.makespan, r->traced.runs);
+    double bare = cli_median(r->pipelined.makespan, r->pipelined.runs);
     return bare > 0.0 ? traced / bare - 1.0 : 0.0;
 }
 
@@ -59,5 +47,5 @@ double bench_timeline_read_s(const bench_results *r)
     size_t n = r->traced.runs <= BENCH_MAX_REPEAT ? r->traced.runs : BENCH_MAX_REPEAT;
     for (size_t i = 0; i < n; i++)
         after[i] = r->traced.seconds[i] - r->traced.makespan[i];
-    return bench_median(after, n);
+    return cli_median(after, n);
 }

@@ -36,9 +36,10 @@ static int resolve_default(const bench_session *s, unsigned long long *config,
         return CLI_EXIT_OK;
     sp_sinmix_params params = {plan->iters};
     sp_stage sinmix = sp_sinmix_stage(&params);
-    bench_pipeline_shape shape = bench_shape_of(plan);
+    sinmix.streams = plan->stage_streams;
     sp_pipeline *pipeline = NULL;
-    int rc = bench_create_pipeline(s->ctx, &sinmix, &shape, "creating the pipeline", &pipeline);
+    int rc = bench_create_pipeline(s->ctx, &sinmix, bench_pipeline_config(plan),
+                                   "creating the pipeline", &pipeline);
     if (rc == CLI_EXIT_OK)
         *value = parameter == BENCH_SWEEP_CHUNK
                      ? sp_pipeline_chunk_records(pipeline, plan->records)

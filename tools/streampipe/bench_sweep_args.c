@@ -1,26 +1,21 @@
 /* --sweep and --sweep-values: which setting to sweep, over which values, and the default
  * values of each. Every value is range-checked here; the sweep trusts them. */
-#include <limits.h>
 #include <string.h>
 
-#include "args.h"
 #include "bench.h"
 #include "cli.h"
+#include "options.h"
 
-/* The same limits the single-value options have (bench_args.c), except that a chunk or a
- * depth of 0 ("library's choice") is no value to sweep: the default row covers it. */
-#define MAX_CHUNK_RECORDS (1ULL << 40)
-
+/* Each swept setting is an option of its own, whose range its values take. */
 typedef struct sweep_parameter_info {
     const char *name;
     bench_sweep_parameter parameter;
-    unsigned long long min, max;
 } sweep_parameter_info;
 
 static const sweep_parameter_info parameters[] = {
-    {"chunk", BENCH_SWEEP_CHUNK, 1, MAX_CHUNK_RECORDS},
-    {"depth", BENCH_SWEEP_DEPTH, 1, SP_MAX_DEPTH},
-    {"iters", BENCH_SWEEP_ITERS, 0, UINT_MAX},
+    {"chunk", BENCH_SWEEP_CHUNK},
+    {"depth", BENCH_SWEEP_DEPTH},
+    {"iters", BENCH_SWEEP_ITERS},
 };
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
@@ -33,6 +28,23 @@ static const unsigned long long default_iters_cuda[] = {0, 10, 100, 1000};
 /* A tenth of the CUDA list: on two CPU cores iters 1000 takes half a minute per run of the
  * small workload, so the CUDA list would take minutes where this one takes seconds. */
 static const unsigned long long default_iters_host[] = {0, 1, 10, 100};
+
+static void print_list(const char *name, const unsigned long long *values, size_t n,
+                       FILE *out)
+{
+    fprintf(out, "%s", name);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%c%llu", i == 0 ? ' ' : ',', values[i]);
+}
+
+void bench_sweep_print_defaults(FILE *out)
+{
+    print_list("  chunk ", default_chunks, COUNT_OF(default_chunks), out);
+    print_list(" records\n  depth ", default_depths, COUNT_OF(default_depths), out);
+    print_list("\n  iters ", default_iters_cuda, COUNT_OF(default_iters_cuda), out);
+    print_list(" on cuda;", default_iters_host, COUNT_OF(default_iters_host), out);
+    fputs(" on host (a CPU takes minutes at 1000)\n", out);
+}
 
 static const sweep_parameter_info *find_parameter(bench_sweep_parameter parameter)
 {
@@ -73,10 +85,15 @@ static int is_listed(const bench_sweep_request *request, unsigned long long valu
 static int parse_one_value(const sweep_parameter_info *info, const char *item,
                            bench_sweep_request *request)
 {
-    unsigned long long value = 0;
-    if (args_parse_count(item, info->max, &value) != 0 || value < info->min)
+    unsigned long long value = 0, min = 0, max = 0;
+    bench_option_range(info->name, &min, &max);
+    /* A chunk or depth of 0 ("library's choice") is no value to sweep: the default row
+     * covers it. */
+    if (info->parameter != BENCH_SWEEP_ITERS && min == 0)
+        min = 1;
+    if (cli_parse_count(item, max, &value) != 0 || value < min)
         return cli_usage_error("--sweep-values: '%s' is not a valid %s value (a count in "
-                               "[%llu, %llu])", item, info->name, info->min, info->max);
+                               "[%llu, %llu])", item, info->name, min, max);
     if (is_listed(request, value))
         return cli_usage_error("--sweep-values: %s %llu is listed twice", info->name, value);
     if (request->n_values == BENCH_SWEEP_MAX_VALUES)

@@ -25,20 +25,21 @@ static int prepare_expected(const bench_session *s, const bench_plan *setting)
 }
 
 /* A SAMPLED check adopts the first serial output that passes it as the expected value of
- * every element (bench_verify.c), so a serial run comes before the row's pipelined runs. */
-static int adopt_serial_output(const bench_session *s, const bench_plan *setting,
-                               const sp_sinmix_params *params)
+ * every element (bench_verify.c), so a serial run comes before the row's (or the group's)
+ * pipelined runs. */
+int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
+                              const sp_sinmix_params *params)
 {
     if (s->expected->method != BENCH_CHECK_SAMPLED || s->expected->have_values)
         return CLI_EXIT_OK;
     sp_stage sinmix = sp_sinmix_stage(params);
-    bench_pipeline_shape shape = {.chunk_records = setting->serial_chunk_records, .depth = 1};
+    sp_pipeline_config config = {.chunk_records = setting->serial_chunk_records, .depth = 1};
     sp_pipeline *serial = NULL;
-    int rc = bench_create_pipeline(s->ctx, &sinmix, &shape, "creating the serial pipeline",
+    int rc = bench_create_pipeline(s->ctx, &sinmix, config, "creating the serial pipeline",
                                    &serial);
     if (rc == CLI_EXIT_OK) {
         bench_run_spec spec = {"serial", serial, sp_pipeline_run_serial, s->buffers->in,
-                               s->buffers->out, 0};
+                               s->buffers->out, 0, NULL};
         char label[96];
         snprintf(label, sizeof label, "serial run for the expected output at iters %u",
                  setting->iters);
@@ -49,56 +50,11 @@ static int adopt_serial_output(const bench_session *s, const bench_plan *setting
     return rc;
 }
 
-/* On a terminal: "[chunk 262144 (1/7)] run 2/3 0.204 s" after a run, "... run 3/3 ..." before
- * one (seconds < 0). */
-static void show_live(const bench_session *s, const char *title, const char *what,
-                      double seconds)
-{
-    char text[160];
-    if (seconds < 0.0)
-        snprintf(text, sizeof text, "[%s] %s ...", title, what);
-    else
-        snprintf(text, sizeof text, "[%s] %s %.3f s", title, what, seconds);
-    bench_progress_update(s->progress, text);
-}
-
-static int time_repeats(const bench_session *s, const bench_run_spec *spec, const char *title,
-                        bench_sweep_row *row)
-{
-    unsigned repeat = s->plan->repeat;
-    for (unsigned r = 0; r < repeat; r++) {
-        char label[128], what[32];
-        snprintf(label, sizeof label, "pipelined run %u at %s", r + 1, title);
-        snprintf(what, sizeof what, "run %u/%u", r + 1, repeat);
-        show_live(s, title, what, -1.0);
-        int rc = bench_timed_run(s, spec, label, NULL, &row->seconds[r]);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-        row->runs = r + 1;
-        show_live(s, title, what, row->seconds[r]);
-    }
-    return CLI_EXIT_OK;
-}
-
-/* The pipeline's only run with a report, and so the one its trace would show. */
-static int time_with_report(const bench_session *s, const bench_run_spec *spec,
-                            const char *title, bench_sweep_row *row)
-{
-    char label[128];
-    snprintf(label, sizeof label, "pipelined run with a report at %s", title);
-    double seconds = 0.0;
-    show_live(s, title, "run with a report", -1.0);
-    int rc = bench_timed_run(s, spec, label, &row->report, &seconds);
-    if (rc == CLI_EXIT_OK)
-        show_live(s, title, "run with a report", seconds);
-    return rc;
-}
-
 static void summarize(const bench_session *s, const char *title, bench_sweep_row *row)
 {
-    double bytes = (double)bench_bytes_in(s->plan) + (double)bench_bytes_out(s->plan);
-    row->median_s = bench_median(row->seconds, row->runs);
-    row->gbps = bench_gbps(bytes, row->median_s);
+    double bytes = 2.0 * (double)bench_bytes(s->plan);
+    row->median_s = cli_median(row->seconds, row->runs);
+    row->gbps = cli_gbps(bytes, row->median_s);
     row->method = s->expected->method;
     char text[256];
     snprintf(text, sizeof text, "sweep %s: median %.4f s of %zu run%s, efficiency %.1f%%, "
@@ -115,17 +71,16 @@ int bench_sweep_measure(const bench_session *s, const bench_plan *setting, const
     row->params.iters = setting->iters;
     int rc = prepare_expected(s, setting);
     if (rc == CLI_EXIT_OK)
-        rc = adopt_serial_output(s, setting, &row->params);
+        rc = bench_adopt_serial_output(s, setting, &row->params);
     sp_stage sinmix = sp_sinmix_stage(&row->params);
-    bench_pipeline_shape shape = bench_shape_of(setting);
+    sinmix.streams = setting->stage_streams;
     if (rc == CLI_EXIT_OK)
-        rc = bench_create_pipeline(s->ctx, &sinmix, &shape, "creating the pipeline", pipeline);
+        rc = bench_create_pipeline(s->ctx, &sinmix, bench_pipeline_config(setting),
+                                   "creating the pipeline", pipeline);
     bench_run_spec spec = {"pipelined", *pipeline, sp_pipeline_run, s->buffers->in,
-                           s->buffers->out, 0};
+                           s->buffers->out, 0, NULL};
     if (rc == CLI_EXIT_OK)
-        rc = time_repeats(s, &spec, title, row);
-    if (rc == CLI_EXIT_OK)
-        rc = time_with_report(s, &spec, title, row);
+        rc = bench_time_repeats(s, &spec, title, row->seconds, &row->runs, &row->report);
     if (rc == CLI_EXIT_OK)
         summarize(s, title, row);
     return rc;

@@ -1,44 +1,36 @@
 /* One timed run and the check of its whole output. The comparison (bench_run.c) and the
  * sweep (bench_sweep_run.c) both time through here, so both keep the same rules: the output
  * is poisoned before the run and every element is checked after it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cli.h"
 #include "clock.h"
 
-int bench_create_pipeline(sp_context *ctx, const sp_stage *stage,
-                          const bench_pipeline_shape *shape, const char *what,
-                          sp_pipeline **out)
+int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_config config,
+                          const char *what, sp_pipeline **out)
 {
-    sp_stage with_streams;
-    if (stage != NULL) {
-        with_streams = *stage;
-        with_streams.streams = shape->stage_streams;
-    }
-    sp_pipeline_config config;
-    memset(&config, 0, sizeof config);
     config.in_record_bytes = sizeof(float);
-    config.stages = stage != NULL ? &with_streams : NULL;
+    config.stages = stage;
     config.n_stages = stage != NULL ? 1 : 0;
-    config.copy_piece_bytes = shape->copy_piece_bytes;
-    config.graph = shape->graph;
-    config.copy_by_kernel = shape->copy_by_kernel;
-    config.chunk_records = shape->chunk_records;
-    config.depth = shape->depth;
-    config.staging_threads = shape->staging_threads;
     sp_status status = sp_pipeline_create(ctx, &config, out);
     if (status != SP_OK)
         return cli_report_failure(what, status, sp_context_last_error(ctx));
     return CLI_EXIT_OK;
 }
 
-bench_pipeline_shape bench_shape_of(const bench_plan *plan)
+sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
 {
-    bench_pipeline_shape shape = {plan->chunk_records, plan->depth, plan->staging_threads,
-                                  plan->stage_streams, plan->copy_piece_bytes, plan->graph,
-                                  plan->copy_kernel};
-    return shape;
+    sp_pipeline_config config = {
+        .chunk_records = plan->chunk_records,
+        .depth = plan->depth,
+        .staging_threads = plan->staging_threads,
+        .copy_piece_bytes = plan->copy_piece_bytes,
+        .graph = plan->graph,
+        .copy_by_kernel = plan->copy_kernel,
+    };
+    return config;
 }
 
 void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *shape)
@@ -88,11 +80,54 @@ int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const ch
     /* 0xFF bytes are NaN: an element the run never writes cannot pass the check. */
     memset(spec->out, 0xFF, records * sizeof *spec->out);
     double start = cli_now_s();
-    sp_status status = spec->run(spec->pipeline, spec->in, records, spec->out, report);
+    sp_status status = spec->group != NULL
+                           ? sp_group_run(spec->group, spec->in, records, spec->out, report)
+                           : spec->run(spec->pipeline, spec->in, records, spec->out, report);
     *seconds = cli_now_s() - start;
     if (status != SP_OK) {
         bench_progress_clear(s->progress);
-        return cli_report_failure(label, status, sp_pipeline_last_error(spec->pipeline));
+        return cli_report_failure(label, status, spec->group != NULL
+                                                     ? sp_group_last_error(spec->group)
+                                                     : sp_pipeline_last_error(spec->pipeline));
     }
     return check_output(s, spec, label);
+}
+
+/* On a terminal: "[chunk 262144 (1/7)] run 2/3 0.204 s" after a run, "... run 3/3 ..." before
+ * one (seconds < 0). */
+static void show_live(const bench_session *s, const char *title, const char *what,
+                      double seconds)
+{
+    char text[160];
+    if (seconds < 0.0)
+        snprintf(text, sizeof text, "[%s] %s ...", title, what);
+    else
+        snprintf(text, sizeof text, "[%s] %s %.3f s", title, what, seconds);
+    bench_progress_update(s->progress, text);
+}
+
+int bench_time_repeats(const bench_session *s, const bench_run_spec *spec, const char *title,
+                       double *seconds, size_t *runs, sp_report *report)
+{
+    unsigned repeat = s->plan->repeat;
+    for (unsigned r = 0; r < repeat; r++) {
+        char label[128], what[32];
+        snprintf(label, sizeof label, "%s run %u at %s", spec->name, r + 1, title);
+        snprintf(what, sizeof what, "run %u/%u", r + 1, repeat);
+        show_live(s, title, what, -1.0);
+        int rc = bench_timed_run(s, spec, label, NULL, &seconds[r]);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        *runs = r + 1;
+        show_live(s, title, what, seconds[r]);
+    }
+    /* The pipeline's only run with a report, and so the one its trace would show. */
+    char label[128];
+    snprintf(label, sizeof label, "%s run with a report at %s", spec->name, title);
+    double with_report_s = 0.0;
+    show_live(s, title, "run with a report", -1.0);
+    int rc = bench_timed_run(s, spec, label, report, &with_report_s);
+    if (rc == CLI_EXIT_OK)
+        show_live(s, title, "run with a report", with_report_s);
+    return rc;
 }

@@ -143,18 +143,18 @@ const char *bench_check_method_name(bench_check_method method)
     return method == BENCH_CHECK_FULL ? "full-reference" : "sampled-reference-then-serial";
 }
 
-void bench_describe_check(const bench_expected *e, FILE *out)
+const char *bench_check_description(const bench_expected *e, char *buf, size_t size)
 {
-    if (e->method == BENCH_CHECK_FULL) {
-        fprintf(out, "host reference of every element (%.3f s on %u threads); every element "
-                     "of every run within tolerance\n", e->reference_s, e->workers);
-        return;
-    }
-    fprintf(out, "host reference at %zu %s indices (%.3f s on %u threads) checks the first "
-                 "serial run, all of whose elements must be finite; that output is the "
-                 "expected value of every element of every later run, bit for bit\n",
-            e->n_samples, e->n_samples == e->records ? "(all)" : "random", e->reference_s,
-            e->workers);
+    if (e->method == BENCH_CHECK_FULL)
+        snprintf(buf, size, "host reference of every element (%.3f s on %u threads); every "
+                 "element of every run within tolerance", e->reference_s, e->workers);
+    else
+        snprintf(buf, size, "host reference at %zu %s indices (%.3f s on %u threads) checks "
+                 "the first serial run, all of whose elements must be finite; that output is "
+                 "the expected value of every element of every later run, bit for bit",
+                 e->n_samples, e->n_samples == e->records ? "(all)" : "random",
+                 e->reference_s, e->workers);
+    return buf;
 }
 
 void bench_print_mismatches(const bench_check *check, const char *run, FILE *out)

@@ -1,7 +1,7 @@
 /* `streampipe infer`: the digits MLP streamed through the pipeline. The flow, in infer.c:
  * options (infer_args.c) -> model, images, labels and the float64 reference (infer_data.c)
  * -> stages, pipeline and pinned stream (infer_run.c) -> timed runs, each output checked
- * (infer_run.c, infer_verify.c) -> text or JSON (infer_report.c, infer_json.c). */
+ * (infer_run.c, infer_verify.c) -> text or JSON (infer_output.c). */
 #ifndef SP_CLI_INFER_H
 #define SP_CLI_INFER_H
 
@@ -24,22 +24,27 @@
 #define INFER_FP32_TOLERANCE 1e-4
 #define INFER_TF32_TOLERANCE 1e-2
 
-typedef struct infer_options {
+/* The job: what the options say (infer_args.c), then, once the backend and the images are
+ * known, every value decided (infer.c). */
+typedef struct infer_plan {
     const char *model_path;
     const char *input_path;
     const char *labels_path;      /* NULL: no accuracy */
     const char *predictions_path; /* NULL: not saved */
-    unsigned long long replicate; /* copies of the input in the stream */
-    sp_backend_kind backend;
+    size_t replicate;             /* copies of the input in the stream */
+    sp_backend_kind backend;      /* asked for; once resolved, HOST or CUDA */
     int device;
     sp_mlp_precision precision;
-    unsigned long long repeat;    /* 0: 5 on CUDA, 3 on HOST */
-    unsigned long long chunk;     /* records per chunk; 0: by backend */
-    unsigned long long depth;     /* 0: the library's choice */
+    unsigned repeat;              /* 0 until resolved: 5 on CUDA, 3 on HOST */
+    size_t chunk;                 /* records per chunk; 0 until resolved: by backend */
+    unsigned depth;               /* 0: the library's choice */
     sp_graph_mode graph;          /* --graph */
-    unsigned long long streams;   /* queues per stage (sp_stage.streams); 0: one */
+    unsigned streams;             /* queues per stage (sp_stage.streams); 0: one */
     int json;
-} infer_options;
+    size_t records;               /* images x replicate */
+    double tolerance;
+    unsigned host_workers;
+} infer_plan;
 
 /* The images and what they should come out as. */
 typedef struct infer_data {
@@ -51,16 +56,6 @@ typedef struct infer_data {
     double *top_gap;         /* n x SP_MLP_CLASSES: (top - logit[c]) / max(1, max |logit|) */
 } infer_data;
 
-/* The job, every value decided. */
-typedef struct infer_plan {
-    const infer_options *options;
-    sp_backend_kind backend; /* what the context resolved to */
-    size_t records;          /* n x replicate */
-    size_t chunk;
-    unsigned repeat;
-    double tolerance;
-    unsigned host_workers;
-} infer_plan;
 
 /* How one run's labels compare. */
 typedef struct infer_check {
@@ -84,9 +79,9 @@ typedef struct infer_results {
 /* `streampipe infer [options]`; argv[0] is "infer". Returns a cli_exit code. */
 int infer_main(int argc, char **argv);
 
-int infer_parse_args(int argc, char **argv, infer_options *options, int *help_shown);
+int infer_parse_args(int argc, char **argv, infer_plan *plan, int *help_shown);
 
-int infer_data_load(const infer_options *options, infer_data *data);
+int infer_data_load(const infer_plan *plan, infer_data *data);
 void infer_data_free(infer_data *data);
 /* Copies the n images `replicate` times into dst (records x SP_MLP_INPUTS), in parallel. */
 void infer_replicate(const infer_data *data, unsigned char *dst, size_t records,
@@ -103,14 +98,12 @@ void infer_verify(const infer_data *data, const int32_t *labels, size_t records,
 int infer_run_all(sp_context *ctx, const infer_plan *plan, const infer_data *data,
                   infer_results *results);
 
-double infer_median(const double *values, size_t n);
 /* The run with the lower-median time: a real run's report. */
 const sp_report *infer_median_report(const infer_results *results);
 
 
-void infer_print_text(const infer_plan *plan, const infer_data *data,
-                      const infer_results *results, FILE *out);
-void infer_print_json(const infer_plan *plan, const infer_data *data,
-                      const infer_results *results, FILE *out);
+/* The result as text, or as one JSON object with --json (infer_output.c). */
+void infer_print_result(const infer_plan *plan, const infer_data *data,
+                        const infer_results *results, FILE *out);
 
 #endif /* SP_CLI_INFER_H */

@@ -10,48 +10,48 @@
 #include "par_for.h"
 #include "whole_file.h"
 
-static int load_images(const infer_options *options, infer_data *data)
+static int load_images(const infer_plan *plan, infer_data *data)
 {
     size_t size = 0;
-    int rc = cli_read_whole_file("input", options->input_path, INFER_MAX_INPUT_BYTES,
+    int rc = cli_read_whole_file("input", plan->input_path, INFER_MAX_INPUT_BYTES,
                                  &data->images, &size);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (size == 0 || size % SP_MLP_INPUTS != 0) {
         fprintf(stderr, "streampipe: the input '%s' has %zu bytes, not a positive multiple of "
-                "%d (one 8x8 image of bytes each)\n", options->input_path, size, SP_MLP_INPUTS);
+                "%d (one 8x8 image of bytes each)\n", plan->input_path, size, SP_MLP_INPUTS);
         return CLI_EXIT_FAILURE;
     }
     data->n = size / SP_MLP_INPUTS;
     for (size_t i = 0; i < size; i++)
         if (data->images[i] > SP_MLP_MAX_PIXEL) {
             fprintf(stderr, "streampipe: the input '%s' has grey level %u at byte %zu; the "
-                    "model reads 0..%d\n", options->input_path, data->images[i], i,
+                    "model reads 0..%d\n", plan->input_path, data->images[i], i,
                     SP_MLP_MAX_PIXEL);
             return CLI_EXIT_FAILURE;
         }
     return CLI_EXIT_OK;
 }
 
-static int load_labels(const infer_options *options, infer_data *data)
+static int load_labels(const infer_plan *plan, infer_data *data)
 {
     size_t size = 0;
-    if (options->labels_path == NULL)
+    if (plan->labels_path == NULL)
         return CLI_EXIT_OK;
     /* one byte per image: never more than the largest input has images */
-    int rc = cli_read_whole_file("labels", options->labels_path,
+    int rc = cli_read_whole_file("labels", plan->labels_path,
                                  INFER_MAX_INPUT_BYTES / SP_MLP_INPUTS, &data->labels, &size);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (size != data->n) {
         fprintf(stderr, "streampipe: the labels '%s' have %zu bytes for %zu images (one byte "
-                "each)\n", options->labels_path, size, data->n);
+                "each)\n", plan->labels_path, size, data->n);
         return CLI_EXIT_FAILURE;
     }
     for (size_t i = 0; i < size; i++)
         if (data->labels[i] >= SP_MLP_CLASSES) {
             fprintf(stderr, "streampipe: label %zu in '%s' is %u, not 0..9\n", i,
-                    options->labels_path, data->labels[i]);
+                    plan->labels_path, data->labels[i]);
             return CLI_EXIT_FAILURE;
         }
     return CLI_EXIT_OK;
@@ -84,16 +84,16 @@ static int compute_reference(infer_data *data)
     return CLI_EXIT_OK;
 }
 
-int infer_data_load(const infer_options *options, infer_data *data)
+int infer_data_load(const infer_plan *plan, infer_data *data)
 {
     memset(data, 0, sizeof *data);
     char err[SP_MLP_ERROR_SIZE] = "";
-    sp_status status = sp_mlp_load_file(options->model_path, &data->model, err, sizeof err);
+    sp_status status = sp_mlp_load_file(plan->model_path, &data->model, err, sizeof err);
     if (status != SP_OK)
         return cli_report_failure("loading the model", status, err);
-    int rc = load_images(options, data);
+    int rc = load_images(plan, data);
     if (rc == CLI_EXIT_OK)
-        rc = load_labels(options, data);
+        rc = load_labels(plan, data);
     if (rc == CLI_EXIT_OK)
         rc = compute_reference(data);
     return rc;

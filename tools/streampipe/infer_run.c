@@ -28,20 +28,20 @@ static void job_release(infer_job *job)
 static int job_build(const infer_plan *plan, const infer_data *data, infer_job *job)
 {
     char err[SP_MLP_ERROR_SIZE] = "";
-    sp_status st = sp_mlp_stages_create(job->ctx, data->model, plan->options->precision,
+    sp_status st = sp_mlp_stages_create(job->ctx, data->model, plan->precision,
                                         &job->stages, err, sizeof err);
     if (st != SP_OK)
         return cli_report_failure("setting up the MLP stages", st, err);
     sp_stage stages[SP_MLP_STAGES];
     memcpy(stages, sp_mlp_stages_list(job->stages), sizeof stages);
     for (size_t s = 0; s < SP_MLP_STAGES; s++)
-        stages[s].streams = (unsigned)plan->options->streams;
+        stages[s].streams = plan->streams;
     sp_pipeline_config config = {.in_record_bytes = SP_MLP_INPUTS,
                                  .stages = stages,
                                  .n_stages = SP_MLP_STAGES,
                                  .chunk_records = plan->chunk,
-                                 .depth = (unsigned)plan->options->depth,
-                                 .graph = plan->options->graph};
+                                 .depth = plan->depth,
+                                 .graph = plan->graph};
     st = sp_pipeline_create(job->ctx, &config, &job->pipeline);
     if (st != SP_OK)
         return cli_report_failure("creating the pipeline", st, sp_context_last_error(job->ctx));
@@ -59,7 +59,7 @@ static int report_wrong(const infer_plan *plan, const infer_data *data, const in
 {
     fprintf(stderr, "streampipe: %s: %zu of %zu labels differ from the float64 reference beyond "
             "the %s tolerance %g:\n", which, check->wrong, check->checked,
-            sp_mlp_precision_name(plan->options->precision), plan->tolerance);
+            sp_mlp_precision_name(plan->precision), plan->tolerance);
     size_t shown = 0;
     for (size_t r = check->first_wrong; r < plan->records && shown < INFER_SHOW_BAD; r++) {
         size_t image = r % data->n;
@@ -143,8 +143,8 @@ int infer_run_all(sp_context *ctx, const infer_plan *plan, const infer_data *dat
         results->fill_s = cli_now_s() - start;
         rc = timed_runs(plan, data, &job, results);
     }
-    if (rc == CLI_EXIT_OK && plan->options->predictions_path != NULL)
-        rc = save_predictions(plan->options->predictions_path, job.out, plan->records);
+    if (rc == CLI_EXIT_OK && plan->predictions_path != NULL)
+        rc = save_predictions(plan->predictions_path, job.out, plan->records);
     job_release(&job);
     return rc;
 }

@@ -13,8 +13,6 @@
 #define BULK_ALONE_HOST_S 0.5
 /* Untimed requests per request pipeline before the phases, so no first-run cost is timed. */
 #define WARM_REQUESTS 8
-/* CUDA's highest stream priority; the library clamps it to the device's range. */
-#define HIGH_PRIORITY (-5)
 
 /* chunk_bytes and depth 0: the library chooses. */
 static int make_pipeline(latency_job *j, size_t n_stages, int priority, int copy_by_kernel,
@@ -62,7 +60,7 @@ static int set_up(latency_job *j)
     int rc = make_pipeline(j, 1, 0, 0, 0, 0, 0, &j->request_plain);
     /* Priority orders kernels, not the copy engines: the requests' copies go by kernel too. */
     if (rc == CLI_EXIT_OK)
-        rc = make_pipeline(j, 1, HIGH_PRIORITY, o->request_copy_kernel, 0, 0, 0,
+        rc = make_pipeline(j, 1, LATENCY_HIGH_PRIORITY, o->request_copy_kernel, 0, 0, 0,
                            &j->request_high);
     if (rc == CLI_EXIT_OK)
         rc = make_pipeline(j, stages, 0, 0, 0, 0, 0, &j->bulk_whole);
@@ -212,10 +210,7 @@ int latency_main(int argc, char **argv)
     if (rc == CLI_EXIT_OK)
         rc = run_phases(&job);
     if (rc == CLI_EXIT_OK) {
-        if (job.options.json)
-            latency_report_json(&job, stdout);
-        else
-            latency_report_text(&job, stdout);
+        latency_print_result(&job, stdout);
         rc = verdict(&job);
     }
     tear_down(&job);

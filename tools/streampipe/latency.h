@@ -116,13 +116,12 @@ typedef struct latency_job {
     size_t bulk_mismatches;
 } latency_job;
 
-/* The table and the verdict on the targets, as text or one JSON object. */
-void latency_report_text(const latency_job *job, FILE *out);
-void latency_report_json(const latency_job *job, FILE *out);
-/* p99 with priority over p99 alone, and bulk with priority over bulk alone. */
-double latency_p99_ratio(const latency_job *job);
-double latency_bulk_fraction(const latency_job *job, int phase);
+/* The table and the verdict on the targets, as text or one JSON object (--json). */
+void latency_print_result(const latency_job *job, FILE *out);
 
+/* CUDA's highest stream priority, for the requests of the last phase; the library clamps it
+ * to the device's range. */
+#define LATENCY_HIGH_PRIORITY (-5)
 #define LATENCY_P99_TARGET 2.0
 #define LATENCY_BULK_TARGET 0.85
 

@@ -4,6 +4,7 @@
 
 #include "clock.h"
 #include "latency.h"
+#include "stats.h"
 
 static void record_failure(latency_bulk *b, sp_status status)
 {
@@ -61,7 +62,7 @@ double latency_bulk_gbps(const latency_bulk *b)
 {
     double seconds = b->last_end_s - b->first_start_s;
     double bytes = (double)b->runs * (double)b->records * 2.0 * sizeof(float);
-    return b->runs > 0 && seconds > 0.0 ? bytes / seconds * 1e-9 : 0.0;
+    return b->runs > 0 ? cli_gbps(bytes, seconds) : 0.0;
 }
 
 const float *latency_bulk_last_input(const latency_bulk *b)

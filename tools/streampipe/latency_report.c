@@ -1,121 +1,98 @@
-/* The latency command's results: a table and the verdict on the targets, or one JSON object. */
-#include "json.h"
+/* The latency command's result, as text or as one JSON object, from one description: the
+ * setup, a row per phase and the verdict on the targets. */
+#include "figures.h"
 #include "latency.h"
 
-double latency_p99_ratio(const latency_job *j)
+/* p99 with priority over p99 alone, and a phase's bulk rate over bulk alone. */
+static double p99_ratio(const latency_job *j)
 {
     return j->rows[LATENCY_PRIORITY].request.p99_us / j->rows[LATENCY_ALONE].request.p99_us;
 }
 
-double latency_bulk_fraction(const latency_job *j, int phase)
+static double bulk_fraction(const latency_job *j, int phase)
 {
     return j->rows[phase].bulk_gbps / j->rows[LATENCY_ALONE].bulk_gbps;
 }
 
-static const char *met(int yes)
+static void setup(fig_out *o, const latency_job *j)
 {
-    return yes ? "met" : "NOT met";
+    const latency_options *opt = &j->options;
+    const double mib = 1 << 20;
+    fig_str(o, "command", NULL, NULL, "latency");
+    fig_text(o, NULL, "streampipe latency (library %s)\n", sp_version());
+    fig_str(o, "backend", "backend", "%s", sp_backend_name(sp_context_backend(j->ctx)));
+    fig_uint(o, "seed", "seed", "%llu", opt->seed);
+    fig_uint(o, "requests", "requests", "%llu per phase, one at a time, sinmix iters 0, pinned",
+             opt->requests);
+    fig_uint(o, "request_bytes", "request bytes", "%llu", opt->request_bytes);
+    fig_uint(o, "bulk_records", "bulk records", "%llu float32, back to back, pinned",
+             opt->bulk_records);
+    fig_uint(o, "bulk_stages", "bulk stages", opt->bulk_stages ? "%llu (sinmix iters 0)"
+             : "%llu (copies only)", opt->bulk_stages);
+    fig_num(o, "bulk_alone_s", "bulk alone for", "%.1f s", j->bulk_alone_s);
+    fig_num(o, "priority", "priority", "%.0f (the requests' pipeline, last phase)",
+            LATENCY_HIGH_PRIORITY);
+    fig_bool(o, "request_copy_by_kernel", "request copies", opt->request_copy_kernel,
+             "by kernel (last phase)", "by the copy engines");
+    fig_num(o, NULL, "bulk pieces", "%.2f MiB (last phase)", (double)opt->piece_bytes / mib);
+    fig_uint(o, "piece_bytes", NULL, NULL, opt->piece_bytes);
+    fig_uint(o, "bulk_chunk_bytes", "bulk chunk", opt->bulk_chunk_bytes ? "%llu bytes (last "
+             "phase)" : "chosen", opt->bulk_chunk_bytes);
+    fig_uint(o, "bulk_depth", "bulk depth", opt->bulk_depth ? "%llu (last phase)" : "chosen",
+             opt->bulk_depth);
 }
 
-static void print_setup(const latency_job *j, FILE *out)
-{
-    const latency_options *o = &j->options;
-    fprintf(out, "streampipe latency: backend %s, seed %llu\n",
-            sp_backend_name(sp_context_backend(j->ctx)), o->seed);
-    fprintf(out, "  requests  %llu per phase, %.2f MiB each, sinmix iters 0, pinned, one at a "
-            "time\n", o->requests, (double)o->request_bytes / (1 << 20));
-    fprintf(out, "  bulk      %llu records (%.1f MiB each way), %s, pinned, back to back; "
-            "alone for %.1f s\n", o->bulk_records,
-            (double)o->bulk_records * sizeof(float) / (1 << 20),
-            o->bulk_stages ? "sinmix iters 0" : "copies only", j->bulk_alone_s);
-    fprintf(out, "  priority  requests at priority -5, copies by %s, bulk copies in pieces of "
-            "%.2f MiB", o->request_copy_kernel ? "kernel" : "the copy engines",
-            (double)o->piece_bytes / (1 << 20));
-    if (o->bulk_chunk_bytes)
-        fprintf(out, ", bulk chunks of %.2f MiB", (double)o->bulk_chunk_bytes / (1 << 20));
-    if (o->bulk_depth)
-        fprintf(out, ", bulk depth %llu", o->bulk_depth);
-    fputs("\n\n", out);
-}
+static const fig_column phase_columns[] = {
+    {"phase", "phase", -9, "%s", FIG_STR},
+    {"p50_us", "p50 us", 10, "%.1f", FIG_NUM},
+    {"p99_us", "p99 us", 10, "%.1f", FIG_NUM},
+    {"max_us", "max us", 10, "%.1f", FIG_NUM},
+    {"bulk_gbps", "bulk GB/s", 10, "%.2f", FIG_NUM},
+    {"bulk_fraction", "of alone", 9, "%.1f%%", FIG_PERCENT},
+    {"bulk_runs", "runs", 6, "%llu", FIG_UINT},
+};
+#define N_PHASE_COLUMNS (sizeof phase_columns / sizeof phase_columns[0])
 
-void latency_report_text(const latency_job *j, FILE *out)
+static void phases(fig_out *o, const latency_job *j)
 {
-    print_setup(j, out);
-    fprintf(out, "  %-9s %10s %10s %10s %10s %9s %6s\n", "phase", "p50 us", "p99 us",
-            "max us", "bulk GB/s", "of alone", "runs");
+    fig_text(o, NULL, "\n");
+    fig_table(o, "phases", phase_columns, N_PHASE_COLUMNS);
     for (int p = 0; p < LATENCY_PHASES; p++) {
         const latency_row *row = &j->rows[p];
-        fprintf(out, "  %-9s %10.1f %10.1f %10.1f %10.2f %8.1f%% %6zu\n", row->name,
-                row->request.p50_us, row->request.p99_us, row->request.max_us, row->bulk_gbps,
-                100.0 * latency_bulk_fraction(j, p), row->bulk_runs);
+        fig_value v[N_PHASE_COLUMNS] = {
+            {.str = row->name}, {.num = row->request.p50_us}, {.num = row->request.p99_us},
+            {.num = row->request.max_us}, {.num = row->bulk_gbps},
+            {.num = bulk_fraction(j, p)}, {.uint = row->bulk_runs}};
+        fig_row(o, NULL, phase_columns, N_PHASE_COLUMNS, v);
     }
-    fputs("  (alone: the requests and the bulk pipeline were measured apart)\n\n", out);
-    double ratio = latency_p99_ratio(j), fraction = latency_bulk_fraction(j, LATENCY_PRIORITY);
-    fprintf(out, "  target: p99 with priority <= %.0fx p99 alone: %.2fx, %s\n",
-            LATENCY_P99_TARGET, ratio, met(ratio <= LATENCY_P99_TARGET));
-    fprintf(out, "  target: bulk with priority >= %.0f%% of alone: %.1f%%, %s\n",
-            100.0 * LATENCY_BULK_TARGET, 100.0 * fraction,
-            met(fraction >= LATENCY_BULK_TARGET));
-    fprintf(out, "  verified: every element of %zu requests; every element of %zu bulk runs "
-            "(the first of each bulk pipeline, the last of each phase); %zu mismatches\n",
-            j->requests.checked, j->bulk_checked, j->requests.mismatches + j->bulk_mismatches);
+    fig_table_end(o);
+    fig_text(o, NULL, "(alone: the requests and the bulk pipeline were measured apart)\n\n");
 }
 
-static void json_row(json_writer *w, const latency_job *j, int p)
+static void targets(fig_out *o, const latency_job *j)
 {
-    const latency_row *row = &j->rows[p];
-    json_object_open(w, NULL);
-    json_string(w, "phase", row->name);
-    json_number(w, "p50_us", row->request.p50_us);
-    json_number(w, "p99_us", row->request.p99_us);
-    json_number(w, "max_us", row->request.max_us);
-    json_number(w, "bulk_gbps", row->bulk_gbps);
-    json_number(w, "bulk_fraction", latency_bulk_fraction(j, p));
-    json_uint(w, "bulk_runs", row->bulk_runs);
-    json_object_close(w);
+    double ratio = p99_ratio(j), fraction = bulk_fraction(j, LATENCY_PRIORITY);
+    fig_group(o, "targets", "targets:");
+    fig_num(o, "p99_ratio", "p99 ratio", "%.2fx (with priority / alone; target <= 2x)", ratio);
+    fig_bool(o, "p99_met", "", ratio <= LATENCY_P99_TARGET, "met", "NOT met");
+    fig_percent(o, "bulk_fraction", "bulk fraction",
+                "%.1f%% (with priority / alone; target >= 85%%)", fraction);
+    fig_bool(o, "bulk_met", "", fraction >= LATENCY_BULK_TARGET, "met", "NOT met");
+    fig_group_end(o);
+    fig_group(o, "verified", "verified:");
+    fig_uint(o, "requests", "requests", "%llu, every element", j->requests.checked);
+    fig_uint(o, "bulk_runs", "bulk runs", "%llu, every element", j->bulk_checked);
+    fig_str(o, "bulk_runs_checked", "", "%s", "first of each bulk pipeline, last of each phase");
+    fig_uint(o, "mismatches", "mismatches", "%llu", j->requests.mismatches + j->bulk_mismatches);
+    fig_group_end(o);
 }
 
-static void json_setup(json_writer *w, const latency_job *j)
+void latency_print_result(const latency_job *j, FILE *out)
 {
-    const latency_options *o = &j->options;
-    json_string(w, "command", "latency");
-    json_string(w, "backend", sp_backend_name(sp_context_backend(j->ctx)));
-    json_uint(w, "seed", o->seed);
-    json_uint(w, "requests", o->requests);
-    json_uint(w, "request_bytes", o->request_bytes);
-    json_uint(w, "bulk_records", o->bulk_records);
-    json_uint(w, "bulk_stages", o->bulk_stages);
-    json_number(w, "bulk_alone_s", j->bulk_alone_s);
-    json_uint(w, "piece_bytes", o->piece_bytes);
-    json_uint(w, "bulk_chunk_bytes", o->bulk_chunk_bytes);
-    json_uint(w, "bulk_depth", o->bulk_depth);
-    json_number(w, "priority", -5);
-    json_bool(w, "request_copy_by_kernel", o->request_copy_kernel);
-}
-
-void latency_report_json(const latency_job *j, FILE *out)
-{
-    json_writer w;
-    json_begin(&w, out);
-    json_object_open(&w, NULL);
-    json_setup(&w, j);
-    json_array_open(&w, "phases");
-    for (int p = 0; p < LATENCY_PHASES; p++)
-        json_row(&w, j, p);
-    json_array_close(&w);
-    double ratio = latency_p99_ratio(j), fraction = latency_bulk_fraction(j, LATENCY_PRIORITY);
-    json_object_open(&w, "targets");
-    json_number(&w, "p99_ratio", ratio);
-    json_bool(&w, "p99_met", ratio <= LATENCY_P99_TARGET);
-    json_number(&w, "bulk_fraction", fraction);
-    json_bool(&w, "bulk_met", fraction >= LATENCY_BULK_TARGET);
-    json_object_close(&w);
-    json_object_open(&w, "verified");
-    json_uint(&w, "requests", j->requests.checked);
-    json_uint(&w, "bulk_runs", j->bulk_checked);
-    json_string(&w, "bulk_runs_checked", "first of each bulk pipeline, last of each phase");
-    json_uint(&w, "mismatches", j->requests.mismatches + j->bulk_mismatches);
-    json_object_close(&w);
-    json_object_close(&w);
-    json_end(&w);
+    fig_out o;
+    fig_begin(&o, out, j->options.json);
+    setup(&o, j);
+    phases(&o, j);
+    targets(&o, j);
+    fig_end(&o);
 }

@@ -9,8 +9,7 @@
 /* `streampipe probe [options]`; argv[0] is "probe". Returns a cli_exit code. */
 int probe_main(int argc, char **argv);
 
-/* probe_cmd_print.c: the result as a text table, or as one JSON object. */
-void probe_print_text(const sp_probe_result *r, int device, FILE *out);
-void probe_print_json(const sp_probe_result *r, int device, FILE *out);
+/* probe_cmd_print.c: the result as text, or as one JSON object. */
+void probe_print_result(const sp_probe_result *r, int device, int json, FILE *out);
 
 #endif /* SP_CLI_PROBE_CMD_H */

@@ -1,8 +1,8 @@
-/* `streampipe probe` output: a table a person reads, or one JSON object a script reads.
- * Both print only the parts that were measured. */
+/* `streampipe probe` output, as a table a person reads or one JSON object a script reads,
+ * from one description. Both show only the parts that were measured. */
 #include <stdio.h>
 
-#include "json.h"
+#include "figures.h"
 #include "probe_cmd.h"
 
 static const char *size_text(size_t bytes, char *buf, size_t size)
@@ -18,210 +18,151 @@ static const char *size_text(size_t bytes, char *buf, size_t size)
     return buf;
 }
 
-static void print_header(const sp_probe_result *r, int device, FILE *out)
+static void header(fig_out *o, const sp_probe_result *r, int device)
 {
     char copy[32], pin[32];
-    fprintf(out, "streampipe probe (library %s)\n", sp_version());
+    fig_str(o, "library", NULL, NULL, sp_version());
+    fig_text(o, NULL, "streampipe probe (library %s)\n", sp_version());
+    fig_str(o, "backend", "backend", r->backend == SP_BACKEND_CUDA ? "%s" :
+            "%s (CPU worker threads, no GPU)", sp_backend_name(r->backend));
     if (r->backend == SP_BACKEND_CUDA)
-        fprintf(out, "backend      cuda, device %d\n", device);
-    else
-        fprintf(out, "backend      host (CPU worker threads, no GPU)\n");
-    fprintf(out, "method       median of %u runs after a warm-up, random data; copies of %s, "
-                 "pinning of %s\n", r->repeats, size_text(r->copy_bytes, copy, sizeof copy),
-            size_text(r->pin_bytes, pin, sizeof pin));
-    if (r->notes[0])
-        fprintf(out, "note         %s\n", r->notes);
+        fig_uint(o, "device", "device", "%llu", (unsigned long long)device);
+    fig_uint(o, "repeats", "method", "median of %llu runs after a warm-up, random data",
+             r->repeats);
+    fig_uint(o, "copy_bytes", NULL, NULL, r->copy_bytes);
+    fig_str(o, NULL, "copies of", "%s", size_text(r->copy_bytes, copy, sizeof copy));
+    fig_uint(o, "pin_bytes", NULL, NULL, r->pin_bytes);
+    fig_str(o, NULL, "pinning of", "%s", size_text(r->pin_bytes, pin, sizeof pin));
+    fig_num(o, "seconds", NULL, NULL, r->seconds);
+    fig_str(o, "notes", r->notes[0] ? "note" : NULL, "%s", r->notes);
 }
 
-static void print_copy_rates(const sp_probe_result *r, FILE *out)
+static void copy_rates(fig_out *o, const sp_probe_result *r)
 {
-    fprintf(out, "\ncopy rates (GB/s)             h2d       d2h\n");
-    fprintf(out, "  pinned                 %9.2f %9.2f\n", r->h2d_pinned_gbps, r->d2h_pinned_gbps);
-    fprintf(out, "  pageable               %9.2f %9.2f\n", r->h2d_pageable_gbps,
-            r->d2h_pageable_gbps);
-    fprintf(out, "  pinned, both at once   %9.2f %9.2f   (%.2f together)\n", r->both_h2d_gbps,
-            r->both_d2h_gbps, r->both_h2d_gbps + r->both_d2h_gbps);
+    fig_group(o, "copy_gbps", "\ncopy rates (GB/s):");
+    fig_num(o, "h2d_pinned", "h2d pinned", "%9.2f", r->h2d_pinned_gbps);
+    fig_num(o, "d2h_pinned", "d2h pinned", "%9.2f", r->d2h_pinned_gbps);
+    fig_num(o, "h2d_pageable", "h2d pageable", "%9.2f", r->h2d_pageable_gbps);
+    fig_num(o, "d2h_pageable", "d2h pageable", "%9.2f", r->d2h_pageable_gbps);
+    fig_num(o, "both_h2d", "both at once h2d", "%9.2f", r->both_h2d_gbps);
+    fig_num(o, "both_d2h", "both at once d2h", "%9.2f", r->both_d2h_gbps);
+    fig_num(o, NULL, "together", "%9.2f", r->both_h2d_gbps + r->both_d2h_gbps);
+    fig_group_end(o);
 }
 
-static void print_chunk_sizes(const sp_probe_result *r, FILE *out)
+/* A list of (bytes or threads, GB/s) rows; `what` names the first column. */
+static void rate_rows(fig_out *o, const char *key, const char *title, const char *what,
+                      int is_bytes, size_t n, const unsigned long long *x, const double *gbps)
 {
-    fprintf(out, "\npinned h2d by chunk size (back-to-back copies)\n");
-    for (size_t i = 0; i < r->n_chunk_sizes; i++) {
-        char size[32];
-        fprintf(out, "  %-8s %9.2f GB/s\n", size_text(r->chunk[i].bytes, size, sizeof size),
-                r->chunk[i].h2d_gbps);
+    const fig_column columns[] = {
+        {what, NULL, 0, NULL, FIG_UINT},
+        {NULL, what, 10, "%s", FIG_STR},
+        {"gbps", "GB/s", 9, "%.2f", FIG_NUM},
+    };
+    fig_text(o, NULL, "\n%s\n", title);
+    fig_table(o, key, columns, 3);
+    for (size_t i = 0; i < n; i++) {
+        char text[32];
+        if (is_bytes)
+            size_text((size_t)x[i], text, sizeof text);
+        else
+            snprintf(text, sizeof text, "%llu", x[i]);
+        fig_value v[3] = {{.uint = x[i]}, {.str = text}, {.num = gbps[i]}};
+        fig_row(o, NULL, columns, 3, v);
     }
+    fig_table_end(o);
 }
 
-static void print_host_side(const sp_probe_result *r, FILE *out)
+static void chunk_sizes(fig_out *o, const sp_probe_result *r)
 {
-    if (r->parts & SP_PROBE_PINNING) {
-        fprintf(out, "\npinning (ms per GiB)\n");
-        fprintf(out, "  sp_host_alloc     %9.1f    sp_host_free       %9.1f\n",
-                r->alloc_ms_per_gib, r->free_ms_per_gib);
-        fprintf(out, "  sp_host_register  %9.1f    sp_host_unregister %9.1f\n",
-                r->register_ms_per_gib, r->unregister_ms_per_gib);
+    unsigned long long bytes[SP_PROBE_MAX_CHUNK_SIZES];
+    double gbps[SP_PROBE_MAX_CHUNK_SIZES];
+    size_t n = r->n_chunk_sizes;
+    for (size_t i = 0; i < n; i++) {
+        bytes[i] = r->chunk[i].bytes;
+        gbps[i] = r->chunk[i].h2d_gbps;
     }
-    if (r->parts & SP_PROBE_HOST_COPY) {
-        fprintf(out, "\nhost copy pageable -> pinned\n  threads      GB/s\n");
-        for (size_t i = 0; i < r->n_thread_counts; i++)
-            fprintf(out, "  %7u %9.2f\n", r->host_copy[i].threads, r->host_copy[i].gbps);
+    rate_rows(o, "chunk_h2d_gbps", "pinned h2d by chunk size (back-to-back copies)", "bytes", 1,
+              n, bytes, gbps);
+}
+
+static void host_copy(fig_out *o, const sp_probe_result *r)
+{
+    unsigned long long threads[SP_PROBE_MAX_THREAD_COUNTS];
+    double gbps[SP_PROBE_MAX_THREAD_COUNTS];
+    size_t n = r->n_thread_counts;
+    for (size_t i = 0; i < n; i++) {
+        threads[i] = r->host_copy[i].threads;
+        gbps[i] = r->host_copy[i].gbps;
     }
+    rate_rows(o, "host_copy_gbps", "host copy pageable -> pinned", "threads", 0, n,
+              threads, gbps);
+}
+
+static void pinning(fig_out *o, const sp_probe_result *r)
+{
+    fig_group(o, "pinning_ms_per_gib", "\npinning (ms per GiB):");
+    fig_num(o, "alloc", "sp_host_alloc", "%9.1f", r->alloc_ms_per_gib);
+    fig_num(o, "free", "sp_host_free", "%9.1f", r->free_ms_per_gib);
+    fig_num(o, "register", "sp_host_register", "%9.1f", r->register_ms_per_gib);
+    fig_num(o, "unregister", "unregister", "%9.1f", r->unregister_ms_per_gib);
+    fig_group_end(o);
 }
 
 /* The staging copy and the copy engines, alone and together; host memory's share is worked
  * out here so that a reader sees the sum the memory system delivers. */
-static void print_under_dma(const sp_probe_result *r, FILE *out)
+static void under_dma(fig_out *o, const sp_probe_result *r)
 {
-    double staging = r->staging_alone_gbps, dma = r->dma_alone_gbps;
-    double staging_both = r->staging_under_dma_gbps, dma_both = r->dma_under_staging_gbps;
-    fprintf(out, "\nhost copy while both copy engines run (GB/s)\n");
-    fprintf(out, "                          staging   h2d+d2h   host memory\n");
-    fprintf(out, "  staging copy alone     %9.2f         - %13.2f\n", staging, 2.0 * staging);
-    fprintf(out, "  copy engines alone             - %9.2f %13.2f\n", dma, dma);
-    fprintf(out, "  both at once           %9.2f %9.2f %13.2f\n", staging_both, dma_both,
-            2.0 * staging_both + dma_both);
-    fprintf(out, "  staging: the pipeline's copy over %u threads, half pageable -> pinned and "
-                 "half back\n", r->under_dma_threads);
-    fprintf(out, "  h2d+d2h: pinned copies both ways at once\n");
-    fprintf(out, "  host memory: 2 x staging + h2d+d2h (a read and a write per staged byte, "
-                 "one per copied byte)\n");
+    fig_group(o, "host_under_dma_gbps", "\nhost copy while both copy engines run (GB/s):");
+    fig_uint(o, "staging_threads", "staging threads", "%llu, half pageable -> pinned and half "
+             "back", r->under_dma_threads);
+    fig_num(o, "staging_alone", "staging alone", "%9.2f", r->staging_alone_gbps);
+    fig_num(o, "dma_alone", "h2d+d2h alone", "%9.2f", r->dma_alone_gbps);
+    fig_num(o, "staging_under_dma", "staging, both", "%9.2f", r->staging_under_dma_gbps);
+    fig_num(o, "dma_under_staging", "h2d+d2h, both", "%9.2f", r->dma_under_staging_gbps);
+    fig_num(o, "host_memory_together", "host memory", "%9.2f (2 x staging + h2d+d2h: a read "
+            "and a write per staged byte, one per copied byte)",
+            2.0 * r->staging_under_dma_gbps + r->dma_under_staging_gbps);
+    fig_group_end(o);
 }
 
-static void print_overheads(const sp_probe_result *r, FILE *out)
+static void overheads(fig_out *o, const sp_probe_result *r)
 {
-    fprintf(out, "\nper operation (us; %u back to back, then one sync)\n", r->overhead_ops);
-    fprintf(out, "  event record (ordering)   %8.2f\n", r->event_record_us);
-    fprintf(out, "  event record (timing)     %8.2f\n", r->timing_record_us);
-    fprintf(out, "  queue wait                %8.2f\n", r->queue_wait_us);
-    fprintf(out, "  empty launch              %8.2f   (%s)\n", r->launch_us, r->launch_what);
-    fprintf(out, "  4 KiB h2d copy            %8.2f\n", r->small_copy_us);
-    if (r->graph_launch_us > 0.0) {
-        fprintf(out, "  graph replay              %8.2f   (4 KiB h2d, empty launch, 4 KiB d2h; "
-                "back to back)\n", r->graph_launch_us);
-        fprintf(out, "  graph launch, host        %8.2f   (the enqueue alone)\n",
-                r->graph_enqueue_us);
-        fprintf(out, "  graph copy update         %8.2f   (both copies; host time)\n",
-                r->graph_update_us);
-    }
+    int graph = r->graph_launch_us > 0.0;
+    fig_group(o, "per_operation_us", "\nper operation (us, back to back, then one sync):");
+    fig_uint(o, "operations", "operations", "%llu", r->overhead_ops);
+    fig_num(o, "event_record", "event record", "%8.2f (ordering)", r->event_record_us);
+    fig_num(o, "timing_event_record", "", "%8.2f (timing)", r->timing_record_us);
+    fig_num(o, "queue_wait", "queue wait", "%8.2f", r->queue_wait_us);
+    fig_num(o, "empty_launch", "empty launch", "%8.2f", r->launch_us);
+    fig_str(o, "empty_launch_is", "", "(%s)", r->launch_what);
+    fig_num(o, "copy_4k_h2d", "4 KiB h2d copy", "%8.2f", r->small_copy_us);
+    fig_num(o, "graph_launch", graph ? "graph replay" : NULL,
+            "%8.2f (4 KiB h2d, empty launch, 4 KiB d2h; back to back)", r->graph_launch_us);
+    fig_num(o, "graph_launch_host", graph ? "graph launch" : NULL, "%8.2f (the enqueue alone)",
+            r->graph_enqueue_us);
+    fig_num(o, "graph_update", graph ? "graph update" : NULL, "%8.2f (both copies; host time)",
+            r->graph_update_us);
+    fig_group_end(o);
 }
 
-void probe_print_text(const sp_probe_result *r, int device, FILE *out)
+void probe_print_result(const sp_probe_result *r, int device, int json, FILE *out)
 {
-    print_header(r, device, out);
+    fig_out o;
+    fig_begin(&o, out, json);
+    header(&o, r, device);
     if (r->parts & SP_PROBE_COPY_RATES)
-        print_copy_rates(r, out);
+        copy_rates(&o, r);
     if (r->parts & SP_PROBE_CHUNK_SIZES)
-        print_chunk_sizes(r, out);
-    print_host_side(r, out);
+        chunk_sizes(&o, r);
+    if (r->parts & SP_PROBE_PINNING)
+        pinning(&o, r);
+    if (r->parts & SP_PROBE_HOST_COPY)
+        host_copy(&o, r);
     if (r->parts & SP_PROBE_HOST_UNDER_DMA)
-        print_under_dma(r, out);
+        under_dma(&o, r);
     if (r->parts & SP_PROBE_OVERHEADS)
-        print_overheads(r, out);
-    fprintf(out, "\nprobe took %.2f s\n", r->seconds);
-}
-
-static void json_copy_rates(json_writer *w, const sp_probe_result *r)
-{
-    json_object_open(w, "copy_gbps");
-    json_number(w, "h2d_pinned", r->h2d_pinned_gbps);
-    json_number(w, "d2h_pinned", r->d2h_pinned_gbps);
-    json_number(w, "h2d_pageable", r->h2d_pageable_gbps);
-    json_number(w, "d2h_pageable", r->d2h_pageable_gbps);
-    json_number(w, "both_h2d", r->both_h2d_gbps);
-    json_number(w, "both_d2h", r->both_d2h_gbps);
-    json_object_close(w);
-}
-
-static void json_chunk_sizes(json_writer *w, const sp_probe_result *r)
-{
-    json_array_open(w, "chunk_h2d_gbps");
-    for (size_t i = 0; i < r->n_chunk_sizes; i++) {
-        json_object_open(w, NULL);
-        json_uint(w, "bytes", r->chunk[i].bytes);
-        json_number(w, "gbps", r->chunk[i].h2d_gbps);
-        json_object_close(w);
-    }
-    json_array_close(w);
-}
-
-static void json_pinning(json_writer *w, const sp_probe_result *r)
-{
-    json_object_open(w, "pinning_ms_per_gib");
-    json_number(w, "alloc", r->alloc_ms_per_gib);
-    json_number(w, "free", r->free_ms_per_gib);
-    json_number(w, "register", r->register_ms_per_gib);
-    json_number(w, "unregister", r->unregister_ms_per_gib);
-    json_object_close(w);
-}
-
-static void json_host_copy(json_writer *w, const sp_probe_result *r)
-{
-    json_array_open(w, "host_copy_gbps");
-    for (size_t i = 0; i < r->n_thread_counts; i++) {
-        json_object_open(w, NULL);
-        json_uint(w, "threads", r->host_copy[i].threads);
-        json_number(w, "gbps", r->host_copy[i].gbps);
-        json_object_close(w);
-    }
-    json_array_close(w);
-}
-
-static void json_under_dma(json_writer *w, const sp_probe_result *r)
-{
-    json_object_open(w, "host_under_dma_gbps");
-    json_uint(w, "staging_threads", r->under_dma_threads);
-    json_number(w, "staging_alone", r->staging_alone_gbps);
-    json_number(w, "dma_alone", r->dma_alone_gbps);
-    json_number(w, "staging_under_dma", r->staging_under_dma_gbps);
-    json_number(w, "dma_under_staging", r->dma_under_staging_gbps);
-    json_number(w, "host_memory_together",
-                2.0 * r->staging_under_dma_gbps + r->dma_under_staging_gbps);
-    json_object_close(w);
-}
-
-static void json_overheads(json_writer *w, const sp_probe_result *r)
-{
-    json_object_open(w, "per_operation_us");
-    json_uint(w, "operations", r->overhead_ops);
-    json_number(w, "event_record", r->event_record_us);
-    json_number(w, "timing_event_record", r->timing_record_us);
-    json_number(w, "queue_wait", r->queue_wait_us);
-    json_number(w, "empty_launch", r->launch_us);
-    json_string(w, "empty_launch_is", r->launch_what);
-    json_number(w, "copy_4k_h2d", r->small_copy_us);
-    json_number(w, "graph_launch", r->graph_launch_us);
-    json_number(w, "graph_launch_host", r->graph_enqueue_us);
-    json_number(w, "graph_update", r->graph_update_us);
-    json_object_close(w);
-}
-
-void probe_print_json(const sp_probe_result *r, int device, FILE *out)
-{
-    json_writer w;
-    json_begin(&w, out);
-    json_object_open(&w, NULL);
-    json_string(&w, "library", sp_version());
-    json_string(&w, "backend", sp_backend_name(r->backend));
-    if (r->backend == SP_BACKEND_CUDA)
-        json_uint(&w, "device", (unsigned long long)device);
-    json_uint(&w, "repeats", r->repeats);
-    json_uint(&w, "copy_bytes", r->copy_bytes);
-    json_uint(&w, "pin_bytes", r->pin_bytes);
-    json_number(&w, "seconds", r->seconds);
-    json_string(&w, "notes", r->notes);
-    static const struct {
-        unsigned part;
-        void (*write)(json_writer *w, const sp_probe_result *r);
-    } sections[] = {{SP_PROBE_COPY_RATES, json_copy_rates},
-                    {SP_PROBE_CHUNK_SIZES, json_chunk_sizes},
-                    {SP_PROBE_PINNING, json_pinning},
-                    {SP_PROBE_HOST_COPY, json_host_copy},
-                    {SP_PROBE_HOST_UNDER_DMA, json_under_dma},
-                    {SP_PROBE_OVERHEADS, json_overheads}};
-    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
-        if (r->parts & sections[i].part)
-            sections[i].write(&w, r);
-    json_object_close(&w);
-    json_end(&w);
+        overheads(&o, r);
+    fig_text(&o, NULL, "\nprobe took %.2f s\n", r->seconds);
+    fig_end(&o);
 }

@@ -1,6 +1,7 @@
 #include "report_out.h"
+#include "stats.h"
 
-const char *cli_engine_kind_name(sp_engine_kind kind)
+static const char *engine_kind_name(sp_engine_kind kind)
 {
     switch (kind) {
     case SP_ENGINE_STAGE_IN: return "stage-in";
@@ -10,6 +11,13 @@ const char *cli_engine_kind_name(sp_engine_kind kind)
     case SP_ENGINE_STAGE_OUT: return "stage-out";
     }
     return "unknown";
+}
+
+void cli_tool_figures(fig_out *o, const char *tool)
+{
+    fig_str(o, "tool", NULL, NULL, tool);
+    fig_str(o, "version", NULL, NULL, sp_version());
+    fig_text(o, NULL, "%s (library %s)\n", tool, sp_version());
 }
 
 const char *cli_format_bytes(double bytes, char *buf, size_t size)
@@ -24,100 +32,84 @@ const char *cli_format_bytes(double bytes, char *buf, size_t size)
     return buf;
 }
 
-static double gbps(size_t bytes, double seconds)
+static const fig_column engine_columns[] = {
+    {"name", "engine", -16, "%s", FIG_STR},
+    {"kind", "kind", -9, "%s", FIG_STR},
+    {"busy_s", "busy s", 10, "%.4f", FIG_NUM},
+    {"max_chunk_s", "max chunk s", 12, "%.6f", FIG_NUM},
+    {"bytes", NULL, 0, NULL, FIG_UINT},
+    {NULL, "bytes", 12, "%s", FIG_STR},
+    {"gbps", "GB/s", 10, "%.2f", FIG_NUM},
+};
+#define N_ENGINE_COLUMNS (sizeof engine_columns / sizeof engine_columns[0])
+
+static void engine_table(fig_out *o, const sp_report *r)
 {
-    return seconds > 0.0 ? (double)bytes / seconds * 1e-9 : 0.0;
+    fig_table(o, "engines", engine_columns, N_ENGINE_COLUMNS);
+    for (size_t i = 0; i < r->n_engines && i < SP_MAX_ENGINES; i++) {
+        const sp_engine_report *e = &r->engines[i];
+        char bytes[32];
+        fig_value v[N_ENGINE_COLUMNS] = {
+            {.str = e->name}, {.str = engine_kind_name(e->kind)}, {.num = e->busy_s},
+            {.num = e->max_chunk_s}, {.uint = e->bytes},
+            {.str = cli_format_bytes((double)e->bytes, bytes, sizeof bytes)},
+            {.num = cli_gbps((double)e->bytes, e->busy_s)}};
+        fig_row(o, NULL, engine_columns, N_ENGINE_COLUMNS, v);
+    }
+    fig_table_end(o);
 }
 
-static void print_engines(const sp_report *report, FILE *out)
+/* The run's shape, and the memory the pipeline held whatever the data's size. */
+static void shape(fig_out *o, const sp_report *r)
 {
     char bytes[32];
-    fprintf(out, "  %-16s %-9s %10s %12s %12s %10s\n", "engine", "kind", "busy s", "max chunk s",
-            "bytes", "GB/s");
-    for (size_t i = 0; i < report->n_engines && i < SP_MAX_ENGINES; i++) {
-        const sp_engine_report *e = &report->engines[i];
-        fprintf(out, "  %-16s %-9s %10.4f %12.6f %12s %10.2f\n", e->name,
-                cli_engine_kind_name(e->kind), e->busy_s, e->max_chunk_s,
-                cli_format_bytes((double)e->bytes, bytes, sizeof bytes), gbps(e->bytes, e->busy_s));
-    }
+    fig_uint(o, "records", NULL, NULL, r->records);
+    fig_uint(o, "chunks", "chunks", "%llu", r->chunks);
+    fig_uint(o, "chunk_records", NULL, NULL, r->chunk_records);
+    fig_uint(o, "depth", NULL, NULL, r->depth);
+    fig_uint(o, "staging_threads", "staging threads", "%llu", r->staging_threads);
+    fig_bool(o, "staged_in", "staged in", r->staged_in, "yes", "no (the copies read it)");
+    fig_bool(o, "staged_out", "staged out", r->staged_out, "yes", "no (the copies write it)");
+    fig_bool(o, "graph", NULL, r->graph, NULL, NULL);
+    fig_uint(o, "batches", NULL, NULL, r->batches);
+    fig_uint(o, "pinned_bytes", NULL, NULL, r->pinned_bytes);
+    fig_text(o, "pinned staging", "%s (%u slots of %zu records)\n",
+             cli_format_bytes((double)r->pinned_bytes, bytes, sizeof bytes), r->depth,
+             r->chunk_records);
 }
 
-/* The memory the pipeline held, whatever the data's size. */
-static void print_held(const sp_report *report, FILE *out)
+/* The label, where the figure has a place in the text; NULL (JSON only) where not. */
+static const char *when(int shown, const char *label)
 {
-    char bytes[32];
-    fprintf(out, "  pinned staging   %s (%u slots of %zu records)\n",
-            cli_format_bytes((double)report->pinned_bytes, bytes, sizeof bytes), report->depth,
-            report->chunk_records);
+    return shown ? label : NULL;
 }
 
-void cli_print_report(const sp_report *report, FILE *out)
+void cli_report_figures(fig_out *o, const char *title, const sp_report *r)
 {
-    print_held(report, out);
-    if (report->n_engines == 0) { /* graph mode: replays are not timed per operation */
-        fprintf(out, "  makespan         %.4f s; host submit %.4f s (%.4f s of it waiting for "
-                "slots)\n", report->makespan_s, report->submit_s, report->wait_s);
-        fprintf(out, "  per engine       not measured (graph mode: chunks replayed whole)\n");
-        fprintf(out, "  notes            %s\n", report->notes[0] != '\0' ? report->notes : "(none)");
-        return;
-    }
-    print_engines(report, out);
-    fprintf(out, "  makespan         %.4f s\n", report->makespan_s);
-    fprintf(out, "  bound            %.4f s (largest engine total; host staging counts the "
-                 "time either direction was copying)\n", report->bound_s);
-    fprintf(out, "  efficiency       %.1f%% (bound / makespan)\n", 100.0 * report->efficiency);
-    fprintf(out, "  hidden transfer  %.1f%% of copy time overlapped compute\n",
-            100.0 * report->hidden_transfer);
-    fprintf(out, "  model            %.4f s vs makespan %.4f s; no overlap at all: %.4f s\n",
-            report->model_s, report->makespan_s, report->serial_s);
-    fprintf(out, "  copy rates       h2d %.2f GB/s, d2h %.2f GB/s\n", report->h2d_gbps,
-            report->d2h_gbps);
-    fprintf(out, "  bottleneck       %s\n", report->bottleneck);
-    fprintf(out, "  notes            %s\n", report->notes[0] != '\0' ? report->notes : "(none)");
-}
-
-static void write_engines(json_writer *w, const sp_report *report)
-{
-    json_array_open(w, "engines");
-    for (size_t i = 0; i < report->n_engines && i < SP_MAX_ENGINES; i++) {
-        const sp_engine_report *e = &report->engines[i];
-        json_object_open(w, NULL);
-        json_string(w, "name", e->name);
-        json_string(w, "kind", cli_engine_kind_name(e->kind));
-        json_number(w, "busy_s", e->busy_s);
-        json_number(w, "max_chunk_s", e->max_chunk_s);
-        json_uint(w, "bytes", e->bytes);
-        json_number(w, "gbps", gbps(e->bytes, e->busy_s));
-        json_object_close(w);
-    }
-    json_array_close(w);
-}
-
-void cli_json_report(json_writer *w, const sp_report *report)
-{
-    json_object_open(w, "report");
-    json_uint(w, "records", report->records);
-    json_uint(w, "chunks", report->chunks);
-    json_uint(w, "chunk_records", report->chunk_records);
-    json_uint(w, "depth", report->depth);
-    json_uint(w, "staging_threads", report->staging_threads);
-    json_bool(w, "staged_in", report->staged_in);
-    json_bool(w, "staged_out", report->staged_out);
-    json_number(w, "makespan_s", report->makespan_s);
-    json_number(w, "submit_s", report->submit_s);
-    json_number(w, "wait_s", report->wait_s);
-    json_bool(w, "graph", report->graph);
-    json_uint(w, "pinned_bytes", report->pinned_bytes);
-    json_uint(w, "batches", report->batches);
-    write_engines(w, report);
-    json_number(w, "bound_s", report->bound_s);
-    json_number(w, "efficiency", report->efficiency);
-    json_number(w, "serial_s", report->serial_s);
-    json_number(w, "model_s", report->model_s);
-    json_number(w, "hidden_transfer", report->hidden_transfer);
-    json_number(w, "h2d_gbps", report->h2d_gbps);
-    json_number(w, "d2h_gbps", report->d2h_gbps);
-    json_string(w, "bottleneck", report->bottleneck);
-    json_string(w, "notes", report->notes);
-    json_object_close(w);
+    fig_group(o, "report", title);
+    shape(o, r);
+    int timed = r->n_engines > 0; /* graph mode replays whole chunks, not timed per operation */
+    if (timed)
+        engine_table(o, r);
+    fig_num(o, "makespan_s", "makespan", "%.4f s", r->makespan_s);
+    fig_num(o, "submit_s", when(!timed, "host submit"), "%.4f s", r->submit_s);
+    fig_num(o, "wait_s", when(!timed, "waiting for slots"), "%.4f s", r->wait_s);
+    if (!timed)
+        fig_text(o, "per engine", "not measured (graph mode: chunks replayed whole)\n");
+    fig_num(o, "bound_s", when(timed, "bound"),
+            "%.4f s (largest engine total; host staging counts the time either direction was "
+            "copying)", r->bound_s);
+    fig_percent(o, "efficiency", when(timed, "efficiency"), "%.1f%% (bound / makespan)",
+                r->efficiency);
+    fig_percent(o, "hidden_transfer", when(timed, "hidden transfer"),
+                "%.1f%% of copy time overlapped compute", r->hidden_transfer);
+    fig_num(o, "model_s", when(timed, "model"), "%.4f s", r->model_s);
+    fig_num(o, "serial_s", when(timed, "no overlap"), "%.4f s (the stages one after another)",
+            r->serial_s);
+    fig_num(o, "h2d_gbps", when(timed, "copy rate h2d"), "%.2f GB/s", r->h2d_gbps);
+    fig_num(o, "d2h_gbps", when(timed, "copy rate d2h"), "%.2f GB/s", r->d2h_gbps);
+    fig_str(o, "bottleneck", when(timed, "bottleneck"), "%s", r->bottleneck);
+    /* the JSON has "" where the text says so */
+    fig_str(o, "notes", "notes", "%s", r->notes[0] != '\0' || o->json ? r->notes : "(none)");
+    fig_group_end(o);
 }

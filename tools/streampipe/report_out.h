@@ -1,22 +1,20 @@
-/* The library's sp_report as the CLI shows it, in text and in JSON: one place, so that bench
- * and infer print the same figures with the same words. */
+/* The library's sp_report as the CLI shows it: one place, so that bench, infer and run print
+ * the same figures with the same words, in text and in JSON. */
 #ifndef SP_CLI_REPORT_OUT_H
 #define SP_CLI_REPORT_OUT_H
 
 #include <stddef.h>
-#include <stdio.h>
 
-#include "json.h"
+#include "figures.h"
 #include "streampipe.h"
 
-/* "h2d", "compute", ... */
-const char *cli_engine_kind_name(sp_engine_kind kind);
+/* The first figures of a result: "tool" and "version"; text: "streampipe bench (library V)". */
+void cli_tool_figures(fig_out *o, const char *tool);
 /* "1.5 MiB", "2.00 GiB" into buf. */
 const char *cli_format_bytes(double bytes, char *buf, size_t size);
-/* The engine table, then makespan, bound, efficiency, hidden transfer, model, copy rates,
- * bottleneck and notes, each on an indented line. */
-void cli_print_report(const sp_report *report, FILE *out);
-/* The same as a "report" member of the object being written. */
-void cli_json_report(json_writer *w, const sp_report *report);
+/* The report as the "report" member of the JSON object; as text, under `title`: the memory
+ * held, the engine table, makespan, bound, efficiency, hidden transfer, model, copy rates,
+ * bottleneck and notes. */
+void cli_report_figures(fig_out *o, const char *title, const sp_report *report);
 
 #endif

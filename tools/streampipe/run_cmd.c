@@ -1,134 +1,56 @@
 /* `streampipe run --input FILE --output FILE --stages LIST`: options (declared once, in the
- * table below, from which getopt's list and the usage text are made), then the run. */
-#include <getopt.h>
+ * table below, from which getopt's list and the usage text come), then the run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
-#include "args.h"
 #include "cli.h"
-#include "json.h"
+#include "options.h"
 #include "report_out.h"
 #include "run_cmd.h"
 #include "run_files.h"
 #include "run_mpi.h"
+#include "stats.h"
 
-typedef int (*run_apply_fn)(const char *value, run_options *o);
-
-typedef struct run_option {
-    const char *name;
-    const char *value; /* the value's name in the usage text; NULL: a flag */
-    const char *help;
-    run_apply_fn apply;
-} run_option;
-
-static int opt_input(const char *v, run_options *o) { o->input_path = v; return CLI_EXIT_OK; }
-static int opt_output(const char *v, run_options *o) { o->output_path = v; return CLI_EXIT_OK; }
-static int opt_stages(const char *v, run_options *o) { o->stages_text = v; return CLI_EXIT_OK; }
-static int opt_backend(const char *v, run_options *o) { return args_backend_option(v, &o->backend); }
-static int opt_device(const char *v, run_options *o) { return args_device_option(v, &o->device); }
-static int opt_chunk(const char *v, run_options *o)
-{
-    return args_count_option("chunk", v, 1, 1ULL << 32, &o->chunk_records);
-}
-static int opt_depth(const char *v, run_options *o)
-{
-    return args_count_option("depth", v, 0, SP_MAX_DEPTH, &o->depth);
-}
-static int opt_max_pinned(const char *v, run_options *o)
-{
-    return args_count_option("max-pinned", v, 4096, 1ULL << 40, &o->max_pinned);
-}
-static int opt_threads(const char *v, run_options *o)
-{
-    return args_count_option("threads", v, 0, 1024, &o->staging_threads);
-}
-static int opt_json(const char *v, run_options *o) { (void)v; o->json = 1; return CLI_EXIT_OK; }
-
-static const run_option options[] = {
-    {"input", "FILE", "raw little-endian records to read (a regular file)", opt_input},
-    {"output", "FILE", "where the results go; written beside it under a temporary name and\n"
-                       "moved into place only when the whole run succeeded", opt_output},
-    {"stages", "LIST", "the stage chain, joined by ',': sinmix:iters=N (float32 records),\n"
-                       "mlp:MODEL.safetensors[:fp32|tf32] (64-byte images to labels)",
-     opt_stages},
-    {"backend", "auto|host|cuda", "backend (default auto: CUDA when a GPU is present)",
-     opt_backend},
-    {"device", "N", "GPU index (default 0)", opt_device},
-    {"chunk", "N", "records per chunk (default: the library's, about 8 MiB; less to fit\n"
-                   "--max-pinned)", opt_chunk},
-    {"depth", "K", "slots in the buffer ring (default: the library's choice)", opt_depth},
-    {"max-pinned", "BYTES", "most pinned staging memory to hold (depth x chunk x the bytes\n"
-                            "of a record in and out); the chunk shrinks to fit", opt_max_pinned},
-    {"threads", "N", "staging threads reading and writing the files (default: the CPUs)",
-     opt_threads},
-    {"json", NULL, "one JSON object on stdout instead of text", opt_json},
-    {"help", NULL, "this text", NULL},
+static const cli_option options[] = {
+    CLI_REQUIRED("input", "FILE", run_options, input_path,
+                 "raw little-endian records to read (a regular file)"),
+    CLI_REQUIRED("output", "FILE", run_options, output_path,
+                 "where the results go; written beside it under a temporary name and\n"
+                 "moved into place only when the whole run succeeded"),
+    CLI_REQUIRED("stages", "LIST", run_options, stages_text,
+                 "the stage chain, joined by ',': sinmix:iters=N (float32 records),\n"
+                 "mlp:MODEL.safetensors[:fp32|tf32] (64-byte images to labels)"),
+    CLI_BACKEND_OPTION(run_options),
+    CLI_DEVICE_OPTION(run_options),
+    CLI_COUNT("chunk", "N", run_options, chunk_records, 1, 1ULL << 32,
+              "records per chunk (default: the library's, about 8 MiB; less to fit\n"
+              "--max-pinned)"),
+    CLI_COUNT("depth", "K", run_options, depth, 0, SP_MAX_DEPTH,
+              "slots in the buffer ring (default: the library's choice)"),
+    CLI_COUNT("max-pinned", "BYTES", run_options, max_pinned, 4096, 1ULL << 40,
+              "most pinned staging memory to hold (depth x chunk x the bytes\n"
+              "of a record in and out); the chunk shrinks to fit"),
+    CLI_COUNT("threads", "N", run_options, staging_threads, 0, 1024,
+              "staging threads reading and writing the files (default: the CPUs)"),
+    CLI_JSON_OPTION(run_options),
 };
-#define N_OPTIONS (sizeof options / sizeof options[0])
 
-static void print_run_usage(FILE *out)
-{
-    fputs("usage: streampipe run --input FILE --output FILE --stages LIST [options]\n\n"
-          "Streams a file of records through the stage chain into another file with\n"
-          "sp_pipeline_run_io: the staging threads read and write the files positionally\n"
-          "(pread/pwrite) straight into and out of pinned memory, which stays bounded\n"
-          "whatever the file's size. A progress line shows on terminals.\n"
-          "Under mpirun (a build with SP_WITH_MPI) each rank takes an even contiguous\n"
-          "range of the records and the GPU of its place on its host (not --device),\n"
-          "and rank 0 prints one report; any rank failing fails them all.\n\n", out);
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        char left[48];
-        snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].value ? " " : "",
-                 options[i].value ? options[i].value : "");
-        fprintf(out, "  %-26s ", left);
-        for (const char *c = options[i].help; *c; c++) {
-            fputc(*c, out);
-            if (*c == '\n')
-                fprintf(out, "  %-26s ", "");
-        }
-        fputc('\n', out);
-    }
-    fputs("\nCounts take k/M/G suffixes (powers of 1024) or 2^N. Exit 0 on success, 1 when\n"
-          "the run or a file failed (no output is left behind), 64 on bad usage.\n", out);
-}
-
-static int parse_run_args(int argc, char **argv, run_options *o, int *help_shown)
-{
-    struct option long_options[N_OPTIONS + 1];
-    for (size_t i = 0; i < N_OPTIONS; i++)
-        long_options[i] = (struct option){options[i].name,
-                                          options[i].value ? required_argument : no_argument,
-                                          NULL, (int)(256 + i)};
-    long_options[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
-    memset(o, 0, sizeof *o);
-    o->backend = SP_BACKEND_AUTO;
-    *help_shown = 0;
-    optind = 1;
-    opterr = 0;
-    int code;
-    while ((code = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
-        if (code == '?')
-            return cli_usage_error("run: unknown option '%s' (see --help)", argv[optind - 1]);
-        if (code == ':')
-            return cli_usage_error("run: option '%s' needs a value", argv[optind - 1]);
-        const run_option *opt = code == 'h' ? NULL : &options[code - 256];
-        if (!opt || !opt->apply) {
-            print_run_usage(stdout);
-            *help_shown = 1;
-            return CLI_EXIT_OK;
-        }
-        int rc = opt->apply(optarg, o);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-    }
-    if (optind < argc)
-        return cli_usage_error("run: unexpected argument '%s'", argv[optind]);
-    if (!o->input_path || !o->output_path || !o->stages_text)
-        return cli_usage_error("run: --input, --output and --stages are required (see --help)");
-    return CLI_EXIT_OK;
-}
+static const cli_command_options command = {
+    "run",
+    "usage: streampipe run --input FILE --output FILE --stages LIST [options]\n\n"
+    "Streams a file of records through the stage chain into another file with\n"
+    "sp_pipeline_run_io: the staging threads read and write the files positionally\n"
+    "(pread/pwrite) straight into and out of pinned memory, which stays bounded\n"
+    "whatever the file's size. A progress line shows on terminals.\n"
+    "Under mpirun (a build with SP_WITH_MPI) each rank takes an even contiguous\n"
+    "range of the records and the GPU of its place on its host (not --device),\n"
+    "and rank 0 prints one report; any rank failing fails them all.\n\n",
+    options, sizeof options / sizeof options[0],
+    "\nCounts take k/M/G suffixes (powers of 1024) or 2^N. Exit 0 on success, 1 when\n"
+    "the run or a file failed (no output is left behind), 64 on bad usage.\n",
+    NULL};
 
 /* The depth the library would choose for this chain (asked of a one-record pipeline, so
  * that the rule stays the library's alone). */
@@ -197,35 +119,32 @@ double run_peak_rss_mib(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
 }
 
+void run_print_job(fig_out *out, const run_job *job, const run_options *o)
+{
+    const run_files *f = &job->files;
+    double bytes = (double)f->n_records * (double)f->in_record_bytes;
+    cli_tool_figures(out, "streampipe run");
+    fig_str(out, "backend", "backend", "%s", sp_backend_name(sp_context_backend(job->ctx)));
+    fig_str(out, "input", "input", "%s", f->input_path);
+    fig_str(out, "output", "output", "%s", f->output_path);
+    fig_str(out, "stages", "stages", "%s", o->stages_text);
+    fig_uint(out, "records", "records", "%llu", f->n_records);
+    fig_uint(out, "bytes_in", NULL, NULL, (unsigned long long)bytes);
+    fig_num(out, NULL, "bytes in", "%.1f MiB", bytes / (1 << 20));
+}
+
 static void print_result(const run_job *job, const run_options *o, const sp_report *report)
 {
     const run_files *f = &job->files;
     double bytes = (double)f->n_records * (double)f->in_record_bytes;
-    double rate = report->makespan_s > 0 ? bytes / report->makespan_s / 1e9 : 0.0;
-    if (o->json) {
-        json_writer w;
-        json_begin(&w, stdout);
-        json_object_open(&w, NULL);
-        json_string(&w, "tool", "streampipe run");
-        json_string(&w, "version", sp_version());
-        json_string(&w, "backend", sp_backend_name(sp_context_backend(job->ctx)));
-        json_string(&w, "input", f->input_path);
-        json_string(&w, "output", f->output_path);
-        json_string(&w, "stages", o->stages_text);
-        json_uint(&w, "records", f->n_records);
-        json_uint(&w, "bytes_in", (unsigned long long)bytes);
-        json_number(&w, "gbps_in", rate);
-        json_number(&w, "peak_rss_mib", run_peak_rss_mib());
-        cli_json_report(&w, report);
-        json_object_close(&w);
-        json_end(&w);
-        return;
-    }
-    printf("streampipe run: %zu records (%.1f MiB) from %s to %s in %.3f s, %.2f GB/s in\n",
-           f->n_records, bytes / (1 << 20), f->input_path, f->output_path, report->makespan_s,
-           rate);
-    printf("peak RSS %.1f MiB\n", run_peak_rss_mib());
-    cli_print_report(report, stdout);
+    fig_out out;
+    fig_begin(&out, stdout, o->json);
+    run_print_job(&out, job, o);
+    fig_num(&out, "gbps_in", "rate in", "%.2f GB/s (over the makespan)",
+            cli_gbps(bytes, report->makespan_s));
+    fig_num(&out, "peak_rss_mib", "peak RSS", "%.1f MiB", run_peak_rss_mib());
+    cli_report_figures(&out, "report:", report);
+    fig_end(&out);
 }
 
 static int run_job_go(run_job *job, const run_options *o)
@@ -262,9 +181,9 @@ static int run_job_go(run_job *job, const run_options *o)
 
 int run_main(int argc, char **argv)
 {
-    run_options o;
+    run_options o = {.backend = SP_BACKEND_AUTO};
     int help_shown = 0;
-    int rc = parse_run_args(argc, argv, &o, &help_shown);
+    int rc = cli_parse_options(&command, argc, argv, &o, &help_shown);
     if (rc != CLI_EXIT_OK || help_shown)
         return rc;
     run_mpi mpi;

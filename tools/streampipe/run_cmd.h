@@ -9,6 +9,7 @@
 #include "streampipe.h"
 #include "streampipe_mlp.h"
 #include "streampipe_ops.h"
+#include "figures.h"
 #include "run_files.h"
 
 typedef struct run_options {
@@ -47,6 +48,8 @@ int run_main(int argc, char **argv);
 /* The pipeline for the job's stages and files (--chunk, --depth, --max-pinned, --threads). */
 int run_make_pipeline(run_job *job, const run_options *o);
 double run_peak_rss_mib(void);
+/* The first figures of the result, the same with one process or several ranks. */
+void run_print_job(fig_out *out, const run_job *job, const run_options *o);
 /* One rank's part of a run under mpirun (run_ranks.c): its contiguous range of the records,
  * read and written in place in the one output, which rank 0 creates and, once every rank
  * has succeeded, moves into place. rc: how opening the context went on this rank (every

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "run_files.h"
+#include "stats.h"
 
 static int file_error(const char *what, const char *path, int err)
 {
@@ -177,7 +178,7 @@ static void show_progress(run_files *f)
         fprintf(stderr, "\rstreampipe run: %.0f of %.0f MiB (%.0f%%), %.2f GB/s    ", mib,
                 (double)(f->n_records * f->in_record_bytes) / (1 << 20),
                 f->n_records ? 100.0 * (double)done / (double)f->n_records : 100.0,
-                (double)(done * f->in_record_bytes) / (now - f->started) / 1e9);
+                cli_gbps((double)(done * f->in_record_bytes), now - f->started));
     }
     pthread_mutex_unlock(&f->lock);
 }

@@ -15,9 +15,10 @@
 
 #include "cli.h"
 #include "clock.h"
-#include "json.h"
+#include "figures.h"
 #include "run_cmd.h"
 #include "run_mpi.h"
+#include "stats.h"
 
 /* The figures each rank sends rank 0. */
 enum { FIG_RECORDS, FIG_FIRST, FIG_SECONDS, FIG_DEVICE, FIG_N };
@@ -113,70 +114,54 @@ static int run_range(run_job *job, const run_mpi *m, size_t first, size_t count)
     return run_files_sync(&job->files);
 }
 
-static void print_ranks_json(const run_job *job, const run_options *o, const run_mpi *m,
-                             const double *all, size_t slowest)
+static const fig_column rank_columns[] = {
+    {"rank", "rank", 6, "%llu", FIG_UINT},
+    {"device", "device", 6, "%llu", FIG_UINT},
+    {"first_record", "first record", 14, "%llu", FIG_UINT},
+    {"records", "records", 12, "%llu", FIG_UINT},
+    {NULL, "share", 7, "%.1f%%", FIG_NUM},
+    {"seconds", "seconds", 9, "%.3f", FIG_NUM},
+    {"gbps_in", "GB/s in", 9, "%.2f", FIG_NUM},
+};
+#define N_RANK_COLUMNS (sizeof rank_columns / sizeof rank_columns[0])
+
+static void rank_table(fig_out *out, const run_files *f, const run_mpi *m, const double *all)
 {
-    const run_files *f = &job->files;
-    json_writer w;
-    json_begin(&w, stdout);
-    json_object_open(&w, NULL);
-    json_string(&w, "tool", "streampipe run");
-    json_string(&w, "version", sp_version());
-    json_string(&w, "backend", sp_backend_name(sp_context_backend(job->ctx)));
-    json_string(&w, "input", f->input_path);
-    json_string(&w, "output", f->output_path);
-    json_string(&w, "stages", o->stages_text);
-    json_uint(&w, "records", f->n_records);
-    json_uint(&w, "ranks", (unsigned long long)m->size);
-    json_uint(&w, "slowest_rank", slowest);
-    json_number(&w, "seconds", all[slowest * FIG_N + FIG_SECONDS]);
-    json_array_open(&w, "per_rank");
+    fig_table(out, "per_rank", rank_columns, N_RANK_COLUMNS);
     for (size_t r = 0; r < (size_t)m->size; r++) {
         const double *fig = &all[r * FIG_N];
-        double bytes = fig[FIG_RECORDS] * (double)f->in_record_bytes;
-        json_object_open(&w, NULL);
-        json_uint(&w, "rank", r);
-        json_uint(&w, "device", (unsigned long long)fig[FIG_DEVICE]);
-        json_uint(&w, "first_record", (unsigned long long)fig[FIG_FIRST]);
-        json_uint(&w, "records", (unsigned long long)fig[FIG_RECORDS]);
-        json_number(&w, "seconds", fig[FIG_SECONDS]);
-        json_number(&w, "gbps_in", fig[FIG_SECONDS] > 0 ? bytes / fig[FIG_SECONDS] / 1e9 : 0);
-        json_object_close(&w);
+        double share = f->n_records ? 100.0 * fig[FIG_RECORDS] / (double)f->n_records : 100.0;
+        fig_value v[N_RANK_COLUMNS] = {
+            {.uint = r}, {.uint = (unsigned long long)fig[FIG_DEVICE]},
+            {.uint = (unsigned long long)fig[FIG_FIRST]},
+            {.uint = (unsigned long long)fig[FIG_RECORDS]}, {.num = share},
+            {.num = fig[FIG_SECONDS]},
+            {.num = cli_gbps(fig[FIG_RECORDS] * (double)f->in_record_bytes, fig[FIG_SECONDS])}};
+        fig_row(out, NULL, rank_columns, N_RANK_COLUMNS, v);
     }
-    json_array_close(&w);
-    json_object_close(&w);
-    json_end(&w);
+    fig_table_end(out);
 }
 
 /* Rank 0's report from every rank's figures: the run takes as long as its slowest rank. */
 static void print_ranks(const run_job *job, const run_options *o, const run_mpi *m,
                         const double *all)
 {
+    const run_files *f = &job->files;
     size_t slowest = 0;
     for (size_t r = 1; r < (size_t)m->size; r++)
         if (all[r * FIG_N + FIG_SECONDS] > all[slowest * FIG_N + FIG_SECONDS])
             slowest = r;
-    if (o->json) {
-        print_ranks_json(job, o, m, all, slowest);
-        return;
-    }
-    const run_files *f = &job->files;
     double seconds = all[slowest * FIG_N + FIG_SECONDS];
     double bytes = (double)f->n_records * (double)f->in_record_bytes;
-    printf("streampipe run: %zu records (%.1f MiB) from %s to %s by %d ranks (%s) in %.3f s, "
-           "%.2f GB/s in\n", f->n_records, bytes / (1 << 20), f->input_path, f->output_path,
-           m->size, sp_backend_name(sp_context_backend(job->ctx)), seconds,
-           seconds > 0 ? bytes / seconds / 1e9 : 0.0);
-    for (size_t r = 0; r < (size_t)m->size; r++) {
-        const double *fig = &all[r * FIG_N];
-        double rank_bytes = fig[FIG_RECORDS] * (double)f->in_record_bytes;
-        printf("  rank %zu: device %.0f, records %.0f.. (%.0f, %.1f%%) in %.3f s, %.2f GB/s\n",
-               r, fig[FIG_DEVICE], fig[FIG_FIRST], fig[FIG_RECORDS],
-               f->n_records ? 100.0 * fig[FIG_RECORDS] / (double)f->n_records : 100.0,
-               fig[FIG_SECONDS],
-               fig[FIG_SECONDS] > 0 ? rank_bytes / fig[FIG_SECONDS] / 1e9 : 0.0);
-    }
-    printf("slowest rank: %zu (%.3f s)\n", slowest, seconds);
+    fig_out out;
+    fig_begin(&out, stdout, o->json);
+    run_print_job(&out, job, o);
+    fig_uint(&out, "ranks", "ranks", "%llu", (unsigned long long)m->size);
+    fig_num(&out, "seconds", "seconds", "%.3f s (the slowest rank's)", seconds);
+    fig_num(&out, "gbps_in", "rate in", "%.2f GB/s", cli_gbps(bytes, seconds));
+    rank_table(&out, f, m, all);
+    fig_uint(&out, "slowest_rank", "slowest rank", "%llu", slowest);
+    fig_end(&out);
 }
 
 int run_ranks_go(run_job *job, const run_options *o, const run_mpi *m, int rc, int device)

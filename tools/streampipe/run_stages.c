@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
+#include "options.h"
 #include "cli.h"
 #include "run_cmd.h"
 
@@ -16,7 +16,7 @@ static int parse_sinmix(const char *spec, run_stage_list *list)
     if (*params == ':') {
         if (strncmp(params + 1, "iters=", 6) != 0)
             return cli_usage_error("--stages: '%s': sinmix takes iters=N", spec);
-        if (args_parse_count(params + 7, SINMIX_MAX_ITERS, &iters) != 0)
+        if (cli_parse_count(params + 7, SINMIX_MAX_ITERS, &iters) != 0)
             return cli_usage_error("--stages: '%s': iters is not a count up to %llu", spec,
                                    SINMIX_MAX_ITERS);
     } else if (*params != '\0') {

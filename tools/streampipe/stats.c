@@ -1,4 +1,4 @@
-/* Medians of repeated runs; see stats.h. */
+/* Medians and rates of repeated runs; see stats.h. */
 #include "stats.h"
 
 #include <stdlib.h>
@@ -37,4 +37,9 @@ size_t cli_lower_median_index(const double *values, size_t n)
         if (values[i] == sorted[(n - 1) / 2])
             return i;
     return 0;
+}
+
+double cli_gbps(double bytes, double seconds)
+{
+    return seconds > 0.0 ? bytes / seconds * 1e-9 : 0.0;
 }

@@ -1,4 +1,4 @@
-/* Medians of repeated runs, for every command that times them. */
+/* Medians and rates of repeated runs, for every command that times them. */
 #ifndef SP_CLI_STATS_H
 #define SP_CLI_STATS_H
 
@@ -14,5 +14,8 @@ double cli_median(const double *values, size_t n);
 /* The index of the lower median of values[0..n): a real run's, not an average of two; 0 when
  * n is 0 or more than CLI_MAX_SAMPLES. */
 size_t cli_lower_median_index(const double *values, size_t n);
+
+/* GB/s (1e9 bytes per second); 0 when no time passed. The one rate every command quotes. */
+double cli_gbps(double bytes, double seconds);
 
 #endif /* SP_CLI_STATS_H */

@@ -1,0 +1,52 @@
+#!/bin/sh
+# cli_options.sh CLI: the option tables (tools/streampipe/options.c) on every command, without
+# running a job: each bad value, unknown option, missing value, stray argument or missing
+# required option exits 64 with a message naming the option; --help and -h exit 0 and list
+# every option; counts take suffixes and 2^N.
+cli=$1
+failures=0
+expect() { # expect RC PATTERN ARGS...: exit status RC and PATTERN on stderr (or stdout for 0)
+    want=$1 pattern=$2
+    shift 2
+    out=$("$cli" "$@" 2>&1 >/dev/null)
+    rc=$?
+    [ "$rc" -eq 0 ] && out=$("$cli" "$@" 2>/dev/null)
+    if [ "$rc" -ne "$want" ] || ! printf '%s' "$out" | grep -q -- "$pattern"; then
+        echo "FAIL: $* -> exit $rc (want $want), output lacks '$pattern': $out" | head -c 400
+        echo
+        failures=$((failures + 1))
+    fi
+}
+for cmd in bench infer latency probe run; do
+    expect 0 "usage: streampipe $cmd" "$cmd" --help
+    expect 0 "--backend auto|host|cuda" "$cmd" -h
+    expect 64 "$cmd: unknown option '--nosuch'" "$cmd" --nosuch
+    expect 64 "$cmd: option '--device' needs a value" "$cmd" --device
+    expect 64 "$cmd: unexpected argument 'stray'" "$cmd" stray
+    expect 64 "--device: '-1' is not a count in \[0, 2147483647\]" "$cmd" --device -1
+    expect 64 "--backend: 'gpu' is not auto, host or cuda" "$cmd" --backend gpu
+    expect 64 "unknown option '--json=1'" "$cmd" --json=1
+done
+expect 64 "--records: '1x' is not a count in \[1, 1099511627776\]" bench --records 1x
+expect 64 "--records: '0' is not a count" bench --records 0
+expect 64 "--graph: 'sometimes' is not off, on or auto" bench --graph sometimes
+expect 64 "--memory: 'x' is not pageable or pinned" bench --memory x
+expect 64 "--workload: unknown workload 'x'" bench --workload x
+expect 64 "--repeat: '2^7' is not a count in \[1, 100\]" bench --repeat 2^7
+expect 64 "--sweep-values needs --sweep" bench --sweep-values 1,2
+expect 64 "'0' is not a valid depth value" bench --sweep depth --sweep-values 0
+expect 64 "--trace and --svg name the same file" bench --trace f --svg f
+expect 64 "--devices: 'x' in '0,x' is not a device number" bench --devices 0,x
+expect 64 "infer: --model and --input are required" infer --model m
+expect 64 "--precision: 'fp16' is not fp32 or tf32" infer --precision fp16
+expect 64 "--request-copy: 'dma' is not engine or kernel" latency --request-copy dma
+expect 64 "--request-bytes: 6 is not a whole number of floats" latency --request-bytes 6
+expect 64 "run: --input, --output and --stages are required" run --input a
+expect 64 "--max-pinned: '4095' is not a count in \[4096" run --max-pinned 4095
+expect 0 "--sweep-values A,B,..." bench --help
+expect 0 "--save-predictions FILE" infer --help
+expect 0 "--request-copy engine|kernel" latency --help
+expect 0 "--quick" probe --help
+expect 0 "--max-pinned BYTES" run --help
+[ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
+echo "ok: option tables"

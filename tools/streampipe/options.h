@@ -1,0 +1,82 @@
+/* Command-line options, declared once per command in a table: each entry gives the name, the
+ * kind and range of its value, where it goes in the command's configuration struct and its
+ * help. getopt_long's list, the checking of every value and the usage text all come from the
+ * table, so an option is written in one place. */
+#ifndef SP_CLI_OPTIONS_H
+#define SP_CLI_OPTIONS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum cli_option_kind {
+    CLI_OPT_COUNT,  /* a count in [min, max] into an unsigned field (see cli_parse_count) */
+    CLI_OPT_CHOICE, /* one of "a|b|c" into an int or enum field: its index in the list */
+    CLI_OPT_FLAG,   /* no value; sets an int field to 1 */
+    CLI_OPT_STRING, /* the text itself into a const char * field */
+    CLI_OPT_APPLY   /* the text handed to `apply`, for values no other kind describes */
+} cli_option_kind;
+
+typedef struct cli_option {
+    const char *name;
+    cli_option_kind kind;
+    const char *value;            /* the value's name in the usage ("N", "FILE"); CHOICE:
+                                     the names, "off|on|auto"; NULL for a flag */
+    unsigned long long min, max;  /* COUNT */
+    size_t offset, size;          /* the field in the command's configuration struct */
+    int required;                 /* the command refuses to run without it */
+    int (*apply)(const char *value, void *config); /* APPLY: CLI_EXIT_OK or a usage error */
+    const char *help;             /* '\n' starts a continuation line */
+} cli_option;
+
+#define CLI_FIELD(type, field) offsetof(type, field), sizeof(((type *)0)->field)
+
+#define CLI_COUNT(name, value, type, field, min, max, help) \
+    {name, CLI_OPT_COUNT, value, min, max, CLI_FIELD(type, field), 0, NULL, help}
+#define CLI_CHOICE(name, names, type, field, help) \
+    {name, CLI_OPT_CHOICE, names, 0, 0, CLI_FIELD(type, field), 0, NULL, help}
+#define CLI_FLAG(name, type, field, help) \
+    {name, CLI_OPT_FLAG, NULL, 0, 0, CLI_FIELD(type, field), 0, NULL, help}
+#define CLI_STRING(name, value, type, field, help) \
+    {name, CLI_OPT_STRING, value, 0, 0, CLI_FIELD(type, field), 0, NULL, help}
+#define CLI_REQUIRED(name, value, type, field, help) \
+    {name, CLI_OPT_STRING, value, 0, 0, CLI_FIELD(type, field), 1, NULL, help}
+#define CLI_APPLY(name, value, fn, help) {name, CLI_OPT_APPLY, value, 0, 0, 0, 0, 0, fn, help}
+
+/* The options every command that opens a context has, with the same words everywhere. The
+ * choice's order is sp_backend_kind's: AUTO, HOST, CUDA. */
+#define CLI_BACKEND_OPTION(type)                                                       \
+    CLI_CHOICE("backend", "auto|host|cuda", type, backend,                             \
+               "backend (default auto: CUDA when a GPU is present)")
+#define CLI_DEVICE_OPTION(type) \
+    CLI_COUNT("device", "N", type, device, 0, INT_MAX, "GPU index (default 0)")
+#define CLI_JSON_OPTION(type) \
+    CLI_FLAG("json", type, json, "one JSON object on stdout instead of text")
+/* sp_graph_mode's order: OFF, ON, AUTO. */
+#define CLI_GRAPH_NAMES "off|on|auto"
+
+/* A command: its options and the text around them in --help. */
+typedef struct cli_command_options {
+    const char *command;          /* "bench": names the command in messages */
+    const char *intro;            /* the usage line and what the command does */
+    const cli_option *options;
+    size_t n_options;
+    const char *outro;            /* after the option list; may be NULL */
+    void (*print_more)(FILE *out); /* more text after that, made from other tables; or NULL */
+} cli_command_options;
+
+/* Parses argv (argv[0] is the command's name) into `config`, which holds the defaults.
+ * --help and -h print the usage on stdout and set *help_shown. Returns CLI_EXIT_OK, or
+ * CLI_EXIT_USAGE after saying why on stderr. */
+int cli_parse_options(const cli_command_options *command, int argc, char **argv, void *config,
+                      int *help_shown);
+
+/* The option called `name`, or NULL: for checks that take an option's range elsewhere. */
+const cli_option *cli_find_option(const cli_command_options *command, const char *name);
+
+/* A count: decimal digits with an optional binary suffix (k = 2^10, M = 2^20, G = 2^30), or a
+ * power of two written "2^N". Returns 0 and sets *out when `text` is one and is <= max;
+ * -1 otherwise. "128M", "2^27" and "134217728" are the same count. */
+int cli_parse_count(const char *text, unsigned long long max, unsigned long long *out);
+
+#endif /* SP_CLI_OPTIONS_H */
