@@ -119,9 +119,13 @@ typedef struct victim_run {
     int status; /* exit status, -1 when it did not exit */
 } victim_run;
 
-/* Sanitizers would catch the crash themselves and exit; let the signal through. */
-static void let_signals_through(void)
+/* The victims' environment: the runner's own settings come from the command line only, and
+ * the sanitizers, which would catch the crash themselves and exit, let the signal through. */
+static void victim_environment(void)
 {
+    unsetenv("SP_TEST_TIMEOUT");
+    unsetenv("SP_TEST_NOFORK");
+    unsetenv("SP_TEST_LIST");
     const char *names[] = {"ASAN_OPTIONS", "TSAN_OPTIONS"};
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
         const char *old = getenv(names[i]);
@@ -136,7 +140,7 @@ static int run_victims(const char *env, const char *filter, victim_run *run)
 {
     char command[4096];
     snprintf(command, sizeof command, "%s '%s' --victims %s 2>&1", env, self_path, filter);
-    let_signals_through();
+    victim_environment();
     FILE *out = popen(command, "r");
     if (!CHECK_MSG(out != NULL, "popen(%s): %s", command, strerror(errno)))
         return 0;
