@@ -1,8 +1,8 @@
-/* The test runner behind harness.h. */
-#include "harness.h"
+/* What a test calls (checks, skips, seeds, random numbers); the runner is harness_run.c and
+ * one test's life harness_test.c. */
+#include "harness_internal.h"
 
 #include <ctype.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,63 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_TIMEOUT_S 120u
 #define MAX_PRINTED_FAILURES 40ul
 
 static atomic_ulong failures;
-static const char *volatile running_test = "";
-static volatile unsigned long passed_count, failed_count, skipped_count;
 static char skip_text[256];
 static _Thread_local char context_text[320];
 
-/* ---- timeout: async-signal-safe reporting, then _exit ------------------------------------ */
-
-static void put_raw(const char *s)
-{
-    size_t n = strlen(s);
-    while (n > 0) {
-        ssize_t w = write(STDOUT_FILENO, s, n);
-        if (w <= 0)
-            return;
-        s += w;
-        n -= (size_t)w;
-    }
-}
-
-static void put_count(unsigned long v, const char *suffix)
-{
-    char digits[24];
-    size_t i = sizeof digits - 1;
-    digits[i] = '\0';
-    do {
-        digits[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v > 0 && i > 0);
-    put_raw(digits + i);
-    put_raw(suffix);
-}
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    put_raw("\nTIMEOUT: test ");
-    put_raw(running_test);
-    put_raw(" did not finish in time (hung?)\n");
-    put_count(passed_count, " passed, ");
-    put_count(failed_count + 1, " failed, ");
-    put_count(skipped_count, " skipped\n");
-    _exit(1);
-}
-
 /* ---- environment ------------------------------------------------------------------------- */
-
-static unsigned timeout_for(const test_case *t)
-{
-    const char *env = getenv("SP_TEST_TIMEOUT");
-    if (env != NULL && atoi(env) > 0)
-        return (unsigned)atoi(env);
-    return t->timeout_s != 0 ? t->timeout_s : DEFAULT_TIMEOUT_S;
-}
 
 uint64_t harness_seed(void)
 {
@@ -96,7 +46,7 @@ int harness_quick(void)
     return env != NULL && *env != '\0' && strcmp(env, "0") != 0;
 }
 
-static double now_s(void)
+double harness_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -106,6 +56,15 @@ static double now_s(void)
 /* ---- failures ---------------------------------------------------------------------------- */
 
 unsigned long harness_failures(void) { return atomic_load(&failures); }
+
+void harness_begin_test(void)
+{
+    atomic_store(&failures, 0);
+    skip_text[0] = '\0';
+    context_text[0] = '\0';
+}
+
+const char *harness_skip_text(void) { return skip_text[0] != '\0' ? skip_text : "skipped"; }
 
 void harness_skip_reason(const char *fmt, ...)
 {
@@ -207,58 +166,4 @@ void rng_fill(test_rng *rng, void *buf, size_t bytes)
         uint64_t v = rng_next(rng);
         memcpy(p, &v, bytes);
     }
-}
-
-/* ---- the runner -------------------------------------------------------------------------- */
-
-static int run_one(const test_case *t)
-{
-    atomic_store(&failures, 0);
-    skip_text[0] = '\0';
-    context_text[0] = '\0';
-    running_test = t->name;
-    printf("[ RUN  ] %s\n", t->name);
-    double t0 = now_s();
-    alarm(timeout_for(t));
-    int rc = t->fn();
-    alarm(0);
-    double dt = now_s() - t0;
-    unsigned long fails = atomic_load(&failures);
-    if (rc == TEST_SKIP && fails == 0) {
-        printf("[ SKIP ] %s: %s\n", t->name, skip_text[0] != '\0' ? skip_text : "skipped");
-        return TEST_SKIP;
-    }
-    if (rc == TEST_OK && fails == 0) {
-        printf("[  OK  ] %s (%.2f s)\n", t->name, dt);
-        return TEST_OK;
-    }
-    printf("[ FAIL ] %s (%lu failed checks, %.2f s)\n", t->name, fails, dt);
-    return TEST_FAIL;
-}
-
-int harness_run(const test_case *tests, size_t n_tests, const char *filter)
-{
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    signal(SIGALRM, on_alarm);
-    harness_seed();
-    for (size_t i = 0; i < n_tests; i++) {
-        if (filter != NULL && strstr(tests[i].name, filter) == NULL)
-            continue;
-        int rc = run_one(&tests[i]);
-        if (rc == TEST_OK)
-            passed_count++;
-        else if (rc == TEST_SKIP)
-            skipped_count++;
-        else
-            failed_count++;
-    }
-    if (passed_count + failed_count + skipped_count == 0) {
-        printf("no test matches \"%s\"\n", filter != NULL ? filter : "");
-        failed_count = 1;
-    }
-    printf("%lu passed, %lu failed, %lu skipped\n", passed_count, failed_count, skipped_count);
-    fflush(stdout);
-    if (failed_count > 0)
-        return 1;
-    return passed_count == 0 ? TEST_SKIP : 0;
 }

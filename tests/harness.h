@@ -1,14 +1,22 @@
 /*
- * A tiny test runner in the manner of libuv's: a table of tests, each run in turn with a wall
- * timeout; CHECK macros that report file:line and the values and let the test go on; explicit
+ * A tiny test runner in the manner of libuv's: a table of tests, each run in a child process
+ * of its own with a wall timeout, so that a crash or a hang fails that test alone and the
+ * next ones still run; the library's live handles counted after every test (a leak fails
+ * it); CHECK macros that report file:line and the values and let the test go on; explicit
  * skips; fresh random data from a printed seed. The last line a binary prints is always
- * "N passed, N failed, N skipped".
+ * "N passed, N failed, N skipped". tests/README.md describes the output.
  *
  * Environment: SP_TEST_SEED (reproduce), SP_TEST_QUICK (shorter lists), SP_TEST_TIMEOUT
- * (seconds per test), SP_TEST_VERBOSE (print every failed check, not the first 40).
+ * (seconds per test), SP_TEST_VERBOSE (print every failed check, not the first 40),
+ * SP_TEST_NOFORK=1 (run the tests in this process, one after another, for a debugger),
+ * SP_TEST_LIST=1 (print the tests' names and run none).
  *
  * A test returns TEST_OK, TEST_FAIL or TEST_SKIP; a test that returns TEST_OK after a failed
  * CHECK counts as failed. CHECKs may be used from any thread.
+ *
+ * Nothing may open a context (or otherwise start CUDA) before harness_run: a CUDA context does
+ * not survive fork. Work every test needs goes in the setup function (harness_set_setup),
+ * which runs in each test's process.
  */
 #ifndef SP_TEST_HARNESS_H
 #define SP_TEST_HARNESS_H
@@ -31,9 +39,17 @@ typedef struct test_case {
 #define TEST_ENTRY_T(fn, seconds) { #fn, fn, seconds }
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Runs every test whose name contains `filter` (NULL: all); prints the summary line. Returns the
- * process exit status: 1 if any failed, 77 if all were skipped, else 0. */
+/* Runs every test whose name contains `filter` (NULL: all), each in a process of its own;
+ * prints the summary line. Returns the process exit status: 1 if any failed (crashed, timed
+ * out, leaked), 77 if all were skipped, else 0. */
 int harness_run(const test_case *tests, size_t n_tests, const char *filter);
+
+/* Work done in each test's process around every test of the binary: `setup` runs first and
+ * returns TEST_OK to run the test, or TEST_SKIP (with harness_skip_reason: the backend is
+ * absent, the build lacks a dependency) or TEST_FAIL (after a failed CHECK) to give that
+ * verdict without running it; `teardown` (may be NULL) runs after the test, or after a setup
+ * that did not return TEST_OK, before the live objects are counted. Call before harness_run. */
+void harness_set_setup(test_fn setup, void (*teardown)(void));
 
 /* Seed for this process: SP_TEST_SEED when set, else from the clock. Printed once. */
 uint64_t harness_seed(void);

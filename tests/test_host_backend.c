@@ -1,56 +1,21 @@
 /* Unit test of the HOST backend's semantics and of the fault backend, through backend.h only.
  * The ordering tests use gates (launches that block their queue until the test opens them)
  * so that every interleaving they check is forced, not hoped for. A test that hangs is a
- * failure: every wait for progress has a timeout, and alarm() bounds the whole program. */
+ * failure: every wait for progress has a timeout, and the runner bounds each test. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "backend/backend.h"
-#include "streampipe_fault.h"
+#include "backend_under_test.h"
 
 #define WAIT_LIMIT_S 5.0
-
-static int failures;
-
-static int check(int ok, const char *expr, const char *file, int line)
-{
-    if (!ok) {
-        printf("%s:%d: check failed: %s\n", file, line, expr);
-        failures++;
-    }
-    return ok;
-}
-
-static int check_status(sp_status got, sp_status want, const char *expr, const char *file,
-                        int line)
-{
-    if (got == want)
-        return 1;
-    printf("%s:%d: %s returned %d, expected %d (%s)\n", file, line, expr, (int)got, (int)want,
-           sp_backend_error());
-    failures++;
-    return 0;
-}
-
-#define CHECK(cond) check((cond) != 0, #cond, __FILE__, __LINE__)
-#define CHECK_STATUS(call, want) check_status((call), (want), #call, __FILE__, __LINE__)
-#define CHECK_OK(call) CHECK_STATUS(call, SP_OK)
-
-/* A backend under test: its table and its open context. */
-typedef struct backend {
-    const sp_backend_ops *ops;
-    void *impl;
-} backend;
 
 /* ---- latches: a gate a queue can block on, or a flag the test can wait for --------------- */
 
@@ -531,29 +496,6 @@ static void test_close_frees_leftovers(void)
 
 /* ---- the fault backend ------------------------------------------------------------------- */
 
-static int open_fault(const sp_fault_config *cfg, backend *out)
-{
-    const sp_backend_ops *host = sp_backend_host_ops();
-    void *host_impl = NULL;
-    out->ops = sp_backend_fault_ops();
-    out->impl = NULL;
-    if (!CHECK_OK(host->open(0, &host_impl)))
-        return 0;
-    if (!CHECK_OK(sp_fault_open(host, host_impl, cfg, &out->impl))) {
-        host->close(host_impl);
-        return 0;
-    }
-    return 1;
-}
-
-static sp_fault_stats stats_of(backend b)
-{
-    sp_fault_stats stats;
-    memset(&stats, 0xff, sizeof stats);
-    sp_fault_stats_read(b.impl, &stats);
-    return stats;
-}
-
 static void test_fault_fail_call(void)
 {
     sp_fault_config cfg = {.fail_call = 3, .fail_status = SP_ERR_OUT_OF_DEVICE_MEMORY};
@@ -572,25 +514,25 @@ static void test_fault_fail_call(void)
     CHECK(dev == NULL);
     CHECK(strstr(sp_backend_error(), "call 3 (device_alloc)") != NULL);
     CHECK_OK(b.ops->device_alloc(b.impl, 64, &dev2));                         /* call 4 */
-    sp_fault_stats stats = stats_of(b);
+    sp_fault_stats stats = fault_stats(b);
     CHECK(stats.calls == 4 && stats.injected == 1 && stats.live_objects == 3);
 
     sp_fault_config again = {.fail_call = 2}; /* fail_status 0 means SP_ERR_BACKEND */
     sp_fault_configure(b.impl, &again);
-    CHECK(stats_of(b).calls == 0);
+    CHECK(fault_stats(b).calls == 0);
     CHECK_OK(b.ops->event_record(b.impl, event, q));                          /* call 1 */
     CHECK_STATUS(b.ops->queue_sync(b.impl, q), SP_ERR_BACKEND);               /* call 2 */
     CHECK_OK(b.ops->queue_sync(b.impl, q));                                   /* call 3 */
     int is = -1;
     CHECK_OK(b.ops->is_pinned(b.impl, dev2, 1, &is));                         /* call 4 */
-    stats = stats_of(b);
+    stats = fault_stats(b);
     CHECK(stats.calls == 4 && stats.injected == 2 && stats.delays == 0);
 
     b.ops->device_free(b.impl, dev2);
     b.ops->device_free(b.impl, NULL);
     b.ops->event_destroy(b.impl, event);
     b.ops->queue_destroy(b.impl, q);
-    CHECK(stats_of(b).live_objects == 0);
+    CHECK(fault_stats(b).live_objects == 0);
     b.ops->close(b.impl);
 }
 
@@ -630,9 +572,9 @@ static void test_fault_delays(void)
     CHECK_OK(b.ops->event_create(b.impl, SP_EVENT_TIMING, &end));
     CHECK_OK(b.ops->event_create(b.impl, SP_EVENT_SYNC, &mark)); /* calls: 5 */
     five_ops(b, h2d, mark, h2d_scratch);                          /* calls: 10 */
-    CHECK(stats_of(b).delays == 5);
+    CHECK(fault_stats(b).delays == 5);
     five_ops(b, d2h, mark, d2h_scratch); /* calls: 15; d2h does not match "h2d" */
-    CHECK(stats_of(b).delays == 5);
+    CHECK(fault_stats(b).delays == 5);
     /* Between the two records lie six delays: five operations' and end's own. */
     CHECK_OK(b.ops->event_record(b.impl, start, h2d));
     five_ops(b, h2d, mark, h2d_scratch);
@@ -640,14 +582,14 @@ static void test_fault_delays(void)
     CHECK_OK(b.ops->event_sync(b.impl, end));
     CHECK_OK(b.ops->event_elapsed(b.impl, start, end, &seconds)); /* calls: 24 */
     CHECK(seconds >= 0.012);
-    sp_fault_stats stats = stats_of(b);
+    sp_fault_stats stats = fault_stats(b);
     CHECK(stats.delays == 12 && stats.calls == 24 && stats.live_objects == 5);
 
     /* NULL prefix: every queue; random part in [0, 1000] on top of 1 us, never 0. */
     sp_fault_config all = {.delay_us = 1, .random_delay_us = 1000, .seed = 7};
     sp_fault_configure(b.impl, &all);
     five_ops(b, d2h, mark, d2h_scratch);
-    CHECK(stats_of(b).delays == 17);
+    CHECK(fault_stats(b).delays == 17);
     CHECK_OK(b.ops->queue_sync(b.impl, d2h));
     CHECK_OK(b.ops->queue_sync(b.impl, h2d));
     b.ops->event_destroy(b.impl, mark);
@@ -655,7 +597,7 @@ static void test_fault_delays(void)
     b.ops->event_destroy(b.impl, start);
     b.ops->queue_destroy(b.impl, d2h);
     b.ops->queue_destroy(b.impl, h2d);
-    CHECK(stats_of(b).live_objects == 0);
+    CHECK(fault_stats(b).live_objects == 0);
     b.ops->close(b.impl);
 }
 
@@ -671,12 +613,12 @@ static void test_fault_live_objects(void)
     CHECK_OK(b.ops->host_register(b.impl, user, sizeof user));
     CHECK_OK(b.ops->host_register(b.impl, user + 8, 8)); /* nested: still an object */
     CHECK_STATUS(b.ops->host_unregister(b.impl, user + 64), SP_ERR_INVALID_ARGUMENT);
-    CHECK(stats_of(b).live_objects == 4);
+    CHECK(fault_stats(b).live_objects == 4);
     CHECK_OK(b.ops->host_unregister(b.impl, user + 8));
     CHECK_OK(b.ops->host_unregister(b.impl, user));
     b.ops->pinned_free(b.impl, host);
     b.ops->device_free(b.impl, dev);
-    CHECK(stats_of(b).live_objects == 0);
+    CHECK(fault_stats(b).live_objects == 0);
     /* Leftovers are released by close (checked by the sanitizers). */
     sp_bqueue *q = NULL;
     CHECK_OK(b.ops->queue_create(b.impl, "stage", 0, &q));
@@ -684,62 +626,89 @@ static void test_fault_live_objects(void)
     b.ops->close(b.impl);
 }
 
-/* ---- the runner -------------------------------------------------------------------------- */
+/* ---- the list ---------------------------------------------------------------------------- */
 
-/* A deadlock is a failure, not a hung CI job: say so and exit 1. */
-static void on_timeout(int signal_number)
+/* The semantic tests hold on HOST and through the fault backend with random delays
+ * everywhere; `queued`: the test enqueues work, so delays must have been applied. */
+static const sp_fault_config jitter = {.random_delay_us = 300, .seed = 42};
+
+#define ON_HOST_AND_FAULT(name, queued)                                                        \
+    TEST(host_##name) { return run_on_host(test_##name); }                                      \
+    TEST(fault_##name) { return run_on_fault(test_##name, &jitter, queued); }
+
+ON_HOST_AND_FAULT(fifo_order, 1)
+ON_HOST_AND_FAULT(cross_queue, 1)
+ON_HOST_AND_FAULT(wait_captures_generation, 1)
+ON_HOST_AND_FAULT(never_recorded, 1)
+ON_HOST_AND_FAULT(event_sync, 1)
+ON_HOST_AND_FAULT(elapsed, 1)
+ON_HOST_AND_FAULT(destroy_event_in_flight, 1)
+ON_HOST_AND_FAULT(sync_from_worker, 1)
+ON_HOST_AND_FAULT(pinned_blocks, 0)
+ON_HOST_AND_FAULT(registry, 0)
+
+TEST(host_table)
 {
-    (void)signal_number;
-    static const char message[] = "test_host_backend: timed out (a queue or wait deadlocked)\n";
-    ssize_t written = write(STDOUT_FILENO, message, sizeof message - 1);
-    (void)written;
-    _exit(1);
+    const sp_backend_ops *ops = sp_backend_host_ops();
+    CHECK(ops->abi == SP_BACKEND_ABI && strcmp(ops->name, "host") == 0);
+    return TEST_OK;
 }
 
-/* The semantic tests, on a backend table that behaves like HOST. */
-static void run_semantics(backend b)
-{
-    test_fifo_order(b);
-    test_cross_queue(b);
-    test_wait_captures_generation(b);
-    test_never_recorded(b);
-    test_event_sync(b);
-    test_elapsed(b);
-    test_destroy_event_in_flight(b);
-    test_sync_from_worker(b);
-    test_pinned_blocks(b);
-    test_registry(b);
-}
+TEST(host_nested_dies_with_its_range) { return run_on_host(test_nested_dies_with_its_range); }
 
-int main(void)
+TEST(close_frees_leftovers)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* failures printed before a timeout must survive it */
-    signal(SIGALRM, on_timeout);
-    alarm(120);
-    backend host = {sp_backend_host_ops(), NULL};
-    CHECK(host.ops->abi == SP_BACKEND_ABI && strcmp(host.ops->name, "host") == 0);
-    if (CHECK_OK(host.ops->open(0, &host.impl))) {
-        run_semantics(host);
-        test_nested_dies_with_its_range(host);
-        host.ops->close(host.impl);
-    }
-    /* The same semantics must hold through the fault backend with random delays everywhere. */
-    sp_fault_config jitter = {.random_delay_us = 300, .seed = 42};
-    backend fault;
-    if (open_fault(&jitter, &fault)) {
-        run_semantics(fault);
-        sp_fault_stats stats = stats_of(fault);
-        CHECK(stats.delays > 0 && stats.injected == 0 && stats.live_objects == 0);
-        fault.ops->close(fault.impl);
-    }
     test_close_frees_leftovers();
+    return TEST_OK;
+}
+
+TEST(fault_fail_call)
+{
     test_fault_fail_call();
+    return TEST_OK;
+}
+
+TEST(fault_delays)
+{
     test_fault_delays();
+    return TEST_OK;
+}
+
+TEST(fault_live_objects)
+{
     test_fault_live_objects();
-    if (failures) {
-        printf("test_host_backend: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_host_backend: all checks passed\n");
-    return 0;
+    return TEST_OK;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case tests[] = {
+        TEST_ENTRY(host_table),
+        TEST_ENTRY(host_fifo_order),
+        TEST_ENTRY(host_cross_queue),
+        TEST_ENTRY(host_wait_captures_generation),
+        TEST_ENTRY(host_never_recorded),
+        TEST_ENTRY(host_event_sync),
+        TEST_ENTRY(host_elapsed),
+        TEST_ENTRY(host_destroy_event_in_flight),
+        TEST_ENTRY(host_sync_from_worker),
+        TEST_ENTRY(host_pinned_blocks),
+        TEST_ENTRY(host_registry),
+        TEST_ENTRY(host_nested_dies_with_its_range),
+        TEST_ENTRY(fault_fifo_order),
+        TEST_ENTRY(fault_cross_queue),
+        TEST_ENTRY(fault_wait_captures_generation),
+        TEST_ENTRY(fault_never_recorded),
+        TEST_ENTRY(fault_event_sync),
+        TEST_ENTRY(fault_elapsed),
+        TEST_ENTRY(fault_destroy_event_in_flight),
+        TEST_ENTRY(fault_sync_from_worker),
+        TEST_ENTRY(fault_pinned_blocks),
+        TEST_ENTRY(fault_registry),
+        TEST_ENTRY(close_frees_leftovers),
+        TEST_ENTRY(fault_fail_call),
+        TEST_ENTRY(fault_delays),
+        TEST_ENTRY(fault_live_objects),
+    };
+    return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

@@ -3,31 +3,9 @@
  * joined queue is joined back before the capture ends, and what is refused meanwhile. The
  * same table runs again through the fault backend with random delays, as the core sees it
  * in the tests. */
-#include <stdio.h>
 #include <string.h>
 
-#include "backend/backend.h"
-#include "streampipe_fault.h"
-
-static int failures;
-
-static int check(int ok, const char *expr, int line)
-{
-    if (!ok) {
-        printf("test_host_graph.c:%d: check failed: %s (%s)\n", line, expr, sp_backend_error());
-        failures++;
-    }
-    return ok;
-}
-
-#define CHECK(cond) check((cond) != 0, #cond, __LINE__)
-#define CHECK_STATUS(call, want) check((call) == (want), #call " == " #want, __LINE__)
-#define CHECK_OK(call) CHECK_STATUS(call, SP_OK)
-
-typedef struct backend {
-    const sp_backend_ops *ops;
-    void *impl;
-} backend;
+#include "backend_under_test.h"
 
 enum { QUEUES = 3, BYTES = 4096 };
 
@@ -258,40 +236,38 @@ static void test_outside_events_break_the_capture(backend b)
     rig_close(&r);
 }
 
-static void run_all(backend b)
-{
-    test_fork_join_replays_every_branch(b);
-    test_unjoined_branch_fails(b);
-    test_end_on_branch_refused(b);
-    test_unstated_dependency_shows(b);
-    test_queue_destroyed_during_capture(b);
-    test_outside_events_break_the_capture(b);
-}
+/* ---- the list ---------------------------------------------------------------------------- */
 
-int main(void)
+/* Each test on HOST, and through the fault backend with random delays, as the core sees it in
+ * the tests. */
+static const sp_fault_config jitter = {.random_delay_us = 200, .seed = 7};
+
+#define ON_HOST_AND_FAULT(name)                                                                \
+    TEST(host_##name) { return run_on_host(test_##name); }                                      \
+    TEST(fault_##name) { return run_on_fault(test_##name, &jitter, 1); }
+
+ON_HOST_AND_FAULT(fork_join_replays_every_branch)
+ON_HOST_AND_FAULT(unjoined_branch_fails)
+ON_HOST_AND_FAULT(end_on_branch_refused)
+ON_HOST_AND_FAULT(unstated_dependency_shows)
+ON_HOST_AND_FAULT(queue_destroyed_during_capture)
+ON_HOST_AND_FAULT(outside_events_break_the_capture)
+
+int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    backend host = {sp_backend_host_ops(), NULL};
-    if (CHECK_OK(host.ops->open(0, &host.impl))) {
-        run_all(host);
-        host.ops->close(host.impl);
-    }
-    /* the fault backend closes the HOST one it wraps */
-    sp_fault_config jitter = {.random_delay_us = 200, .seed = 7};
-    backend fault = {sp_backend_fault_ops(), NULL};
-    void *inner = NULL;
-    if (CHECK_OK(host.ops->open(0, &inner))) {
-        if (CHECK_OK(sp_fault_open(host.ops, inner, &jitter, &fault.impl))) {
-            run_all(fault);
-            fault.ops->close(fault.impl);
-        } else {
-            host.ops->close(inner);
-        }
-    }
-    if (failures) {
-        printf("test_host_graph: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_host_graph: all checks passed\n");
-    return 0;
+    static const test_case tests[] = {
+        TEST_ENTRY(host_fork_join_replays_every_branch),
+        TEST_ENTRY(host_unjoined_branch_fails),
+        TEST_ENTRY(host_end_on_branch_refused),
+        TEST_ENTRY(host_unstated_dependency_shows),
+        TEST_ENTRY(host_queue_destroyed_during_capture),
+        TEST_ENTRY(host_outside_events_break_the_capture),
+        TEST_ENTRY(fault_fork_join_replays_every_branch),
+        TEST_ENTRY(fault_unjoined_branch_fails),
+        TEST_ENTRY(fault_end_on_branch_refused),
+        TEST_ENTRY(fault_unstated_dependency_shows),
+        TEST_ENTRY(fault_queue_destroyed_during_capture),
+        TEST_ENTRY(fault_outside_events_break_the_capture),
+    };
+    return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

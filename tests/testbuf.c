@@ -124,32 +124,34 @@ int parse_backend_arg(int argc, char **argv, sp_backend_kind *kind)
     return 0;
 }
 
-int backend_check(sp_backend_kind kind, size_t n_tests)
+/* Opened in each test's process, never in the runner's: a CUDA context does not survive fork. */
+int backend_available(sp_backend_kind kind)
 {
     sp_context *ctx = NULL;
     sp_status st = sp_context_create(kind, 0, &ctx);
     if (st == SP_OK) {
         sp_context_destroy(ctx);
-        return 0;
+        return TEST_OK;
     }
     if (kind == SP_BACKEND_CUDA && st == SP_ERR_UNSUPPORTED) {
-        printf("skipping: no CUDA backend here: %s\n", sp_last_open_error());
-        printf("0 passed, 0 failed, %zu skipped\n", n_tests);
-        return 77;
+        harness_skip_reason("no CUDA backend here: %s", sp_last_open_error());
+        return TEST_SKIP;
     }
-    printf("cannot open the %s backend: %s: %s\n", sp_backend_name(kind), sp_status_name(st),
-           sp_last_open_error());
-    printf("0 passed, 1 failed, 0 skipped\n");
-    return 1;
+    harness_fail(__FILE__, __LINE__, "cannot open the %s backend: %s: %s",
+                 sp_backend_name(kind), sp_status_name(st), sp_last_open_error());
+    return TEST_FAIL;
 }
+
+static sp_backend_kind setup_kind;
+
+static int backend_setup(void) { return backend_available(setup_kind); }
 
 int run_tests_on_backend(int argc, char **argv, const test_case *tests, size_t n_tests,
                          sp_backend_kind *kind)
 {
     if (!parse_backend_arg(argc, argv, kind))
         return 2;
-    int rc = backend_check(*kind, n_tests);
-    if (rc != 0)
-        return rc;
+    setup_kind = *kind;
+    harness_set_setup(backend_setup, NULL);
     return harness_run(tests, n_tests, argc > 2 ? argv[2] : NULL);
 }

@@ -47,11 +47,11 @@ int check_status(sp_status got, sp_status want, const char *errtext, const char 
 
 /* argv[1] is "host" or "cuda"; otherwise prints usage and returns 0. */
 int parse_backend_arg(int argc, char **argv, sp_backend_kind *kind);
-/* Whether a context of `kind` opens here: returns 0 (go on), or the exit status for main after
- * printing why and the closing line: 77 when CUDA is absent (SP_ERR_UNSUPPORTED), else 1. */
-int backend_check(sp_backend_kind kind, size_t n_tests);
-/* main() of a test binary run per backend: `prog host|cuda [filter]`. Sets *kind, skips (77)
- * when the backend is absent, else runs the tests. */
+/* A test's setup: TEST_OK when a context of `kind` opens here; TEST_SKIP (with the reason)
+ * when CUDA is absent (SP_ERR_UNSUPPORTED); else a failed check and TEST_FAIL. */
+int backend_available(sp_backend_kind kind);
+/* main() of a test binary run per backend: `prog host|cuda [filter]`. Sets *kind and runs the
+ * tests, each skipped (77 when all are) where the backend is absent. */
 int run_tests_on_backend(int argc, char **argv, const test_case *tests, size_t n_tests,
                          sp_backend_kind *kind);
 

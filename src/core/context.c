@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "core/live_objects.h"
 #include "streampipe_fault.h"
 
 static _Thread_local char open_error[SP_ERROR_TEXT];
@@ -72,6 +73,7 @@ static sp_status context_new(const sp_backend_ops *ops, void *impl, sp_context *
     atomic_init(&ctx->lost, 0);
     atomic_init(&ctx->refs, 1); /* the handle the caller gets */
     pthread_mutex_init(&ctx->error_lock, NULL);
+    sp_live_object_add(SP_LIVE_CONTEXT, +1);
     *out = ctx;
     return SP_OK;
 }
@@ -128,6 +130,7 @@ void sp_context_release(sp_context *ctx)
     ctx->ops->close(ctx->impl);
     pthread_mutex_destroy(&ctx->error_lock);
     free(ctx);
+    sp_live_object_add(SP_LIVE_CONTEXT, -1);
 }
 
 /* The caller's reference: pipelines still made on ctx keep it open (a garbage collector

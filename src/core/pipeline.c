@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/pipeline.h"
+#include "core/live_objects.h"
 
 
 sp_status sp_pipeline_vfail(sp_pipeline *p, sp_status status, const char *fmt, va_list ap)
@@ -327,6 +328,7 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_
         sp_context_release(ctx);
         return st;
     }
+    sp_live_object_add(SP_LIVE_PIPELINE, +1);
     *out = p;
     return SP_OK;
 }
@@ -340,6 +342,7 @@ void sp_pipeline_destroy(sp_pipeline *p)
     sp_context *ctx = p->ctx;
     release_all(p);
     free(p);
+    sp_live_object_add(SP_LIVE_PIPELINE, -1);
     sp_context_release(ctx); /* the last one closes the context, if its handle is gone */
 }
 

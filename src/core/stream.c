@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/live_objects.h"
 #include "core/run.h"
 
 #define DEFAULT_MAX_IN_FLIGHT 4u
@@ -364,6 +365,7 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *config, sp_stre
         sp_pipeline_release(p);
         return sp_pipeline_fail(p, SP_ERR_OUT_OF_MEMORY, "starting the stream's thread failed");
     }
+    sp_live_object_add(SP_LIVE_STREAM, +1);
     *out = s;
     return SP_OK;
 }
@@ -530,6 +532,7 @@ sp_status sp_stream_close(sp_stream *s, sp_report *report)
     pthread_mutex_destroy(&s->lock);
     free(s->queue);
     free(s);
+    sp_live_object_add(SP_LIVE_STREAM, -1);
     sp_pipeline_release(p);
     return st;
 }

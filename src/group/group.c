@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/staging_pool.h"
+#include "core/live_objects.h"
 #include "group/group.h"
 
 /* Enough for any machine's GPUs; the probe for "every visible GPU" stops there. */
@@ -55,6 +56,7 @@ static sp_status group_alloc(size_t n, sp_group **out)
     }
     g->n = n;
     g->failed_device = -1;
+    sp_live_object_add(SP_LIVE_GROUP, +1);
     *out = g;
     return SP_OK;
 }
@@ -89,6 +91,7 @@ void sp_group_destroy(sp_group *g)
     }
     free(g->members);
     free(g);
+    sp_live_object_add(SP_LIVE_GROUP, -1);
 }
 
 sp_status sp_group_create_contexts(sp_context *const *contexts, size_t n,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/live_objects.h"
 #include "model/model_error.h"
 #include "model/model_file.h"
 #include "model/safetensors.h"
@@ -152,6 +153,8 @@ sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out, char *
     st = check_architecture(&file, err, err_size);
     if (st == SP_OK && (model = calloc(1, sizeof *model)) == NULL)
         st = sp_model_fail(err, err_size, SP_ERR_OUT_OF_MEMORY, "no memory for the model");
+    else if (model)
+        sp_live_object_add(SP_LIVE_MLP_MODEL, +1); /* sp_mlp_free takes it off */
     if (st == SP_OK)
         st = fill_model(model, &file, err, err_size);
     sp_st_release(&file);
@@ -186,6 +189,7 @@ void sp_mlp_free(sp_mlp *model)
         return;
     free(model->storage);
     free(model);
+    sp_live_object_add(SP_LIVE_MLP_MODEL, -1);
 }
 
 sp_mlp_layer sp_mlp_layer_at(const sp_mlp *model, size_t layer)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/live_objects.h"
 #include "model/model_error.h"
 #include "ops/mlp_stages.h"
 
@@ -59,6 +60,7 @@ sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_prec
     sp_mlp_stages *s = calloc(1, sizeof *s);
     if (s == NULL)
         return sp_model_fail(err, err_size, SP_ERR_OUT_OF_MEMORY, "no memory for the stages");
+    sp_live_object_add(SP_LIVE_MLP_STAGES, +1); /* sp_mlp_stages_destroy takes it off */
     s->model = model;
     s->precision = precision;
     s->on_cuda = sp_context_backend(ctx) == SP_BACKEND_CUDA;
@@ -86,6 +88,7 @@ void sp_mlp_stages_destroy(sp_mlp_stages *s)
     sp_mlp_device_destroy(s->device);
 #endif
     free(s);
+    sp_live_object_add(SP_LIVE_MLP_STAGES, -1);
 }
 
 const sp_stage *sp_mlp_stages_list(const sp_mlp_stages *s)

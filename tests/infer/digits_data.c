@@ -54,6 +54,17 @@ int digits_label_acceptable(const double logits[SP_MLP_CLASSES], int32_t label,
     return (logits[top] - logits[label]) / scale <= tolerance;
 }
 
+int digits_need_model_loader(void)
+{
+#ifdef SP_HAVE_CJSON
+    return TEST_OK;
+#else
+    harness_skip_reason("built without cJSON, so no model can be loaded (install libcjson-dev "
+                        "or set SP_CJSON_ROOT, then configure again)");
+    return TEST_SKIP;
+#endif
+}
+
 static unsigned char *read_exact(const char *path, size_t *size)
 {
     unsigned char *bytes = st_read_file(path, size);

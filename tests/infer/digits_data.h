@@ -19,6 +19,10 @@ typedef struct digits_data {
     double *logits;        /* n x SP_MLP_CLASSES, from digits_reference_logits */
 } digits_data;
 
+/* A setup for harness_set_setup: TEST_OK when the library can read safetensors, TEST_SKIP
+ * with the reason when it was built without cJSON. */
+int digits_need_model_loader(void);
+
 /* Loads everything and computes the reference logits; failures are reported as failed CHECKs
  * and return -1. */
 int digits_load(digits_data *d);

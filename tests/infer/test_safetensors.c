@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "model/safetensors.h"
+#include "digits_data.h"
 #include "st_build.h"
 #include "streampipe_mlp.h"
 
@@ -802,5 +803,6 @@ int main(int argc, char **argv)
         TEST_ENTRY(file_errors),
         TEST_ENTRY_T(file_not_regular, 10),
     };
+    harness_set_setup(digits_need_model_loader, NULL);
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }
