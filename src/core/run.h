@@ -42,6 +42,7 @@ typedef struct sp_run {
     int timing;              /* a report was asked for: record per-chunk times */
     int event_timing;        /* GPU operations were timed by events (run_timing.c) */
     int activity_timing;     /* ... or by the backend's activity records (run_timing.c) */
+    double activity_start_s, activity_read_s; /* what starting and reading them took */
     double t0;               /* host clock at the first enqueue */
     double t_submitted;      /* host clock when the last chunk had been enqueued */
     double wait_s;           /* of that, host time spent waiting for slots to come free */

@@ -258,8 +258,9 @@ void sp_run_report(const sp_run *run, sp_report *report)
     if (run->activity_timing) { /* SP_TIMELINE_SOURCE=cupti */
         size_t used = strlen(report->notes);
         snprintf(report->notes + used, sizeof report->notes - used,
-                 "%sGPU times from the backend's activity records (CUPTI), not events",
-                 used ? "; " : "");
+                 "%sGPU times from the backend's activity records (CUPTI), not events: "
+                 "starting them took %.3f ms of the run, reading them %.3f ms after it",
+                 used ? "; " : "", 1e3 * run->activity_start_s, 1e3 * run->activity_read_s);
     }
     if (p->copy_by_kernel && !p->ctx->ops->copy_kernel) { /* never a silent fallback */
         size_t used = strlen(report->notes);

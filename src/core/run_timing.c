@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/run.h"
 
 /* Events needed: a pair per GPU engine per chunk. */
@@ -61,8 +62,10 @@ sp_status sp_run_timing_start(sp_run *r)
 {
     sp_pipeline *p = r->p;
     if (activity_asked(p)) {
+        double t = sp_now();
         if (p->ctx->ops->activity_start(p->ctx->impl) == SP_OK) {
             r->activity_timing = 1;
+            r->activity_start_s = sp_now() - t;
             return SP_OK;
         }
         sp_backend_error_clear(); /* held by another run, or unavailable: events instead */
@@ -194,7 +197,9 @@ sp_status sp_run_activity_collect(sp_run *r)
         spans[2 * k + 1] = -1e300;
     }
     /* always, even without spans: it also ends what activity_start began */
+    double t = sp_now();
     sp_status st = p->ctx->ops->activity_collect(p->ctx->impl, note_activity, &a);
+    r->activity_read_s = sp_now() - t;
     if (st != SP_OK)
         st = sp_run_fail(r, st, "reading the activity records");
     else if (ends && !spans)
