@@ -58,9 +58,22 @@ if want python; then
     [[ ${REACH_SKIP_PIP:-0} == 1 ]] ||
         python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . >>"$LOG" 2>&1 ||
         say "pip install FAILED"
-    say "python_bench ${REACH_PY_SECTIONS:-torch,mlp}"
+    PY_SECTIONS=${REACH_PY_SECTIONS:-torch,mlp}
+    cli_rows=()
+    if [[ $PY_SECTIONS == *frontend* ]]; then # the CLI's rows, just before, for the comparison
+        : >/tmp/reach-cli.jsonl
+        for w in seed transfer; do
+            for m in pinned pageable; do
+                "$BUILD/streampipe" bench --backend cuda --workload $w --memory $m --repeat 5 \
+                    --json 2>>"$LOG" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' \
+                    >>/tmp/reach-cli.jsonl || say "CLI bench $w $m FAILED"
+            done
+        done
+        cli_rows=(--cli /tmp/reach-cli.jsonl)
+    fi
+    say "python_bench $PY_SECTIONS"
     (cd /tmp && timeout 300 python3 "$OLDPWD/bench/python_bench.py" --repeat 5 \
-        --sections "${REACH_PY_SECTIONS:-torch,mlp}") 2>&1 | tee -a "$LOG" |
+        --sections "$PY_SECTIONS" "${cli_rows[@]}") 2>&1 | tee -a "$LOG" |
         grep '^{' >"$OUT/python.jsonl"
 fi
 say done
