@@ -15,7 +15,7 @@
 
 #include "digits_data.h"
 #include "harness.h"
-#include "ops/mlp_host.h"
+#include "mlp/mlp_host.h"
 #include "streampipe.h"
 #include "streampipe_fault.h"
 #include "streampipe_mlp.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "model/safetensors.h"
+#include "mlp/model/safetensors.h"
 #include "st_build.h"
 #include "streampipe_mlp.h"
 

@@ -1,0 +1,119 @@
+/*
+ * The digits MLP's four stage functions, per backend. HOST computes in place of the call
+ * (mlp_host.c); CUDA enqueues on chunk->stream and returns (the .cu launchers). A failing
+ * stage keeps its reason in its own state for sp_mlp_stages_last_error.
+ */
+#include <stdint.h>
+
+#include "mlp/model/model_error.h"
+#include "mlp/mlp_host.h"
+#include "mlp/mlp_stages.h"
+
+static int chunk_ok(const sp_chunk *chunk, mlp_stage_state *state)
+{
+    if (chunk != NULL && state != NULL && (chunk->records == 0 || (chunk->in && chunk->out)))
+        return 1;
+    if (state != NULL)
+        sp_model_fail(state->error, sizeof state->error, SP_ERR_INVALID_ARGUMENT,
+                      "NULL chunk or buffer");
+    return 0;
+}
+
+static sp_mlp_layer layer_of(const mlp_stage_state *state)
+{
+    return sp_mlp_layer_at(state->owner->model, state->layer);
+}
+
+/* ---- HOST ---------------------------------------------------------------------------------- */
+
+static sp_status preprocess_host(const sp_chunk *chunk, void *user)
+{
+    if (!chunk_ok(chunk, user))
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_mlp_preprocess_host(chunk->in, chunk->out, chunk->records);
+    return SP_OK;
+}
+
+static sp_status dense_host(const sp_chunk *chunk, void *user)
+{
+    if (!chunk_ok(chunk, user))
+        return SP_ERR_INVALID_ARGUMENT;
+    const sp_mlp_layer layer = layer_of(user);
+    sp_mlp_dense_relu_host(&layer, chunk->in, chunk->out, chunk->records);
+    return SP_OK;
+}
+
+static sp_status head_host(const sp_chunk *chunk, void *user)
+{
+    if (!chunk_ok(chunk, user))
+        return SP_ERR_INVALID_ARGUMENT;
+    const sp_mlp_layer layer = layer_of(user);
+    sp_mlp_head_host(&layer, chunk->in, chunk->out, chunk->records);
+    return SP_OK;
+}
+
+/* ---- CUDA ---------------------------------------------------------------------------------- */
+
+#ifdef SP_HAVE_CUDA
+static sp_status preprocess_cuda(const sp_chunk *chunk, void *user)
+{
+    mlp_stage_state *state = user;
+    if (!chunk_ok(chunk, state))
+        return SP_ERR_INVALID_ARGUMENT;
+    return sp_mlp_preprocess_enqueue(chunk->in, chunk->out, chunk->records,
+                                     sp_mlp_device_sm_count(state->owner->device),
+                                     chunk->stream, state->error, sizeof state->error);
+}
+
+static sp_status dense_cuda(const sp_chunk *chunk, void *user)
+{
+    mlp_stage_state *state = user;
+    if (!chunk_ok(chunk, state))
+        return SP_ERR_INVALID_ARGUMENT;
+    return sp_mlp_gemm_enqueue(state->gemm, chunk->in, chunk->out, chunk->records,
+                               chunk->scratch, chunk->stream, state->error,
+                               sizeof state->error);
+}
+
+static sp_status head_cuda(const sp_chunk *chunk, void *user)
+{
+    mlp_stage_state *state = user;
+    if (!chunk_ok(chunk, state))
+        return SP_ERR_INVALID_ARGUMENT;
+    const sp_mlp_device *device = state->owner->device;
+    return sp_mlp_head_enqueue(sp_mlp_device_weight(device, state->layer),
+                               sp_mlp_device_bias(device, state->layer), chunk->in, chunk->out,
+                               chunk->records, sp_mlp_device_sm_count(device), chunk->stream,
+                               state->error, sizeof state->error);
+}
+#define CUDA_FN(fn) fn
+#else
+#define CUDA_FN(fn) NULL
+#endif
+
+/* ---- the descriptors ------------------------------------------------------------------------ */
+
+void sp_mlp_describe_stages(struct sp_mlp_stages *stages)
+{
+    const sp_stage table[SP_MLP_STAGES] = {
+        [MLP_STAGE_PREPROCESS] = {"preprocess", SP_MLP_INPUTS * sizeof(float),
+                                  CUDA_FN(preprocess_cuda), preprocess_host, NULL},
+        [MLP_STAGE_FC1] = {"fc1", SP_MLP_HIDDEN * sizeof(float), CUDA_FN(dense_cuda),
+                           dense_host, NULL},
+        [MLP_STAGE_FC2] = {"fc2", SP_MLP_HIDDEN * sizeof(float), CUDA_FN(dense_cuda),
+                           dense_host, NULL},
+        [MLP_STAGE_HEAD] = {"head", sizeof(int32_t), CUDA_FN(head_cuda), head_host, NULL},
+    };
+    for (size_t i = 0; i < SP_MLP_STAGES; i++) {
+        stages->list[i] = table[i];
+        stages->list[i].user = &stages->state[i];
+    }
+    /* each GEMM chunk in flight gets a workspace of its own (its slot's scratch), so the
+     * stages may run in graph mode and on several queues */
+#ifdef SP_HAVE_CUDA
+    if (stages->on_cuda) {
+        stages->list[MLP_STAGE_FC1].scratch_bytes = SP_MLP_GEMM_WORKSPACE_BYTES;
+        stages->list[MLP_STAGE_FC2].scratch_bytes = SP_MLP_GEMM_WORKSPACE_BYTES;
+    }
+#endif
+}
