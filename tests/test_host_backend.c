@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/fault/fault_backend.h"
 #include "streampipe_fault.h"
 
 #define WAIT_LIMIT_S 5.0

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/fault/fault_backend.h"
 #include "streampipe_fault.h"
 
 static int failures;

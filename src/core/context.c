@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/context.h"
-#include "streampipe_fault.h"
 
 static _Thread_local char open_error[SP_ERROR_TEXT];
 
@@ -90,31 +89,35 @@ sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out)
     return context_new(ops, impl, out);
 }
 
-sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fault_config *cfg,
-                                  sp_context **out)
+/* The context reports the opened backend's kind, whatever wraps it. */
+sp_status sp_context_create_wrapped(sp_backend_kind kind, int device, sp_backend_wrap_fn wrap,
+                                    void *arg, sp_context **out)
 {
     open_error[0] = '\0';
-    if (!out)
-        return open_fail(SP_ERR_INVALID_ARGUMENT, "sp_context_create_fault: out is NULL");
+    if (!out || !wrap)
+        return open_fail(SP_ERR_INVALID_ARGUMENT, "sp_context_create_wrapped: NULL argument");
     *out = NULL;
-    const sp_backend_ops *inner = NULL;
-    void *inner_impl = NULL;
+    const sp_backend_ops *inner = NULL, *ops = NULL;
+    void *inner_impl = NULL, *impl = NULL;
     sp_status st = open_backend(kind, device, &inner, &inner_impl);
     if (st != SP_OK)
         return st;
-    sp_fault_config none = {0};
-    void *fault_impl = NULL;
-    st = sp_fault_open(inner, inner_impl, cfg ? cfg : &none, &fault_impl);
+    sp_backend_error_clear();
+    st = wrap(inner, inner_impl, arg, &ops, &impl);
     if (st != SP_OK) {
         inner->close(inner_impl);
-        return open_fail(st, "opening the fault backend failed: %s", sp_backend_error());
+        return open_fail(st, "wrapping the %s backend failed: %s", inner->name,
+                         sp_backend_error());
     }
-    st = context_new(sp_backend_fault_ops(), fault_impl, out);
-    if (st == SP_OK) {
+    st = context_new(ops, impl, out);
+    if (st == SP_OK)
         (*out)->kind = inner->kind;
-        (*out)->is_fault = 1;
-    }
     return st;
+}
+
+void *sp_context_backend_impl(const sp_context *ctx, const sp_backend_ops *ops)
+{
+    return ctx && ctx->ops == ops ? ctx->impl : NULL;
 }
 
 void sp_context_retain(sp_context *ctx) { atomic_fetch_add(&ctx->refs, 1); }
@@ -180,25 +183,5 @@ sp_status sp_context_check_alive(sp_context *ctx)
     if (atomic_load(&ctx->lost))
         return sp_context_fail(ctx, SP_ERR_DEVICE_LOST,
                                "the device context was lost earlier; destroy and recreate it");
-    return SP_OK;
-}
-
-sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *cfg)
-{
-    if (!ctx)
-        return SP_ERR_INVALID_ARGUMENT;
-    if (!ctx->is_fault)
-        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
-                               "sp_fault_set: the context was not made by sp_context_create_fault");
-    sp_fault_config none = {0};
-    sp_fault_configure(ctx->impl, cfg ? cfg : &none);
-    return SP_OK;
-}
-
-sp_status sp_fault_get_stats(const sp_context *ctx, sp_fault_stats *out)
-{
-    if (!ctx || !out || !ctx->is_fault)
-        return SP_ERR_INVALID_ARGUMENT;
-    sp_fault_stats_read(ctx->impl, out);
     return SP_OK;
 }

@@ -1,9 +1,9 @@
-/* The live-object list behind host_list.h. */
-#include "backend/host/host_list.h"
+/* The live-object list behind live_list.h. */
+#include "backend/live_list.h"
 
 #include "backend/backend.h"
 
-sp_status sp_host_list_init(host_list *list)
+sp_status sp_live_list_init(sp_live_list *list)
 {
     if (pthread_mutex_init(&list->lock, NULL) != 0) {
         sp_backend_fail("host backend: pthread_mutex_init failed for an object list");
@@ -14,9 +14,9 @@ sp_status sp_host_list_init(host_list *list)
     return SP_OK;
 }
 
-void sp_host_list_destroy(host_list *list) { pthread_mutex_destroy(&list->lock); }
+void sp_live_list_destroy(sp_live_list *list) { pthread_mutex_destroy(&list->lock); }
 
-void sp_host_list_add(host_list *list, host_link *link)
+void sp_live_list_add(sp_live_list *list, sp_live_link *link)
 {
     pthread_mutex_lock(&list->lock);
     link->prev = &list->head;
@@ -26,7 +26,7 @@ void sp_host_list_add(host_list *list, host_link *link)
     pthread_mutex_unlock(&list->lock);
 }
 
-void sp_host_list_remove(host_list *list, host_link *link)
+void sp_live_list_remove(sp_live_list *list, sp_live_link *link)
 {
     pthread_mutex_lock(&list->lock);
     link->prev->next = link->next;
@@ -36,10 +36,10 @@ void sp_host_list_remove(host_list *list, host_link *link)
     pthread_mutex_unlock(&list->lock);
 }
 
-host_link *sp_host_list_any(host_list *list)
+sp_live_link *sp_live_list_any(sp_live_list *list)
 {
     pthread_mutex_lock(&list->lock);
-    host_link *link = list->head.next == &list->head ? NULL : list->head.next;
+    sp_live_link *link = list->head.next == &list->head ? NULL : list->head.next;
     pthread_mutex_unlock(&list->lock);
     return link;
 }
