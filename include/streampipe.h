@@ -115,6 +115,29 @@ typedef struct sp_chunk {
  * Return SP_OK, or an error to fail the run with SP_ERR_STAGE_FAILED. */
 typedef sp_status (*sp_stage_fn)(const sp_chunk *chunk, void *user);
 
+/* For a stage function: fails its chunk with a message, printf-style. The run's error
+ * (sp_pipeline_last_error, sp_stream_last_error, sp_group_last_error) then reads
+ * "stage 'NAME' chunk N: MESSAGE (stage s of M, records a..b; it returned STATUS)". Returns
+ * `status` (SP_ERR_STAGE_FAILED for SP_OK), so a stage ends with
+ *     return sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "%zu records, want even", n);
+ * The run fails with SP_ERR_STAGE_FAILED as for any failing stage. Call it from the stage
+ * function itself, on the thread that runs it, with the chunk it was given; anywhere else it
+ * only returns the status (the message has no run to go to). */
+sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* For CUDA stages: the library's reading of a cudaError_t (passed as an int, so that this
+ * header needs no CUDA types): SP_OK for cudaSuccess; SP_ERR_DEVICE_LOST for the errors that
+ * leave the CUDA context unusable (illegal address and kin); SP_ERR_OUT_OF_DEVICE_MEMORY for
+ * cudaErrorMemoryAllocation; SP_ERR_UNSUPPORTED for no device, an old driver or an
+ * unsupported call; SP_ERR_BACKEND otherwise. Errors that do not corrupt the context are
+ * consumed (as cudaGetLastError does), so that a later check does not see them again. In a
+ * build without CUDA every nonzero value gives SP_ERR_UNSUPPORTED. */
+sp_status sp_cuda_error_status(int cuda_error);
+
 typedef struct sp_stage {
     const char *name;         /* shown in errors and reports; copied at pipeline creation */
     size_t out_record_bytes;  /* bytes each output record of this stage takes, > 0 */

@@ -162,7 +162,7 @@ sp_status sp_pipeline_claim(struct sp_pipeline *p, const char *call);
 void sp_pipeline_release(struct sp_pipeline *p);
 int sp_pipeline_has_failed(struct sp_pipeline *p);
 
-/* Marks the calling thread as capturing p's graph (NULL: no longer); see pipeline.c. */
+/* Marks the calling thread as capturing p's graph (NULL: no longer); see stage_call.c. */
 void sp_pipeline_set_capturing(const struct sp_pipeline *p);
 
 /* The function every stage launch runs: calls the user's function for this backend unless

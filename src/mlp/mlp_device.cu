@@ -60,7 +60,7 @@ static sp_status upload(const sp_mlp *model, sp_mlp_device *dev, const size_t we
     if (st == SP_OK)
         st = MLP_CUDA_CHECK(cudaStreamSynchronize(stream), err, err_size);
     if (stream != nullptr)
-        (void)sp_cuda_absorb(cudaStreamDestroy(stream));
+        (void)sp_cuda_error_status((int)cudaStreamDestroy(stream));
     free(staging);
     return st;
 }
@@ -112,7 +112,7 @@ extern "C" void sp_mlp_device_destroy(sp_mlp_device *dev)
     if (dev == nullptr)
         return;
     if (dev->storage != nullptr)
-        (void)sp_cuda_absorb(cudaFree(dev->storage));
+        (void)sp_cuda_error_status((int)cudaFree(dev->storage));
     free(dev);
 }
 

@@ -1,23 +1,24 @@
 /*
  * The digits MLP's four stage functions, per backend. HOST computes in place of the call
  * (mlp_host.c); CUDA enqueues on chunk->stream and returns (the .cu launchers). A failing
- * stage keeps its reason in its own state for sp_mlp_stages_last_error.
+ * stage says why with sp_chunk_fail, as a user's stage would: the run's error then names the
+ * stage, the chunk and the cause.
  */
 #include <stdint.h>
 
-#include "mlp/model/model_error.h"
 #include "mlp/mlp_host.h"
 #include "mlp/mlp_stages.h"
 
-static int chunk_ok(const sp_chunk *chunk, mlp_stage_state *state)
+static int chunk_ok(const sp_chunk *chunk, const mlp_stage_state *state)
 {
     if (chunk != NULL && state != NULL && (chunk->records == 0 || (chunk->in && chunk->out)))
         return 1;
-    if (state != NULL)
-        sp_model_fail(state->error, sizeof state->error, SP_ERR_INVALID_ARGUMENT,
-                      "NULL chunk or buffer");
+    if (chunk != NULL)
+        (void)sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "NULL %s",
+                            state == NULL ? "stage state" : "chunk buffer");
     return 0;
 }
+
 
 static sp_mlp_layer layer_of(const mlp_stage_state *state)
 {
@@ -55,14 +56,22 @@ static sp_status head_host(const sp_chunk *chunk, void *user)
 /* ---- CUDA ---------------------------------------------------------------------------------- */
 
 #ifdef SP_HAVE_CUDA
+/* A launcher's status, its reason (in `why`) handed to the run through sp_chunk_fail. */
+static sp_status launched(const sp_chunk *chunk, sp_status status, const char *why)
+{
+    return status == SP_OK ? SP_OK : sp_chunk_fail(chunk, status, "%s", why);
+}
+
 static sp_status preprocess_cuda(const sp_chunk *chunk, void *user)
 {
     mlp_stage_state *state = user;
     if (!chunk_ok(chunk, state))
         return SP_ERR_INVALID_ARGUMENT;
-    return sp_mlp_preprocess_enqueue(chunk->in, chunk->out, chunk->records,
-                                     sp_mlp_device_sm_count(state->owner->device),
-                                     chunk->stream, state->error, sizeof state->error);
+    char why[SP_MLP_ERROR_SIZE];
+    sp_status st = sp_mlp_preprocess_enqueue(chunk->in, chunk->out, chunk->records,
+                                             sp_mlp_device_sm_count(state->owner->device),
+                                             chunk->stream, why, sizeof why);
+    return launched(chunk, st, why);
 }
 
 static sp_status dense_cuda(const sp_chunk *chunk, void *user)
@@ -70,9 +79,10 @@ static sp_status dense_cuda(const sp_chunk *chunk, void *user)
     mlp_stage_state *state = user;
     if (!chunk_ok(chunk, state))
         return SP_ERR_INVALID_ARGUMENT;
-    return sp_mlp_gemm_enqueue(state->gemm, chunk->in, chunk->out, chunk->records,
-                               chunk->scratch, chunk->stream, state->error,
-                               sizeof state->error);
+    char why[SP_MLP_ERROR_SIZE];
+    sp_status st = sp_mlp_gemm_enqueue(state->gemm, chunk->in, chunk->out, chunk->records,
+                                       chunk->scratch, chunk->stream, why, sizeof why);
+    return launched(chunk, st, why);
 }
 
 static sp_status head_cuda(const sp_chunk *chunk, void *user)
@@ -81,10 +91,13 @@ static sp_status head_cuda(const sp_chunk *chunk, void *user)
     if (!chunk_ok(chunk, state))
         return SP_ERR_INVALID_ARGUMENT;
     const sp_mlp_device *device = state->owner->device;
-    return sp_mlp_head_enqueue(sp_mlp_device_weight(device, state->layer),
-                               sp_mlp_device_bias(device, state->layer), chunk->in, chunk->out,
-                               chunk->records, sp_mlp_device_sm_count(device), chunk->stream,
-                               state->error, sizeof state->error);
+    char why[SP_MLP_ERROR_SIZE];
+    sp_status st = sp_mlp_head_enqueue(sp_mlp_device_weight(device, state->layer),
+                                       sp_mlp_device_bias(device, state->layer), chunk->in,
+                                       chunk->out, chunk->records,
+                                       sp_mlp_device_sm_count(device), chunk->stream, why,
+                                       sizeof why);
+    return launched(chunk, st, why);
 }
 #define CUDA_FN(fn) fn
 #else
