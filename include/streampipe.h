@@ -8,8 +8,15 @@
  *
  * Conventions
  * - Every call that can fail returns sp_status: SP_OK (0) or a negative error.
- * - The library never exits, aborts or prints. After an error, sp_context_last_error() says
- *   what failed (stage, chunk, backend call, file and line where there is one).
+ * - The library never exits, aborts or prints.
+ * - Errors: one channel per handle, as SQLite's sqlite3_errmsg. Each handle keeps the text of
+ *   its last failure: sp_context_last_error, sp_pipeline_last_error, sp_stream_last_error,
+ *   sp_group_last_error, sp_mlp_last_error, sp_mlp_stages_last_error. A call that makes a
+ *   handle (sp_context_create, sp_context_create_fault, sp_group_create, sp_mlp_load_file,
+ *   sp_mlp_stages_create, ...) yields the handle even when it fails, so that its last error
+ *   can say why; destroy it as usual. Only when there was no memory for the handle itself is
+ *   *out NULL (the call then returns SP_ERR_OUT_OF_MEMORY). A stage says why it failed with
+ *   sp_chunk_fail, which becomes its run's error.
  * - Destroy/free functions accept NULL.
  * - No CUDA types appear here; on CUDA, sp_chunk.stream is a cudaStream_t.
  */
@@ -60,8 +67,11 @@ typedef struct sp_context sp_context;
 typedef struct sp_pipeline sp_pipeline;
 
 /* Opens a backend on `device` (ignored by HOST). Asking for CUDA where it is not built or no
- * GPU is present gives SP_ERR_UNSUPPORTED; *out is then NULL and the reason is returned by
- * sp_last_open_error(). */
+ * GPU is present gives SP_ERR_UNSUPPORTED. Whether or not it succeeds, *out is a handle to
+ * destroy with sp_context_destroy (NULL only for SP_ERR_OUT_OF_MEMORY, no memory for the
+ * handle, or out NULL: SP_ERR_INVALID_ARGUMENT). A context that failed to open says why in
+ * sp_context_last_error, reports SP_BACKEND_AUTO as its backend, and every call that needs
+ * its backend returns the status the open failed with. */
 sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
 /* Gives up the caller's handle: pass ctx to no call after this one. The context itself
  * lives on until its last pipeline is destroyed too, so a context and its pipelines may be
@@ -71,12 +81,12 @@ sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
 void sp_context_destroy(sp_context *ctx);
 /* HOST or CUDA: what AUTO resolved to. */
 sp_backend_kind sp_context_backend(const sp_context *ctx);
-/* What the last failed call on this context did wrong; "" when nothing has failed. The text
- * stays valid until the next call on the context. With several threads on one context, read
- * sp_pipeline_last_error instead: a failure on another thread may rewrite this text. */
+/* What the last failed call on this context did wrong, opening it included; "" when
+ * nothing has failed. The text stays valid until the next call on the context. With several
+ * threads on one context, read sp_pipeline_last_error instead: a failure on another thread
+ * may rewrite this text. NULL (no handle: sp_context_create ran out of memory) gives a text
+ * that says so. */
 const char *sp_context_last_error(const sp_context *ctx);
-/* Why the last sp_context_create on this thread failed; "" when it did not. */
-const char *sp_last_open_error(void);
 
 /* ---- host memory the copy engines can read directly ------------------------------------- */
 

@@ -43,7 +43,8 @@ typedef struct sp_fault_stats {
     long live_objects;          /* queues + events + allocations not yet released */
 } sp_fault_stats;
 
-/* Like sp_context_create, with the fault backend around the chosen one. cfg may be NULL. */
+/* Like sp_context_create, with the fault backend around the chosen one. cfg may be NULL.
+ * As sp_context_create, *out is a handle also on failure, whose last error says why. */
 sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fault_config *cfg,
                                   sp_context **out);
 /* Replaces the configuration and restarts the call count. SP_ERR_INVALID_ARGUMENT if ctx was

@@ -364,14 +364,14 @@ static sp_context *open_delayed(uint64_t seed, const char *queue)
     cfg.seed = (unsigned long)seed;
     cfg.delay_queue = queue;
     sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &ctx), SP_OK, sp_last_open_error());
+    CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &ctx), SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
 
 static sp_context *open_plain(void)
 {
     sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_last_open_error());
+    CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
 

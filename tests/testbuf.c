@@ -133,12 +133,14 @@ int backend_check(sp_backend_kind kind, size_t n_tests)
         return 0;
     }
     if (kind == SP_BACKEND_CUDA && st == SP_ERR_UNSUPPORTED) {
-        printf("skipping: no CUDA backend here: %s\n", sp_last_open_error());
+        printf("skipping: no CUDA backend here: %s\n", sp_context_last_error(ctx));
         printf("0 passed, 0 failed, %zu skipped\n", n_tests);
+        sp_context_destroy(ctx); /* a failed open still yields a handle */
         return 77;
     }
     printf("cannot open the %s backend: %s: %s\n", sp_backend_name(kind), sp_status_name(st),
-           sp_last_open_error());
+           sp_context_last_error(ctx));
+    sp_context_destroy(ctx);
     printf("0 passed, 1 failed, 0 skipped\n");
     return 1;
 }

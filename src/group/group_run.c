@@ -194,6 +194,8 @@ static sp_status run_job(group_job *job, sp_report *report)
 /* The group runs on one thread at a time: its members' figures are the run's. */
 static sp_status group_enter(sp_group *g)
 {
+    if (g->n == 0)
+        return g->create_status; /* its last error still says why it was not created */
     int idle = 0;
     if (!atomic_compare_exchange_strong(&g->running, &idle, 1))
         return SP_ERR_INVALID_ARGUMENT; /* the running call owns the error text */

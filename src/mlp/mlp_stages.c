@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlp/model/model_error.h"
 #include "mlp/mlp_stages.h"
 
 const char *sp_mlp_precision_name(sp_mlp_precision precision)
@@ -29,8 +28,10 @@ static void init_states(sp_mlp_stages *s)
 }
 
 #ifdef SP_HAVE_CUDA
-static sp_status setup_cuda(sp_mlp_stages *s, char *err, size_t err_size)
+static sp_status setup_cuda(sp_mlp_stages *s)
 {
+    char *err = s->error;
+    const size_t err_size = sizeof s->error;
     sp_status st = sp_mlp_device_create(s->model, &s->device, err, err_size);
     const mlp_stage_id gemm_stages[] = {MLP_STAGE_FC1, MLP_STAGE_FC2};
     for (size_t i = 0; i < 2 && st == SP_OK; i++) {
@@ -45,35 +46,50 @@ static sp_status setup_cuda(sp_mlp_stages *s, char *err, size_t err_size)
 }
 #endif
 
-sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_precision precision,
-                               sp_mlp_stages **out, char *err, size_t err_size)
+static sp_status check_arguments(sp_mlp_stages *s, const sp_context *ctx, const sp_mlp *model,
+                                 sp_mlp_precision precision)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (ctx == NULL || model == NULL || out == NULL)
+    char *err = s->error;
+    const size_t err_size = sizeof s->error;
+    if (ctx == NULL || model == NULL)
         return sp_model_fail(err, err_size, SP_ERR_INVALID_ARGUMENT,
-                             "sp_mlp_stages_create: NULL argument");
+                             "sp_mlp_stages_create: NULL %s", ctx == NULL ? "ctx" : "model");
+    if (sp_context_backend(ctx) == SP_BACKEND_AUTO) /* what a context that failed reports */
+        return sp_model_fail(err, err_size, SP_ERR_INVALID_ARGUMENT,
+                             "sp_mlp_stages_create: the context did not open: %s",
+                             sp_context_last_error(ctx));
+    if (!sp_mlp_loaded(model))
+        return sp_model_fail(err, err_size, SP_ERR_INVALID_ARGUMENT,
+                             "sp_mlp_stages_create: the model did not load: %s",
+                             sp_mlp_last_error(model));
     if (precision != SP_MLP_FP32 && precision != SP_MLP_TF32)
         return sp_model_fail(err, err_size, SP_ERR_INVALID_ARGUMENT,
                              "sp_mlp_stages_create: unknown precision %d", (int)precision);
-    sp_mlp_stages *s = calloc(1, sizeof *s);
+    return SP_OK;
+}
+
+/* The handle comes first, so that a failure has stages to be the last error of. */
+sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_precision precision,
+                               sp_mlp_stages **out)
+{
+    if (out == NULL)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_mlp_stages *s = *out = calloc(1, sizeof *s);
     if (s == NULL)
-        return sp_model_fail(err, err_size, SP_ERR_OUT_OF_MEMORY, "no memory for the stages");
+        return SP_ERR_OUT_OF_MEMORY;
+    sp_status st = check_arguments(s, ctx, model, precision);
+    if (st != SP_OK)
+        return st;
     s->model = model;
     s->precision = precision;
     s->on_cuda = sp_context_backend(ctx) == SP_BACKEND_CUDA;
     init_states(s);
-    sp_status st = SP_OK;
 #ifdef SP_HAVE_CUDA
     if (s->on_cuda)
-        st = setup_cuda(s, err, err_size);
+        st = setup_cuda(s);
 #endif
-    if (st != SP_OK) {
-        sp_mlp_stages_destroy(s);
-        return st;
-    }
-    *out = s;
-    return SP_OK;
+    s->created = st == SP_OK;
+    return st;
 }
 
 void sp_mlp_stages_destroy(sp_mlp_stages *s)
@@ -90,15 +106,10 @@ void sp_mlp_stages_destroy(sp_mlp_stages *s)
 
 const sp_stage *sp_mlp_stages_list(const sp_mlp_stages *s)
 {
-    return s != NULL ? s->list : NULL;
+    return s != NULL && s->created ? s->list : NULL;
 }
 
 const char *sp_mlp_stages_last_error(const sp_mlp_stages *s)
 {
-    if (s == NULL)
-        return "sp_mlp_stages_last_error: stages is NULL";
-    for (size_t i = 0; i < SP_MLP_STAGES; i++)
-        if (s->state[i].error[0] != '\0')
-            return s->state[i].error;
-    return "";
+    return s != NULL ? s->error : "no stages: out of memory when they were created, or NULL";
 }

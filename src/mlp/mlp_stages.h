@@ -2,6 +2,7 @@
 #ifndef SP_MLP_STAGES_H
 #define SP_MLP_STAGES_H
 
+#include "mlp/model/model_error.h"
 #include "streampipe_mlp.h"
 
 #ifdef SP_HAVE_CUDA
@@ -24,10 +25,11 @@ typedef struct mlp_stage_state {
 #ifdef SP_HAVE_CUDA
     struct sp_mlp_gemm *gemm; /* fc1 and fc2 on CUDA */
 #endif
-    char error[SP_MLP_ERROR_SIZE]; /* why this stage last failed */
 } mlp_stage_state;
 
 struct sp_mlp_stages {
+    int created;                   /* 0: creation failed, `error` says why */
+    char error[SP_MLP_ERROR_SIZE];
     const sp_mlp *model;
     sp_mlp_precision precision;
     int on_cuda;

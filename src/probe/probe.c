@@ -162,10 +162,10 @@ sp_status sp_probe_run(sp_context *ctx, const sp_probe_config *cfg, sp_probe_res
         return config_error(ctx, "out is NULL");
     sp_probe pr;
     memset(&pr, 0, sizeof pr);
+    sp_status st = sp_context_check_alive(ctx);
     pr.ctx = ctx;
     pr.ops = ctx->ops;
     pr.impl = ctx->impl;
-    sp_status st = sp_context_check_alive(ctx);
     if (st == SP_OK)
         st = resolve_config(ctx, cfg, &pr.cfg);
     if (st != SP_OK)

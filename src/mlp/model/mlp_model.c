@@ -15,7 +15,8 @@
 
 struct sp_mlp {
     sp_mlp_layer layers[SP_MLP_LAYERS];
-    float *storage; /* every weight and bias, one allocation */
+    float *storage; /* every weight and bias, one allocation; NULL when loading failed */
+    char error[SP_MLP_ERROR_SIZE]; /* why loading failed; "" when it did not */
 };
 
 typedef struct layer_shape {
@@ -137,48 +138,72 @@ static sp_status fill_model(sp_mlp *model, const sp_st_file *file, char *err, si
 
 /* ---- the API -------------------------------------------------------------------------------- */
 
-sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out, char *err,
-                            size_t err_size)
+/* Parses and checks the file's bytes into `model`; on failure it keeps no weights and its
+ * error says why. */
+static sp_status load_into(sp_mlp *model, const void *bytes, size_t size)
 {
-    if (out == NULL)
-        return sp_model_fail(err, err_size, SP_ERR_INVALID_ARGUMENT,
-                             "sp_mlp_load_bytes: out is NULL");
-    *out = NULL;
+    char *err = model->error;
+    const size_t err_size = sizeof model->error;
     sp_st_file file;
     sp_status st = sp_st_parse(bytes, size, &file, err, err_size);
     if (st != SP_OK)
         return st;
-    sp_mlp *model = NULL;
     st = check_architecture(&file, err, err_size);
-    if (st == SP_OK && (model = calloc(1, sizeof *model)) == NULL)
-        st = sp_model_fail(err, err_size, SP_ERR_OUT_OF_MEMORY, "no memory for the model");
     if (st == SP_OK)
         st = fill_model(model, &file, err, err_size);
     sp_st_release(&file);
     if (st != SP_OK) {
-        sp_mlp_free(model);
-        return st;
+        free(model->storage);
+        model->storage = NULL;
+        memset(model->layers, 0, sizeof model->layers);
     }
-    *out = model;
+    return st;
+}
+
+/* The handle comes first, so that a failure has a model to be the last error of. */
+static sp_status model_new(sp_mlp **out)
+{
+    if (out == NULL)
+        return SP_ERR_INVALID_ARGUMENT;
+    *out = calloc(1, sizeof **out);
+    return *out != NULL ? SP_OK : SP_ERR_OUT_OF_MEMORY;
+}
+
+sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out)
+{
+    sp_status st = model_new(out);
+    return st == SP_OK ? load_into(*out, bytes, size) : st;
+}
+
+sp_status sp_mlp_load_file(const char *path, sp_mlp **out)
+{
+    sp_status st = model_new(out);
+    if (st != SP_OK)
+        return st;
+    sp_mlp *model = *out;
+    unsigned char *bytes = NULL;
+    size_t size = 0;
+    st = sp_model_read_file(path, &bytes, &size, model->error, sizeof model->error);
+    if (st != SP_OK)
+        return st;
+    st = load_into(model, bytes, size);
+    free(bytes);
+    if (st != SP_OK) {
+        char reason[SP_MLP_ERROR_SIZE];
+        snprintf(reason, sizeof reason, "%s", model->error);
+        return sp_model_fail(model->error, sizeof model->error, st, "model file '%s': %s", path,
+                             reason);
+    }
     return SP_OK;
 }
 
-sp_status sp_mlp_load_file(const char *path, sp_mlp **out, char *err, size_t err_size)
+const char *sp_mlp_last_error(const sp_mlp *model)
 {
-    if (out != NULL)
-        *out = NULL;
-    unsigned char *bytes = NULL;
-    size_t size = 0;
-    sp_status st = sp_model_read_file(path, &bytes, &size, err, err_size);
-    if (st != SP_OK)
-        return st;
-    char reason[SP_MLP_ERROR_SIZE] = "";
-    st = sp_mlp_load_bytes(bytes, size, out, reason, sizeof reason);
-    free(bytes);
-    if (st != SP_OK)
-        return sp_model_fail(err, err_size, st, "model file '%s': %s", path, reason);
-    return SP_OK;
+    return model != NULL ? model->error
+                         : "no model: out of memory when it was loaded, or model is NULL";
 }
+
+int sp_mlp_loaded(const sp_mlp *model) { return model != NULL && model->storage != NULL; }
 
 void sp_mlp_free(sp_mlp *model)
 {

@@ -20,7 +20,7 @@ static void layer_f64(const sp_mlp_layer *layer, const double *in, double *out, 
 void sp_mlp_reference_logits(const sp_mlp *model, const unsigned char *pixels, size_t n,
                              double *logits)
 {
-    if (model == NULL || pixels == NULL || logits == NULL)
+    if (!sp_mlp_loaded(model) || pixels == NULL || logits == NULL)
         return;
     const sp_mlp_layer fc1 = sp_mlp_layer_at(model, 0), fc2 = sp_mlp_layer_at(model, 1),
                        fc3 = sp_mlp_layer_at(model, 2);

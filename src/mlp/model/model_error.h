@@ -1,5 +1,5 @@
-/* Reasons for failures of the model code, written into a caller's buffer: the model loader has
- * no context or pipeline to keep a last-error text in, and must never print. */
+/* Reasons for failures of the MLP code, written into a buffer: the handle's error text (the
+ * model's, the stages') or a launcher's, which a stage hands to sp_chunk_fail. Never printed. */
 #ifndef SP_MODEL_ERROR_H
 #define SP_MODEL_ERROR_H
 
@@ -10,6 +10,9 @@
 #ifdef __cplusplus
 extern "C" { /* also used by the CUDA launchers (.cu) */
 #endif
+
+/* Room for a reason: the handles' error texts and the launchers' buffers. */
+#define SP_MLP_ERROR_SIZE 320
 
 /* Formats the reason into err[0..size) (always terminated; nothing when err is NULL or size
  * is 0) and returns `status`, so that a failure reads `return sp_model_fail(...)`. */
