@@ -19,6 +19,31 @@
  *   sp_chunk_fail, which becomes its run's error.
  * - Destroy/free functions accept NULL.
  * - No CUDA types appear here; on CUDA, sp_chunk.stream is a cudaStream_t.
+ *
+ * Structs that grow (so that a program built against one minor version runs against the
+ * next). Three kinds, each marked where it is declared:
+ * - "sized": structs the caller fills and passes in (sp_pipeline_config, sp_stream_config,
+ *   sp_io, sp_fault_config, sp_probe_config) begin with `size_t size`, the
+ *   sizeof of the struct the caller was compiled with. New fields are only ever appended,
+ *   and the library reads only the bytes the caller's size covers: fields beyond it take
+ *   their defaults (0). size 0 stands for the 0.5 layout, the first with a size field, fixed
+ *   for good: so zero-initialised structs ({0}, memset, designated initialisers without
+ *   .size) written against 0.5 mean the same to every later version. To use a field added
+ *   after 0.5, set size: `= SP_PIPELINE_CONFIG_INIT` (a designated initialiser, for C) or
+ *   `.size = sizeof(sp_pipeline_config)`; a field set beyond the size given is not seen. A
+ *   struct larger than the library knows (a newer header) is accepted when the bytes it does
+ *   not know are zero, refused with SP_ERR_UNSUPPORTED otherwise.
+ * - "room to grow": structs whose size stays fixed and which end in reserved words that
+ *   later fields take. The library fills sp_report, sp_engine_report and sp_probe_result,
+ *   zeroing those words, so callers need not initialise anything. The caller fills
+ *   sp_stage, whose array stride must not change (a size field could not say it for
+ *   stages left at 0): its reserved words must be zero, as any initialiser leaves them; a
+ *   stage with one set is refused with SP_ERR_UNSUPPORTED.
+ * - "fixed": small structs that will not change (sp_stream_event, sp_sinmix_params,
+ *   sp_group_device_stats, sp_fault_stats, sp_mlp_layer, sp_probe_chunk_rate,
+ *   sp_probe_thread_rate); something new would come in a new struct or function.
+ *   sp_chunk is made by the library and only ever grows at its end: read it through the
+ *   pointer a stage gets, never copy it into a struct of your own.
  */
 #ifndef STREAMPIPE_H
 #define STREAMPIPE_H
@@ -105,7 +130,7 @@ sp_status sp_host_unregister(sp_context *ctx, void *ptr);
 
 /* ---- stages ------------------------------------------------------------------------------ */
 
-/* What a stage sees for one chunk. `in` holds records * (input record size) bytes and `out`
+/* What a stage sees for one chunk (made by the library; it grows only at its end). `in` holds records * (input record size) bytes and `out`
  * has room for records * out_record_bytes; both are device memory on CUDA and host memory on
  * HOST. `stream` is the cudaStream_t to enqueue on (NULL on HOST). */
 typedef struct sp_chunk {
@@ -148,6 +173,9 @@ sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const char *fmt
  * build without CUDA every nonzero value gives SP_ERR_UNSUPPORTED. */
 sp_status sp_cuda_error_status(int cuda_error);
 
+/* Room to grow (see the top of this file): its size is fixed, so that arrays of stages keep
+ * their stride; later fields take the reserved words, which must be zero (as any initialiser
+ * leaves them). */
 typedef struct sp_stage {
     const char *name;         /* shown in errors and reports; copied at pipeline creation */
     size_t out_record_bytes;  /* bytes each output record of this stage takes, > 0 */
@@ -168,6 +196,7 @@ typedef struct sp_stage {
                                  in flight never share a slot, so the workspace stays private
                                  with several streams and in graph mode (a replay uses the
                                  scratch of the slot it was captured for: the same slot) */
+    uint64_t reserved[4];     /* zero; fields of later versions take these */
 } sp_stage;
 
 #define SP_MAX_STAGE_STREAMS 8
@@ -205,7 +234,9 @@ typedef enum sp_graph_mode {
                           together) for the per-operation cost to matter */
 } sp_graph_mode;
 
+/* Sized (see the top of this file): SP_PIPELINE_CONFIG_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_pipeline_config {
+    size_t size;              /* sizeof(sp_pipeline_config) as built; 0: the 0.5 layout */
     size_t in_record_bytes;   /* > 0 */
     const sp_stage *stages;   /* n_stages entries, copied at creation */
     size_t n_stages;          /* 0..SP_MAX_STAGES; 0 copies to the device and back */
@@ -236,6 +267,8 @@ typedef struct sp_pipeline_config {
                                  read or write the user's memory (a graph cannot be pointed at
                                  each chunk's memory then), and the report's notes say so */
 } sp_pipeline_config;
+
+#define SP_PIPELINE_CONFIG_INIT {.size = sizeof(sp_pipeline_config)}
 
 /* Threads: different pipelines of one context may run on different threads at once; one
  * pipeline runs on one thread at a time (its slots, staging threads and report are its own).
@@ -288,6 +321,7 @@ typedef enum sp_engine_kind {
     SP_ENGINE_STAGE_OUT
 } sp_engine_kind;
 
+/* Room to grow (see the top of this file). */
 typedef struct sp_engine_report {
     char name[32];        /* "stage-in", "h2d", the stage's name, "d2h", "stage-out" */
     sp_engine_kind kind;
@@ -295,8 +329,10 @@ typedef struct sp_engine_report {
                              several streams the time any of its chunks was running */
     double max_chunk_s;   /* the longest single chunk on this engine */
     size_t bytes;         /* bytes moved (copies) or read (compute) */
+    uint64_t reserved[4]; /* zero; later figures take these */
 } sp_engine_report;
 
+/* Room to grow (see the top of this file): fill it by passing it to a run; no set-up. */
 typedef struct sp_report {
     size_t records;        /* records in the run */
     size_t chunks;         /* chunks the run was cut into */
@@ -335,6 +371,7 @@ typedef struct sp_report {
     size_t pinned_bytes;   /* pinned staging memory the pipeline holds: depth x chunk x the
                               bytes of a record in and out, whatever the data's size */
     size_t batches;        /* batches the report covers: 1 for a run, those of a stream */
+    uint64_t reserved[16]; /* zero; later figures take these */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
@@ -395,17 +432,22 @@ sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n
  * makespan and what the library chose, and says so in its notes. */
 typedef struct sp_stream sp_stream;
 
+/* Sized (see the top of this file): SP_STREAM_CONFIG_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_stream_config {
+    size_t size;               /* sizeof(sp_stream_config) as built; 0: the 0.5 layout */
     unsigned max_in_flight;    /* batches submitted and not yet returned as DONE; 0 = 4 */
     int nonblocking;           /* 1: submit returns SP_ERR_WOULD_BLOCK instead of waiting */
     int input_released_events; /* 1: also report SP_EVENT_INPUT_RELEASED per batch */
 } sp_stream_config;
+
+#define SP_STREAM_CONFIG_INIT {.size = sizeof(sp_stream_config)}
 
 typedef enum sp_stream_event_kind {
     SP_EVENT_INPUT_RELEASED = 1, /* the batch's input has been read: `in` may be reused */
     SP_EVENT_DONE = 2            /* the batch's output is in `out` (or it failed: status) */
 } sp_stream_event_kind;
 
+/* Fixed (see the top of this file). */
 typedef struct sp_stream_event {
     sp_stream_event_kind kind;
     uint64_t tag;     /* the submit's tag */
@@ -447,7 +489,9 @@ typedef sp_status (*sp_source_fn)(void *dst, size_t first_record, size_t max_rec
 typedef sp_status (*sp_sink_fn)(const void *src, size_t first_record, size_t records,
                                 void *user);
 
+/* Sized (see the top of this file): SP_IO_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_io {
+    size_t size;      /* sizeof(sp_io) as built; 0: the 0.5 layout */
     sp_source_fn read;
     void *read_user;
     sp_sink_fn write;
@@ -456,6 +500,8 @@ typedef struct sp_io {
     int positional;   /* 1: n_records is known, and read and write may run for pieces of
                          several chunks at once, on the staging threads (pread, pwrite) */
 } sp_io;
+
+#define SP_IO_INIT {.size = sizeof(sp_io)}
 
 /* Streams io->n_records records from the source through the stages into the sink: read fills
  * a slot's pinned staging buffer directly and write consumes results straight from pinned

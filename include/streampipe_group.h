@@ -23,7 +23,7 @@ extern "C" {
 
 typedef struct sp_group sp_group;
 
-/* What one device did in the last run. */
+/* What one device did in the last run. Fixed (streampipe.h, top). */
 typedef struct sp_group_device_stats {
     int device;       /* the device number given at creation (HOST: its position) */
     size_t units;     /* work units it ran */
@@ -36,7 +36,7 @@ typedef struct sp_group_device_stats {
  * GPU for CUDA (devices 0, 1, ... until one does not exist), one HOST backend for HOST; for
  * HOST, n_devices > 0 opens that many host backends (the device numbers are not used), so the
  * group's scheduling is tested without a GPU. AUTO resolves as sp_context_create does.
- * config->staging_threads is the total for the group: each device gets total / n (at least 1;
+ * config is sized (streampipe.h, top). config->staging_threads is the total for the group: each device gets total / n (at least 1;
  * 0 lets each pipeline choose for itself, divided by n likewise).
  * Whether or not it succeeds, *out is a handle to destroy (NULL only when there was no memory
  * for it: SP_ERR_OUT_OF_MEMORY); a failed one says why in sp_group_last_error (naming the

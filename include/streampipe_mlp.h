@@ -45,7 +45,7 @@ extern "C" {
 
 typedef struct sp_mlp sp_mlp;
 
-/* One layer's parameters, owned by the model. */
+/* One layer's parameters, owned by the model. Fixed (streampipe.h, top). */
 typedef struct sp_mlp_layer {
     size_t inputs, outputs;
     const float *weight; /* outputs x inputs, row-major */

@@ -291,15 +291,20 @@ static void release_all(sp_pipeline *p)
     pthread_mutex_destroy(&p->failure_lock);
 }
 
-sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_pipeline **out)
+sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
+                             sp_pipeline **out)
 {
     if (!ctx)
         return SP_ERR_INVALID_ARGUMENT;
-    if (!cfg || !out)
+    if (!given || !out)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_create: %s is NULL",
-                               !cfg ? "config" : "out");
+                               !given ? "config" : "out");
     *out = NULL;
+    sp_pipeline_config config;
+    const sp_pipeline_config *cfg = &config;
     sp_status st = sp_context_check_alive(ctx);
+    if (st == SP_OK)
+        st = sp_pipeline_config_read(ctx, given, &config);
     if (st == SP_OK)
         st = check_config(ctx, cfg);
     if (st != SP_OK)

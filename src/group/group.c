@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sized.h"
 #include "core/staging_pool.h"
 #include "group/group.h"
 
@@ -26,7 +27,8 @@ sp_status sp_group_fail(sp_group *g, sp_status status, const char *fmt, ...)
  * they share the host's cores and memory bandwidth. */
 static sp_pipeline_config member_config(const sp_pipeline_config *config, size_t n)
 {
-    sp_pipeline_config c = *config;
+    sp_pipeline_config c; /* the library's layout; the stages are read by sp_pipeline_create */
+    (void)sp_sized_read(&c, sizeof c, config, SP_PIPELINE_CONFIG_SIZE_0_5); /* checked first */
     unsigned total = c.staging_threads ? c.staging_threads : sp_staging_pool_default_threads();
     size_t each = total / n;
     c.staging_threads = each ? (unsigned)each : 1u;
@@ -94,6 +96,10 @@ static sp_status add_members(sp_group *g, sp_context *const *contexts, size_t n,
     if (!contexts || n == 0 || !config)
         return sp_group_fail(g, SP_ERR_INVALID_ARGUMENT, "sp_group_create_contexts: no "
                              "contexts or no config");
+    const char *why = sp_sized_read(&(sp_pipeline_config){0}, sizeof(sp_pipeline_config), config,
+                                    SP_PIPELINE_CONFIG_SIZE_0_5);
+    if (why)
+        return sp_group_fail(g, SP_SIZED_STATUS(why), "sp_group_create: config: %s", why);
     for (size_t k = 0; k < n; k++)
         if (!contexts[k])
             return sp_group_fail(g, SP_ERR_INVALID_ARGUMENT, "sp_group_create_contexts: a "

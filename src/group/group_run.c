@@ -14,6 +14,7 @@
 #include "core/pipeline.h"
 #include "core/plan.h"
 #include "core/run_at.h"
+#include "core/sized.h"
 #include "group/group.h"
 
 /* Unit size when the caller chose none: this many chunks of a device's share of the run. */
@@ -235,13 +236,21 @@ sp_status sp_group_run(sp_group *g, const void *in, size_t n_records, void *out,
     return st;
 }
 
-sp_status sp_group_run_io(sp_group *g, const sp_io *io, sp_report *report)
+sp_status sp_group_run_io(sp_group *g, const sp_io *given, sp_report *report)
 {
     if (!g)
         return SP_ERR_INVALID_ARGUMENT;
     sp_status st = group_enter(g);
     if (st != SP_OK)
         return st;
+    sp_io io_read; /* the library's layout of the caller's (sized: streampipe.h) */
+    const char *why = given ? sp_sized_read(&io_read, sizeof io_read, given, SP_IO_SIZE_0_5)
+                            : NULL;
+    if (why) {
+        atomic_store(&g->running, 0);
+        return sp_group_fail(g, SP_SIZED_STATUS(why), "sp_group_run_io: io: %s", why);
+    }
+    const sp_io *io = given ? &io_read : NULL;
     group_job job;
     job_init(&job, g);
     job.io = io;

@@ -109,13 +109,15 @@ static sp_status head_cuda(const sp_chunk *chunk, void *user)
 void sp_mlp_describe_stages(struct sp_mlp_stages *stages)
 {
     const sp_stage table[SP_MLP_STAGES] = {
-        [MLP_STAGE_PREPROCESS] = {"preprocess", SP_MLP_INPUTS * sizeof(float),
-                                  CUDA_FN(preprocess_cuda), preprocess_host, NULL},
-        [MLP_STAGE_FC1] = {"fc1", SP_MLP_HIDDEN * sizeof(float), CUDA_FN(dense_cuda),
-                           dense_host, NULL},
-        [MLP_STAGE_FC2] = {"fc2", SP_MLP_HIDDEN * sizeof(float), CUDA_FN(dense_cuda),
-                           dense_host, NULL},
-        [MLP_STAGE_HEAD] = {"head", sizeof(int32_t), CUDA_FN(head_cuda), head_host, NULL},
+        [MLP_STAGE_PREPROCESS] = {.name = "preprocess",
+                                  .out_record_bytes = SP_MLP_INPUTS * sizeof(float),
+                                  .cuda = CUDA_FN(preprocess_cuda), .host = preprocess_host},
+        [MLP_STAGE_FC1] = {.name = "fc1", .out_record_bytes = SP_MLP_HIDDEN * sizeof(float),
+                           .cuda = CUDA_FN(dense_cuda), .host = dense_host},
+        [MLP_STAGE_FC2] = {.name = "fc2", .out_record_bytes = SP_MLP_HIDDEN * sizeof(float),
+                           .cuda = CUDA_FN(dense_cuda), .host = dense_host},
+        [MLP_STAGE_HEAD] = {.name = "head", .out_record_bytes = sizeof(int32_t),
+                            .cuda = CUDA_FN(head_cuda), .host = head_host},
     };
     for (size_t i = 0; i < SP_MLP_STAGES; i++) {
         stages->list[i] = table[i];

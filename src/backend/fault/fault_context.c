@@ -1,11 +1,30 @@
 /* The fault target's public entry points (streampipe_fault.h): a context opened through the
  * seam's wrap hook with the fault backend around the real one. */
 #include "backend/fault/fault_backend.h"
+#include "core/sized.h" /* header-only: how every sized struct is read */
+
+/* The caller's config (NULL: no failures, no delays) in this library's layout; NULL or why
+ * it is refused. */
+static const char *read_config(const sp_fault_config *given, sp_fault_config *cfg)
+{
+    if (!given) {
+        memset(cfg, 0, sizeof *cfg);
+        cfg->size = sizeof *cfg;
+        return NULL;
+    }
+    return sp_sized_read(cfg, sizeof *cfg, given, SP_FAULT_CONFIG_SIZE_0_5);
+}
 
 static sp_status wrap_in_fault(const sp_backend_ops *inner, void *inner_impl, void *arg,
                                const sp_backend_ops **ops, void **impl)
 {
-    sp_status st = sp_fault_open(inner, inner_impl, arg, impl);
+    sp_fault_config cfg;
+    const char *why = read_config(arg, &cfg);
+    if (why) {
+        sp_backend_fail("sp_context_create_fault: config: %s", why);
+        return SP_SIZED_STATUS(why);
+    }
+    sp_status st = sp_fault_open(inner, inner_impl, &cfg, impl);
     if (st == SP_OK)
         *ops = sp_backend_fault_ops();
     return st;
@@ -17,7 +36,7 @@ sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fau
     return sp_context_create_wrapped(kind, device, wrap_in_fault, (void *)cfg, out);
 }
 
-sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *cfg)
+sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *given)
 {
     if (!ctx)
         return SP_ERR_INVALID_ARGUMENT;
@@ -25,8 +44,11 @@ sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *cfg)
     if (!impl)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "sp_fault_set: the context was not made by sp_context_create_fault");
-    sp_fault_config none = {0};
-    sp_fault_configure(impl, cfg ? cfg : &none);
+    sp_fault_config cfg;
+    const char *why = read_config(given, &cfg);
+    if (why)
+        return sp_context_fail(ctx, SP_SIZED_STATUS(why), "sp_fault_set: config: %s", why);
+    sp_fault_configure(impl, &cfg);
     return SP_OK;
 }
 
