@@ -21,9 +21,10 @@ static sp_status check_reserved(sp_context *ctx, const sp_pipeline_config *c)
 sp_status sp_pipeline_config_read(sp_context *ctx, const sp_pipeline_config *given,
                                   sp_pipeline_config *c)
 {
-    const char *why = sp_sized_read(c, sizeof *c, given, SP_PIPELINE_CONFIG_SIZE_0_5);
-    if (why)
-        return sp_context_fail(ctx, SP_SIZED_STATUS(why), "config: %s", why);
+    const char *why;
+    sp_status st = sp_sized_read(c, sizeof *c, given, SP_PIPELINE_CONFIG_SIZE_0_5, &why);
+    if (st != SP_OK)
+        return sp_context_fail(ctx, st, "config: %s", why);
     if (c->stages == NULL || c->n_stages > SP_MAX_STAGES)
         return SP_OK; /* check_config says what is wrong, without reading the stages */
     return check_reserved(ctx, c);

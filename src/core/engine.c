@@ -478,9 +478,10 @@ sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *given, size_t first
     if (st != SP_OK)
         return st;
     sp_io io; /* the library's layout of the caller's (sized: streampipe.h) */
-    const char *why = given ? sp_sized_read(&io, sizeof io, given, SP_IO_SIZE_0_5) : NULL;
-    if (why)
-        st = sp_pipeline_fail(p, SP_SIZED_STATUS(why), "sp_pipeline_run_io: io: %s", why);
+    const char *why;
+    st = given ? sp_sized_read(&io, sizeof io, given, SP_IO_SIZE_0_5, &why) : SP_OK;
+    if (st != SP_OK)
+        st = sp_pipeline_fail(p, st, "sp_pipeline_run_io: io: %s", why);
     else
         st = run_io(p, given ? &io : NULL, first_record, report);
     sp_pipeline_release(p);

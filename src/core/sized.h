@@ -35,26 +35,27 @@ static inline size_t sp_sized_size(const void *src, size_t size_0_5)
  * copy_struct_from_user does: what the caller's size does not cover is zero (the fields'
  * defaults); a larger struct (from a newer header) is taken when the bytes past dst_size are
  * all zero, since its newer fields then ask for nothing. dst's size becomes dst_size.
- * Returns NULL, or why the struct is refused (the caller maps that to a status: a struct
- * smaller than its size field is SP_ERR_INVALID_ARGUMENT, unknown fields SP_ERR_UNSUPPORTED). */
-static inline const char *sp_sized_read(void *dst, size_t dst_size, const void *src,
-                                        size_t size_0_5)
+ * Refused: a size smaller than the size field (SP_ERR_INVALID_ARGUMENT), unknown fields set
+ * (SP_ERR_UNSUPPORTED); *why then says so. */
+static inline sp_status sp_sized_read(void *dst, size_t dst_size, const void *src,
+                                      size_t size_0_5, const char **why)
 {
     size_t size = sp_sized_size(src, size_0_5);
-    if (size < sizeof size)
-        return "its size field says it is smaller than the size field itself";
+    *why = "";
+    if (size < sizeof size) {
+        *why = "its size field says it is smaller than the size field itself";
+        return SP_ERR_INVALID_ARGUMENT;
+    }
     memset(dst, 0, dst_size);
     memcpy(dst, src, size < dst_size ? size : dst_size);
     memcpy(dst, &dst_size, sizeof dst_size);
     for (size_t i = dst_size; i < size; i++)
-        if (((const unsigned char *)src)[i] != 0)
-            return "it sets fields this library does not know (built against a newer "
+        if (((const unsigned char *)src)[i] != 0) {
+            *why = "it sets fields this library does not know (built against a newer "
                    "streampipe?)";
-    return NULL;
+            return SP_ERR_UNSUPPORTED;
+        }
+    return SP_OK;
 }
-
-/* The status for a reason sp_sized_read gave. */
-#define SP_SIZED_STATUS(why) \
-    (strstr((why), "does not know") ? SP_ERR_UNSUPPORTED : SP_ERR_INVALID_ARGUMENT)
 
 #endif /* SP_SIZED_H */

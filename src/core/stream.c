@@ -329,10 +329,12 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_strea
         return SP_ERR_INVALID_ARGUMENT;
     *out = NULL;
     sp_stream_config cfg = {.size = sizeof cfg}; /* NULL: the defaults */
-    const char *why = given ? sp_sized_read(&cfg, sizeof cfg, given, SP_STREAM_CONFIG_SIZE_0_5)
-                            : NULL;
-    if (why)
-        return sp_pipeline_fail(p, SP_SIZED_STATUS(why), "sp_stream_open: config: %s", why);
+    const char *why;
+    sp_status read = given ? sp_sized_read(&cfg, sizeof cfg, given, SP_STREAM_CONFIG_SIZE_0_5,
+                                           &why)
+                           : SP_OK;
+    if (read != SP_OK)
+        return sp_pipeline_fail(p, read, "sp_stream_open: config: %s", why);
     const sp_stream_config *config = &cfg;
     unsigned max = config->max_in_flight ? config->max_in_flight : DEFAULT_MAX_IN_FLIGHT;
     if (max > MAX_IN_FLIGHT_LIMIT)

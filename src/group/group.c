@@ -28,7 +28,8 @@ sp_status sp_group_fail(sp_group *g, sp_status status, const char *fmt, ...)
 static sp_pipeline_config member_config(const sp_pipeline_config *config, size_t n)
 {
     sp_pipeline_config c; /* the library's layout; the stages are read by sp_pipeline_create */
-    (void)sp_sized_read(&c, sizeof c, config, SP_PIPELINE_CONFIG_SIZE_0_5); /* checked first */
+    const char *why;
+    (void)sp_sized_read(&c, sizeof c, config, SP_PIPELINE_CONFIG_SIZE_0_5, &why); /* checked */
     unsigned total = c.staging_threads ? c.staging_threads : sp_staging_pool_default_threads();
     size_t each = total / n;
     c.staging_threads = each ? (unsigned)each : 1u;
@@ -96,10 +97,12 @@ static sp_status add_members(sp_group *g, sp_context *const *contexts, size_t n,
     if (!contexts || n == 0 || !config)
         return sp_group_fail(g, SP_ERR_INVALID_ARGUMENT, "sp_group_create_contexts: no "
                              "contexts or no config");
-    const char *why = sp_sized_read(&(sp_pipeline_config){0}, sizeof(sp_pipeline_config), config,
-                                    SP_PIPELINE_CONFIG_SIZE_0_5);
-    if (why)
-        return sp_group_fail(g, SP_SIZED_STATUS(why), "sp_group_create: config: %s", why);
+    const char *why;
+    sp_pipeline_config readable;
+    sp_status st = sp_sized_read(&readable, sizeof readable, config, SP_PIPELINE_CONFIG_SIZE_0_5,
+                                 &why);
+    if (st != SP_OK)
+        return sp_group_fail(g, st, "sp_group_create: config: %s", why);
     for (size_t k = 0; k < n; k++)
         if (!contexts[k])
             return sp_group_fail(g, SP_ERR_INVALID_ARGUMENT, "sp_group_create_contexts: a "

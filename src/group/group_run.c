@@ -244,11 +244,11 @@ sp_status sp_group_run_io(sp_group *g, const sp_io *given, sp_report *report)
     if (st != SP_OK)
         return st;
     sp_io io_read; /* the library's layout of the caller's (sized: streampipe.h) */
-    const char *why = given ? sp_sized_read(&io_read, sizeof io_read, given, SP_IO_SIZE_0_5)
-                            : NULL;
-    if (why) {
+    const char *why;
+    st = given ? sp_sized_read(&io_read, sizeof io_read, given, SP_IO_SIZE_0_5, &why) : SP_OK;
+    if (st != SP_OK) {
         atomic_store(&g->running, 0);
-        return sp_group_fail(g, SP_SIZED_STATUS(why), "sp_group_run_io: io: %s", why);
+        return sp_group_fail(g, st, "sp_group_run_io: io: %s", why);
     }
     const sp_io *io = given ? &io_read : NULL;
     group_job job;

@@ -22,13 +22,12 @@ static sp_status config_error(sp_context *ctx, const char *what)
 static sp_status resolve_config(sp_context *ctx, const sp_probe_config *given,
                                 sp_probe_config *c)
 {
-    const char *why = NULL; /* the library's layout of the caller's (sized: streampipe.h) */
-    if (given)
-        why = sp_sized_read(c, sizeof *c, given, SP_PROBE_CONFIG_SIZE_0_5);
-    else
-        *c = (sp_probe_config){.size = sizeof *c};
-    if (why)
-        return sp_context_fail(ctx, SP_SIZED_STATUS(why), "sp_probe_run: config: %s", why);
+    const char *why = ""; /* the library's layout of the caller's (sized: streampipe.h) */
+    *c = (sp_probe_config){.size = sizeof *c};
+    sp_status st = given ? sp_sized_read(c, sizeof *c, given, SP_PROBE_CONFIG_SIZE_0_5, &why)
+                         : SP_OK;
+    if (st != SP_OK)
+        return sp_context_fail(ctx, st, "sp_probe_run: config: %s", why);
     int cuda = ctx->kind == SP_BACKEND_CUDA;
     c->parts = c->parts ? c->parts : SP_PROBE_ALL;
     c->repeats = c->repeats ? c->repeats : c->quick ? 3u : 5u;

@@ -3,28 +3,29 @@
 #include "backend/fault/fault_backend.h"
 #include "core/sized.h" /* header-only: how every sized struct is read */
 
-/* The caller's config (NULL: no failures, no delays) in this library's layout; NULL or why
- * it is refused. */
-static const char *read_config(const sp_fault_config *given, sp_fault_config *cfg)
+/* The caller's config (NULL: no failures, no delays) in this library's layout. */
+static sp_status read_config(const sp_fault_config *given, sp_fault_config *cfg,
+                             const char **why)
 {
     if (!given) {
         memset(cfg, 0, sizeof *cfg);
         cfg->size = sizeof *cfg;
-        return NULL;
+        return SP_OK;
     }
-    return sp_sized_read(cfg, sizeof *cfg, given, SP_FAULT_CONFIG_SIZE_0_5);
+    return sp_sized_read(cfg, sizeof *cfg, given, SP_FAULT_CONFIG_SIZE_0_5, why);
 }
 
 static sp_status wrap_in_fault(const sp_backend_ops *inner, void *inner_impl, void *arg,
                                const sp_backend_ops **ops, void **impl)
 {
     sp_fault_config cfg;
-    const char *why = read_config(arg, &cfg);
-    if (why) {
+    const char *why;
+    sp_status st = read_config(arg, &cfg, &why);
+    if (st != SP_OK) {
         sp_backend_fail("sp_context_create_fault: config: %s", why);
-        return SP_SIZED_STATUS(why);
+        return st;
     }
-    sp_status st = sp_fault_open(inner, inner_impl, &cfg, impl);
+    st = sp_fault_open(inner, inner_impl, &cfg, impl);
     if (st == SP_OK)
         *ops = sp_backend_fault_ops();
     return st;
@@ -45,9 +46,10 @@ sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *given)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "sp_fault_set: the context was not made by sp_context_create_fault");
     sp_fault_config cfg;
-    const char *why = read_config(given, &cfg);
-    if (why)
-        return sp_context_fail(ctx, SP_SIZED_STATUS(why), "sp_fault_set: config: %s", why);
+    const char *why;
+    sp_status st = read_config(given, &cfg, &why);
+    if (st != SP_OK)
+        return sp_context_fail(ctx, st, "sp_fault_set: config: %s", why);
     sp_fault_configure(impl, &cfg);
     return SP_OK;
 }
