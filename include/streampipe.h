@@ -44,6 +44,9 @@
  *   sp_probe_thread_rate); something new would come in a new struct or function.
  *   sp_chunk is made by the library and only ever grows at its end: read it through the
  *   pointer a stage gets, never copy it into a struct of your own.
+ * Before 1.0 the soname still changes with every minor version (streampipe_version.h); what
+ * these rules give is that a minor version that only appends fields and functions keeps the
+ * ABI (tools/abi_check.sh shows it), so the soname may then stay.
  */
 #ifndef STREAMPIPE_H
 #define STREAMPIPE_H
