@@ -99,7 +99,7 @@ static int make_runners(const bench_args *a, const sp_pipeline_config *cfg, runn
     int same_twice[2] = {a->device, a->device};
     sp_status st = sp_context_create(a->backend, a->device, &r->ctx);
     if (st != SP_OK)
-        return failed("opening the device", st, sp_last_open_error());
+        return failed("opening the device", st, sp_context_last_error(r->ctx));
     st = sp_pipeline_create(r->ctx, cfg, &r->plain);
     if (st != SP_OK)
         return failed("making the pipeline", st, sp_context_last_error(r->ctx));
@@ -107,7 +107,7 @@ static int make_runners(const bench_args *a, const sp_pipeline_config *cfg, runn
     for (size_t g = 0; g < 2; g++) {
         st = sp_group_create(kind, same_twice, g + 1, cfg, &r->group[g]);
         if (st != SP_OK)
-            return failed("making a group", st, sp_group_last_create_error());
+            return failed("making a group", st, sp_group_last_error(r->group[g]));
     }
     return 0;
 }

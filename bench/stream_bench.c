@@ -359,8 +359,11 @@ int main(int argc, char **argv)
     }
     sp_context *ctx = NULL;
     sp_status st = sp_context_create(a.backend, 0, &ctx);
-    if (st != SP_OK)
-        return failed("opening the backend", st, sp_last_open_error());
+    if (st != SP_OK) { /* a failed open still yields a handle, whose error says why */
+        int rc = failed("opening the backend", st, sp_context_last_error(ctx));
+        sp_context_destroy(ctx);
+        return rc;
+    }
     double tb[3], ts[SRC_MODES], pinned_mib = 0;
     size_t bad_b = 0, bad_s = 0;
     int rc = bench_batches(ctx, &a, tb, &bad_b);

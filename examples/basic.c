@@ -124,8 +124,11 @@ int main(void)
     /* AUTO: the GPU when the library was built with CUDA and one is present, else the CPU. */
     sp_context *ctx = NULL;
     sp_status status = sp_context_create(SP_BACKEND_AUTO, 0, &ctx);
-    if (status != SP_OK)
-        return fail("sp_context_create", status, sp_last_open_error());
+    if (status != SP_OK) { /* a failed open still yields a handle, whose error says why */
+        int failed = fail("sp_context_create", status, sp_context_last_error(ctx));
+        sp_context_destroy(ctx);
+        return failed;
+    }
     printf("backend: %s\n", sp_backend_name(sp_context_backend(ctx)));
 
     /* Our stage has no CUDA function, so on a GPU the pipeline runs sinmix alone. */

@@ -8,10 +8,45 @@
  *
  * Conventions
  * - Every call that can fail returns sp_status: SP_OK (0) or a negative error.
- * - The library never exits, aborts or prints. After an error, sp_context_last_error() says
- *   what failed (stage, chunk, backend call, file and line where there is one).
+ * - The library never exits, aborts or prints.
+ * - Errors: one channel per handle, as SQLite's sqlite3_errmsg. Each handle keeps the text of
+ *   its last failure: sp_context_last_error, sp_pipeline_last_error, sp_stream_last_error,
+ *   sp_group_last_error, sp_mlp_last_error, sp_mlp_stages_last_error. A call that makes a
+ *   handle (sp_context_create, sp_context_create_fault, sp_group_create, sp_mlp_load_file,
+ *   sp_mlp_stages_create, ...) yields the handle even when it fails, so that its last error
+ *   can say why; destroy it as usual. Only when there was no memory for the handle itself is
+ *   *out NULL (the call then returns SP_ERR_OUT_OF_MEMORY). A stage says why it failed with
+ *   sp_chunk_fail, which becomes its run's error.
  * - Destroy/free functions accept NULL.
  * - No CUDA types appear here; on CUDA, sp_chunk.stream is a cudaStream_t.
+ *
+ * Structs that grow (so that a program built against one minor version runs against the
+ * next). Three kinds, each marked where it is declared:
+ * - "sized": structs the caller fills and passes in (sp_pipeline_config, sp_stream_config,
+ *   sp_io, sp_fault_config, sp_probe_config) begin with `size_t size`, the
+ *   sizeof of the struct the caller was compiled with. New fields are only ever appended,
+ *   and the library reads only the bytes the caller's size covers: fields beyond it take
+ *   their defaults (0). size 0 stands for the 0.5 layout, the first with a size field, fixed
+ *   for good: so zero-initialised structs ({0}, memset, designated initialisers without
+ *   .size) written against 0.5 mean the same to every later version. To use a field added
+ *   after 0.5, set size: `= SP_PIPELINE_CONFIG_INIT` (a designated initialiser, for C) or
+ *   `.size = sizeof(sp_pipeline_config)`; a field set beyond the size given is not seen. A
+ *   struct larger than the library knows (a newer header) is accepted when the bytes it does
+ *   not know are zero, refused with SP_ERR_UNSUPPORTED otherwise.
+ * - "room to grow": structs whose size stays fixed and which end in reserved words that
+ *   later fields take. The library fills sp_report, sp_engine_report and sp_probe_result,
+ *   zeroing those words, so callers need not initialise anything. The caller fills
+ *   sp_stage, whose array stride must not change (a size field could not say it for
+ *   stages left at 0): its reserved words must be zero, as any initialiser leaves them; a
+ *   stage with one set is refused with SP_ERR_UNSUPPORTED.
+ * - "fixed": small structs that will not change (sp_stream_event, sp_sinmix_params,
+ *   sp_group_device_stats, sp_fault_stats, sp_mlp_layer, sp_probe_chunk_rate,
+ *   sp_probe_thread_rate); something new would come in a new struct or function.
+ *   sp_chunk is made by the library and only ever grows at its end: read it through the
+ *   pointer a stage gets, never copy it into a struct of your own.
+ * Before 1.0 the soname still changes with every minor version (streampipe_version.h); what
+ * these rules give is that a minor version that only appends fields and functions keeps the
+ * ABI (tools/abi_check.sh shows it), so the soname may then stay.
  */
 #ifndef STREAMPIPE_H
 #define STREAMPIPE_H
@@ -60,8 +95,11 @@ typedef struct sp_context sp_context;
 typedef struct sp_pipeline sp_pipeline;
 
 /* Opens a backend on `device` (ignored by HOST). Asking for CUDA where it is not built or no
- * GPU is present gives SP_ERR_UNSUPPORTED; *out is then NULL and the reason is returned by
- * sp_last_open_error(). */
+ * GPU is present gives SP_ERR_UNSUPPORTED. Whether or not it succeeds, *out is a handle to
+ * destroy with sp_context_destroy (NULL only for SP_ERR_OUT_OF_MEMORY, no memory for the
+ * handle, or out NULL: SP_ERR_INVALID_ARGUMENT). A context that failed to open says why in
+ * sp_context_last_error, reports SP_BACKEND_AUTO as its backend, and every call that needs
+ * its backend returns the status the open failed with. */
 sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
 /* Gives up the caller's handle: pass ctx to no call after this one. The context itself
  * lives on until its last pipeline is destroyed too, so a context and its pipelines may be
@@ -71,12 +109,12 @@ sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
 void sp_context_destroy(sp_context *ctx);
 /* HOST or CUDA: what AUTO resolved to. */
 sp_backend_kind sp_context_backend(const sp_context *ctx);
-/* What the last failed call on this context did wrong; "" when nothing has failed. The text
- * stays valid until the next call on the context. With several threads on one context, read
- * sp_pipeline_last_error instead: a failure on another thread may rewrite this text. */
+/* What the last failed call on this context did wrong, opening it included; "" when
+ * nothing has failed. The text stays valid until the next call on the context. With several
+ * threads on one context, read sp_pipeline_last_error instead: a failure on another thread
+ * may rewrite this text. NULL (no handle: sp_context_create ran out of memory) gives a text
+ * that says so. */
 const char *sp_context_last_error(const sp_context *ctx);
-/* Why the last sp_context_create on this thread failed; "" when it did not. */
-const char *sp_last_open_error(void);
 
 /* ---- host memory the copy engines can read directly ------------------------------------- */
 
@@ -95,7 +133,7 @@ sp_status sp_host_unregister(sp_context *ctx, void *ptr);
 
 /* ---- stages ------------------------------------------------------------------------------ */
 
-/* What a stage sees for one chunk. `in` holds records * (input record size) bytes and `out`
+/* What a stage sees for one chunk (made by the library; it grows only at its end). `in` holds records * (input record size) bytes and `out`
  * has room for records * out_record_bytes; both are device memory on CUDA and host memory on
  * HOST. `stream` is the cudaStream_t to enqueue on (NULL on HOST). */
 typedef struct sp_chunk {
@@ -115,6 +153,32 @@ typedef struct sp_chunk {
  * Return SP_OK, or an error to fail the run with SP_ERR_STAGE_FAILED. */
 typedef sp_status (*sp_stage_fn)(const sp_chunk *chunk, void *user);
 
+/* For a stage function: fails its chunk with a message, printf-style. The run's error
+ * (sp_pipeline_last_error, sp_stream_last_error, sp_group_last_error) then reads
+ * "stage 'NAME' chunk N: MESSAGE (stage s of M, records a..b; it returned STATUS)". Returns
+ * `status` (SP_ERR_STAGE_FAILED for SP_OK), so a stage ends with
+ *     return sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "%zu records, want even", n);
+ * The run fails with SP_ERR_STAGE_FAILED as for any failing stage. Call it from the stage
+ * function itself, on the thread that runs it, with the chunk it was given; anywhere else it
+ * only returns the status (the message has no run to go to). */
+sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* For CUDA stages: the library's reading of a cudaError_t (passed as an int, so that this
+ * header needs no CUDA types): SP_OK for cudaSuccess; SP_ERR_DEVICE_LOST for the errors that
+ * leave the CUDA context unusable (illegal address and kin); SP_ERR_OUT_OF_DEVICE_MEMORY for
+ * cudaErrorMemoryAllocation; SP_ERR_UNSUPPORTED for no device, an old driver or an
+ * unsupported call; SP_ERR_BACKEND otherwise. Errors that do not corrupt the context are
+ * consumed (as cudaGetLastError does), so that a later check does not see them again. In a
+ * build without CUDA every nonzero value gives SP_ERR_UNSUPPORTED. */
+sp_status sp_cuda_error_status(int cuda_error);
+
+/* Room to grow (see the top of this file): its size is fixed, so that arrays of stages keep
+ * their stride; later fields take the reserved words, which must be zero (as any initialiser
+ * leaves them). */
 typedef struct sp_stage {
     const char *name;         /* shown in errors and reports; copied at pipeline creation */
     size_t out_record_bytes;  /* bytes each output record of this stage takes, > 0 */
@@ -135,6 +199,7 @@ typedef struct sp_stage {
                                  in flight never share a slot, so the workspace stays private
                                  with several streams and in graph mode (a replay uses the
                                  scratch of the slot it was captured for: the same slot) */
+    uint64_t reserved[4];     /* zero; fields of later versions take these */
 } sp_stage;
 
 #define SP_MAX_STAGE_STREAMS 8
@@ -172,7 +237,9 @@ typedef enum sp_graph_mode {
                           together) for the per-operation cost to matter */
 } sp_graph_mode;
 
+/* Sized (see the top of this file): SP_PIPELINE_CONFIG_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_pipeline_config {
+    size_t size;              /* sizeof(sp_pipeline_config) as built; 0: the 0.5 layout */
     size_t in_record_bytes;   /* > 0 */
     const sp_stage *stages;   /* n_stages entries, copied at creation */
     size_t n_stages;          /* 0..SP_MAX_STAGES; 0 copies to the device and back */
@@ -203,6 +270,8 @@ typedef struct sp_pipeline_config {
                                  read or write the user's memory (a graph cannot be pointed at
                                  each chunk's memory then), and the report's notes say so */
 } sp_pipeline_config;
+
+#define SP_PIPELINE_CONFIG_INIT {.size = sizeof(sp_pipeline_config)}
 
 /* Threads: different pipelines of one context may run on different threads at once; one
  * pipeline runs on one thread at a time (its slots, staging threads and report are its own).
@@ -255,6 +324,7 @@ typedef enum sp_engine_kind {
     SP_ENGINE_STAGE_OUT
 } sp_engine_kind;
 
+/* Room to grow (see the top of this file). */
 typedef struct sp_engine_report {
     char name[32];        /* "stage-in", "h2d", the stage's name, "d2h", "stage-out" */
     sp_engine_kind kind;
@@ -262,8 +332,10 @@ typedef struct sp_engine_report {
                              several streams the time any of its chunks was running */
     double max_chunk_s;   /* the longest single chunk on this engine */
     size_t bytes;         /* bytes moved (copies) or read (compute) */
+    uint64_t reserved[4]; /* zero; later figures take these */
 } sp_engine_report;
 
+/* Room to grow (see the top of this file): fill it by passing it to a run; no set-up. */
 typedef struct sp_report {
     size_t records;        /* records in the run */
     size_t chunks;         /* chunks the run was cut into */
@@ -302,6 +374,7 @@ typedef struct sp_report {
     size_t pinned_bytes;   /* pinned staging memory the pipeline holds: depth x chunk x the
                               bytes of a record in and out, whatever the data's size */
     size_t batches;        /* batches the report covers: 1 for a run, those of a stream */
+    uint64_t reserved[16]; /* zero; later figures take these */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
@@ -362,17 +435,22 @@ sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n
  * makespan and what the library chose, and says so in its notes. */
 typedef struct sp_stream sp_stream;
 
+/* Sized (see the top of this file): SP_STREAM_CONFIG_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_stream_config {
+    size_t size;               /* sizeof(sp_stream_config) as built; 0: the 0.5 layout */
     unsigned max_in_flight;    /* batches submitted and not yet returned as DONE; 0 = 4 */
     int nonblocking;           /* 1: submit returns SP_ERR_WOULD_BLOCK instead of waiting */
     int input_released_events; /* 1: also report SP_EVENT_INPUT_RELEASED per batch */
 } sp_stream_config;
+
+#define SP_STREAM_CONFIG_INIT {.size = sizeof(sp_stream_config)}
 
 typedef enum sp_stream_event_kind {
     SP_EVENT_INPUT_RELEASED = 1, /* the batch's input has been read: `in` may be reused */
     SP_EVENT_DONE = 2            /* the batch's output is in `out` (or it failed: status) */
 } sp_stream_event_kind;
 
+/* Fixed (see the top of this file). */
 typedef struct sp_stream_event {
     sp_stream_event_kind kind;
     uint64_t tag;     /* the submit's tag */
@@ -414,7 +492,9 @@ typedef sp_status (*sp_source_fn)(void *dst, size_t first_record, size_t max_rec
 typedef sp_status (*sp_sink_fn)(const void *src, size_t first_record, size_t records,
                                 void *user);
 
+/* Sized (see the top of this file): SP_IO_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_io {
+    size_t size;      /* sizeof(sp_io) as built; 0: the 0.5 layout */
     sp_source_fn read;
     void *read_user;
     sp_sink_fn write;
@@ -423,6 +503,8 @@ typedef struct sp_io {
     int positional;   /* 1: n_records is known, and read and write may run for pieces of
                          several chunks at once, on the staging threads (pread, pwrite) */
 } sp_io;
+
+#define SP_IO_INIT {.size = sizeof(sp_io)}
 
 /* Streams io->n_records records from the source through the stages into the sink: read fills
  * a slot's pinned staging buffer directly and write consumes results straight from pinned

@@ -14,7 +14,9 @@
 extern "C" {
 #endif
 
+/* Sized (streampipe.h, top): SP_FAULT_CONFIG_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_fault_config {
+    size_t size;              /* sizeof(sp_fault_config) as built; 0: the 0.5 layout */
     unsigned long fail_call;  /* fail the Nth status-returning backend call (1-based); 0 = none */
     sp_status fail_status;    /* what the failed call returns; 0 means SP_ERR_BACKEND */
     unsigned delay_us;        /* fixed delay before every queued operation on delayed queues */
@@ -36,6 +38,9 @@ typedef struct sp_fault_config {
                                  the fail_call-th */
 } sp_fault_config;
 
+#define SP_FAULT_CONFIG_INIT {.size = sizeof(sp_fault_config)}
+
+/* Fixed (streampipe.h, top). */
 typedef struct sp_fault_stats {
     unsigned long calls;        /* status-returning backend calls since the last sp_fault_set */
     unsigned long injected;     /* failures injected */
@@ -43,7 +48,8 @@ typedef struct sp_fault_stats {
     long live_objects;          /* queues + events + allocations not yet released */
 } sp_fault_stats;
 
-/* Like sp_context_create, with the fault backend around the chosen one. cfg may be NULL. */
+/* Like sp_context_create, with the fault backend around the chosen one. cfg may be NULL.
+ * As sp_context_create, *out is a handle also on failure, whose last error says why. */
 sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fault_config *cfg,
                                   sp_context **out);
 /* Replaces the configuration and restarts the call count. SP_ERR_INVALID_ARGUMENT if ctx was

@@ -27,7 +27,7 @@ extern "C" {
 
 typedef struct sp_group sp_group;
 
-/* What one device did in the last run. */
+/* What one device did in the last run. Fixed (streampipe.h, top). */
 typedef struct sp_group_device_stats {
     int device;       /* the device number given at creation (HOST: its position) */
     size_t units;     /* work units it ran */
@@ -40,18 +40,19 @@ typedef struct sp_group_device_stats {
  * GPU for CUDA (devices 0, 1, ... until one does not exist), one HOST backend for HOST; for
  * HOST, n_devices > 0 opens that many host backends (the device numbers are not used), so the
  * group's scheduling is tested without a GPU. AUTO resolves as sp_context_create does.
- * config->staging_threads is the total for the group: each device gets total / n (at least 1;
- * 0 lets each pipeline choose for itself, divided by n likewise). */
+ * config is sized (streampipe.h, top). config->staging_threads is the total for the group: each device gets total / n (at least 1;
+ * 0 lets each pipeline choose for itself, divided by n likewise).
+ * Whether or not it succeeds, *out is a handle to destroy (NULL only when there was no memory
+ * for it: SP_ERR_OUT_OF_MEMORY); a failed one says why in sp_group_last_error (naming the
+ * device), has no members, and its runs return the status creation failed with. */
 sp_status sp_group_create(sp_backend_kind kind, const int *devices, size_t n_devices,
                           const sp_pipeline_config *config, sp_group **out);
 /* The same over contexts the caller opened (e.g. with sp_context_create_fault): the group
  * takes a pipeline on each and does not destroy them; destroy them after the group, or before
- * (a context lives on while a pipeline of it remains: sp_context_destroy). */
+ * (a context lives on while a pipeline of it remains: sp_context_destroy). Fails, and
+ * yields a handle, as sp_group_create. */
 sp_status sp_group_create_contexts(sp_context *const *contexts, size_t n_contexts,
                                    const sp_pipeline_config *config, sp_group **out);
-/* Why the last sp_group_create or sp_group_create_contexts on this thread failed (naming
- * the device); "" when it did not. */
-const char *sp_group_last_create_error(void);
 /* Frees the pipelines, and the contexts the group opened. NULL is a no-op. */
 void sp_group_destroy(sp_group *group);
 
@@ -86,8 +87,9 @@ sp_status sp_group_device_report(const sp_group *group, size_t k, sp_report *out
 sp_status sp_group_device_stats_get(const sp_group *group, size_t k,
                                     sp_group_device_stats *out);
 
-/* What the last failed call on the group did wrong, with the device index ("device 2: ...");
- * "" when nothing has failed. Valid until the next call on the group. */
+/* What the last failed call on the group did wrong, its creation included, with the device
+ * index ("device 2: ..."); "" when nothing has failed. Valid until the next call on the
+ * group. */
 const char *sp_group_last_error(const sp_group *group);
 /* The member index whose failure failed the last run; -1 when none did. */
 int sp_group_failed_device(const sp_group *group);

@@ -14,9 +14,14 @@
  * [256,256], "fc2.bias" [256], "fc3.weight" [10,256], "fc3.bias" [10]; weights are [out, in]
  * row-major (y = W x + b, as torch.nn.Linear stores them). models/train_digits.py writes one.
  *
- * Errors: functions without a handle to keep a message in (loading, creating the stages)
- * write the reason into a caller's buffer `err` of `err_size` bytes (SP_MLP_ERROR_SIZE is
- * enough; NULL is allowed). Nothing here prints.
+ * Errors: as everywhere in streampipe (streampipe.h), one text per handle. Loading a model
+ * and creating the stages yield their handle also when they fail, whose last error
+ * (sp_mlp_last_error, sp_mlp_stages_last_error) says why; free it as usual. A stage failing
+ * during a run says why through sp_chunk_fail: the pipeline's error names the stage, the
+ * chunk and the cause (a cuBLAS status, a launch error). Nothing here prints.
+ *
+ * Link with streampipe::mlp (pkg-config streampipe-mlp): the core library needs neither
+ * cuBLASLt nor cJSON, this one does.
  */
 #ifndef STREAMPIPE_MLP_H
 #define STREAMPIPE_MLP_H
@@ -35,13 +40,12 @@ extern "C" {
 #define SP_MLP_LAYERS 3    /* fc1, fc2, fc3 */
 #define SP_MLP_MAX_PIXEL 16
 #define SP_MLP_STAGES 4    /* preprocess, fc1, fc2, head */
-#define SP_MLP_ERROR_SIZE 320
 
 /* ---- the model ------------------------------------------------------------------------------ */
 
 typedef struct sp_mlp sp_mlp;
 
-/* One layer's parameters, owned by the model. */
+/* One layer's parameters, owned by the model. Fixed (streampipe.h, top). */
 typedef struct sp_mlp_layer {
     size_t inputs, outputs;
     const float *weight; /* outputs x inputs, row-major */
@@ -53,12 +57,17 @@ typedef struct sp_mlp_layer {
  * shape x 4 bytes each), no missing, repeated or extra tensors, every value finite. A
  * truncated, oversized (over 256 MiB) or inconsistent file, or a path that is not a regular
  * file (a FIFO or a device: refused at once, without waiting for a writer), gives
- * SP_ERR_INVALID_ARGUMENT and the reason; SP_ERR_UNSUPPORTED when the library was built
- * without cJSON. *out is NULL on failure. */
-sp_status sp_mlp_load_file(const char *path, sp_mlp **out, char *err, size_t err_size);
+ * SP_ERR_INVALID_ARGUMENT; SP_ERR_UNSUPPORTED when the library was built without cJSON.
+ * Whether or not it succeeds, *out is a model to free with sp_mlp_free (NULL only when there
+ * was no memory for it, SP_ERR_OUT_OF_MEMORY, or out is NULL); a model that failed to load
+ * says why in sp_mlp_last_error, has no layers, and sp_mlp_stages_create refuses it. */
+sp_status sp_mlp_load_file(const char *path, sp_mlp **out);
 /* The same from a file's bytes in memory (which need not outlive the model). */
-sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out, char *err,
-                            size_t err_size);
+sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out);
+/* Why the model failed to load ("" when it loaded). */
+const char *sp_mlp_last_error(const sp_mlp *model);
+/* 1 when the model loaded (its layers are there), else 0 (NULL included). */
+int sp_mlp_loaded(const sp_mlp *model);
 void sp_mlp_free(sp_mlp *model);
 
 /* Layer 0..SP_MLP_LAYERS-1 (fc1, fc2, fc3); all zero for a NULL model or a bad index. */
@@ -90,17 +99,21 @@ typedef struct sp_mlp_stages sp_mlp_stages;
  * them may run at a time (each stage keeps per-call host state: its handle, layouts and
  * chosen algorithms). The GEMM stages ask for a cuBLASLt workspace per chunk in flight
  * (sp_stage.scratch_bytes, 32 MiB per slot on CUDA), so the pipeline may use graph mode and
- * several queues per stage (set the list's `streams` before creating it). */
+ * several queues per stage (set the list's `streams` before creating it).
+ * Whether or not it succeeds, *out is a handle to destroy (NULL only for
+ * SP_ERR_OUT_OF_MEMORY, or out NULL); one that failed says why in sp_mlp_stages_last_error
+ * and has no stages (sp_mlp_stages_list gives NULL). */
 sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_precision precision,
-                               sp_mlp_stages **out, char *err, size_t err_size);
+                               sp_mlp_stages **out);
 void sp_mlp_stages_destroy(sp_mlp_stages *stages);
 
-/* The SP_MLP_STAGES stages, in pipeline order, for sp_pipeline_config.stages. */
+/* The SP_MLP_STAGES stages, in pipeline order, for sp_pipeline_config.stages; NULL when
+ * their creation failed. */
 const sp_stage *sp_mlp_stages_list(const sp_mlp_stages *stages);
 
-/* Why a stage last failed during a run ("" when none has): the pipeline's own error names the
- * stage and chunk; this adds the cause (a cuBLAS status, a launch error). Read it after
- * sp_pipeline_run has returned. */
+/* Why creating the stages failed ("" when it did not). Failures during a run are the
+ * pipeline's (sp_pipeline_last_error), which the stages give their cause through
+ * sp_chunk_fail. */
 const char *sp_mlp_stages_last_error(const sp_mlp_stages *stages);
 
 #ifdef __cplusplus

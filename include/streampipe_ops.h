@@ -12,12 +12,13 @@ extern "C" {
 
 /* sinmix: float32 in, float32 out. v = x*0.5 + x*x*0.1, then `iters` times v += sinf(v*0.01).
  * Cheap per element at iters 0 (copy-bound) and arbitrarily heavy as iters grows. */
+/* Fixed (streampipe.h, top): a new parameter would be a new stage. */
 typedef struct sp_sinmix_params {
     unsigned iters;
 } sp_sinmix_params;
 
 /* A stage running sinmix with *params (which must outlive the pipeline). Its cuda function is
- * NULL when the library was built without CUDA. */
+ * NULL when the library was built without CUDA. (sp_stage keeps its size: streampipe.h.) */
 sp_stage sp_sinmix_stage(const sp_sinmix_params *params);
 
 /* The reference: out[i] = sinmix(in[i]) in plain C, float arithmetic. in == out is allowed. */

@@ -26,6 +26,7 @@
 #define STREAMPIPE_PROBE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "streampipe.h"
 
@@ -48,8 +49,10 @@ enum sp_probe_part {
 #define SP_PROBE_MAX_CHUNK_SIZES 16
 #define SP_PROBE_MAX_THREAD_COUNTS 12
 
-/* Zero in any field means "the default" (which depends on the backend and `quick`). */
+/* Zero in any field means "the default" (which depends on the backend and `quick`).
+ * Sized (streampipe.h, top): SP_PROBE_CONFIG_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_probe_config {
+    size_t size;             /* sizeof(sp_probe_config) as built; 0: the 0.5 layout */
     unsigned parts;          /* SP_PROBE_* bits; 0 = SP_PROBE_ALL */
     int quick;               /* 1: 3 repeats and a quarter of the bytes */
     unsigned repeats;        /* timed runs per figure, 1..SP_PROBE_MAX_REPEATS; 0 = 5 */
@@ -64,6 +67,9 @@ typedef struct sp_probe_config {
     unsigned overhead_ops;   /* operations per overhead measurement; 0 = 2000 (quick 500) */
 } sp_probe_config;
 
+#define SP_PROBE_CONFIG_INIT {.size = sizeof(sp_probe_config)}
+
+/* Fixed (streampipe.h, top), as is sp_probe_thread_rate. */
 typedef struct sp_probe_chunk_rate {
     size_t bytes;            /* size of each copy */
     double h2d_gbps;         /* pinned H2D, back to back */
@@ -74,7 +80,8 @@ typedef struct sp_probe_thread_rate {
     double gbps;             /* pageable -> pinned memcpy over that many threads */
 } sp_probe_thread_rate;
 
-/* Rates are in GB/s (1e9 bytes per second). A figure of a part not measured is 0. */
+/* Rates are in GB/s (1e9 bytes per second). A figure of a part not measured is 0.
+ * Room to grow (streampipe.h, top). */
 typedef struct sp_probe_result {
     sp_backend_kind backend; /* HOST or CUDA */
     unsigned parts;          /* the parts measured */
@@ -128,6 +135,7 @@ typedef struct sp_probe_result {
     char launch_what[48];    /* "1 us delay kernel" on CUDA, "no-op stage" on HOST */
 
     char notes[256];         /* what the figures mean on this backend; "" when nothing */
+    uint64_t reserved[16];   /* zero; later figures take these */
 } sp_probe_result;
 
 /* Runs the probe on ctx (cfg NULL = defaults) and fills *out. The context's queues and

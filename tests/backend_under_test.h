@@ -7,6 +7,7 @@
 #define SP_TEST_BACKEND_UNDER_TEST_H
 
 #include "backend/backend.h"
+#include "backend/fault/fault_backend.h"
 #include "harness.h"
 #include "streampipe_fault.h"
 

@@ -273,7 +273,7 @@ static int shared_open(shared_rig *r, const sp_fault_config *faults, int graph, 
     memset(r, 0, sizeof *r);
     r->graph = graph;
     if (!CHECK_STATUS(sp_context_create_fault(SP_BACKEND_HOST, 0, faults, &r->ctx), SP_OK,
-                      sp_last_open_error()))
+                      sp_context_last_error(r->ctx)))
         return 0;
     mix_chain_init(&r->chain, 4, 2, outs, (uint32_t)seed);
     if (graph)

@@ -186,7 +186,7 @@ static sp_context *open_plain(void)
 {
     sp_context *ctx = NULL;
     sp_status st = sp_context_create(g_kind, 0, &ctx);
-    CHECK_STATUS(st, SP_OK, sp_last_open_error());
+    CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
 
@@ -194,7 +194,7 @@ static sp_context *open_fault(const sp_fault_config *cfg)
 {
     sp_context *ctx = NULL;
     sp_status st = sp_context_create_fault(g_kind, 0, cfg, &ctx);
-    CHECK_STATUS(st, SP_OK, sp_last_open_error());
+    CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
 

@@ -17,7 +17,8 @@ static sp_context *open_cuda(void)
 {
     sp_context *ctx = NULL;
     if (sp_context_create(SP_BACKEND_CUDA, 0, &ctx) != SP_OK) {
-        harness_skip_reason("no CUDA device: %s", sp_last_open_error());
+        harness_skip_reason("no CUDA device: %s", sp_context_last_error(ctx));
+        sp_context_destroy(ctx); /* a failed open still yields a handle */
         return NULL;
     }
     return ctx;

@@ -261,7 +261,7 @@ static int replace_context(rig *r, long *base_live)
     sp_context_destroy(r->ctx);
     r->ctx = NULL;
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &r->ctx), SP_OK,
-                      sp_last_open_error()))
+                      sp_context_last_error(r->ctx)))
         return 0;
     *base_live = fault_stats(r->ctx).live_objects;
     return 1;
@@ -321,7 +321,7 @@ static int sweep_calls(sweep_path path, sp_status fail_status, uint64_t salt, in
         return TEST_FAIL;
     r->persist = persist;
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &r->ctx), SP_OK,
-                      sp_last_open_error())) {
+                      sp_context_last_error(r->ctx))) {
         free(r);
         return TEST_FAIL;
     }
@@ -373,7 +373,7 @@ static void device_lost_at(rig *r, unsigned long k, unsigned long visible)
     attempt a;
     run_memory m;
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &r->ctx), SP_OK,
-                      sp_last_open_error()))
+                      sp_context_last_error(r->ctx)))
         return;
     arm(r->ctx, k, SP_ERR_DEVICE_LOST);
     attempt_once(r, &a, &m, 0);
@@ -408,7 +408,7 @@ TEST(sweep_device_lost)
     attempt a;
     run_memory m;
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &r->ctx), SP_OK,
-                      sp_last_open_error())) {
+                      sp_context_last_error(r->ctx))) {
         free(r);
         return TEST_FAIL;
     }
@@ -465,7 +465,7 @@ static rig *unsyncable_rig(int drains_fail, run_memory *m, sp_pipeline **p)
     memset(m, 0, sizeof *m);
     m->in = r->in;
     int ok = CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &r->ctx), SP_OK,
-                          sp_last_open_error()) &&
+                          sp_context_last_error(r->ctx)) &&
              CHECK_STATUS(sp_host_alloc(r->ctx, sizeof r->out, &m->pinned_out), SP_OK,
                           sp_context_last_error(r->ctx));
     sp_pipeline_config pc = mix_chain_config(&r->chain, SWEEP_CHUNK, SWEEP_DEPTH);

@@ -34,7 +34,7 @@ static int rig_open_with(rig *r, sp_graph_mode mode, size_t chunk, int position_
 {
     memset(r, 0, sizeof *r);
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, faults, &r->ctx), SP_OK,
-                      sp_last_open_error()))
+                      sp_context_last_error(r->ctx)))
         return 0;
     static const size_t outs[2] = {12, IN_REC};
     mix_chain_init(&r->chain, IN_REC, 2, outs, (uint32_t)harness_seed());

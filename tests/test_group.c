@@ -69,8 +69,10 @@ static sp_group *make_group(const group_case *c, mix_chain *chain, uint32_t seed
     sp_group *g = NULL;
     sp_status st = sp_group_create(g_kind, g_kind == SP_BACKEND_CUDA ? gpu0 : NULL, c->devices,
                                    &cfg, &g);
-    if (!CHECK_STATUS(st, SP_OK, sp_group_last_create_error()))
+    if (!CHECK_STATUS(st, SP_OK, sp_group_last_error(g))) {
+        sp_group_destroy(g); /* a failed creation still yields a handle */
         return NULL;
+    }
     sp_group_set_unit_records(g, c->unit);
     return g;
 }
@@ -234,7 +236,7 @@ static void run_io_checked(sp_group *g, const group_case *c, const mix_chain *ch
     if (CHECK(a.out && a.read_count && a.write_count && want)) {
         mix_reference(chain->stages, c->n_stages, c->in_rec, in, c->n, 0, want);
         memset(a.out, 0xA5, c->n * out_rec);
-        sp_io io = {array_read, &a, array_write, &a, c->n, 1};
+        sp_io io = {sizeof(sp_io), array_read, &a, array_write, &a, c->n, 1};
         sp_report report;
         sp_status st = sp_group_run_io(g, &io, &report);
         if (CHECK_STATUS(st, SP_OK, sp_group_last_error(g))) {
@@ -287,7 +289,7 @@ static int open_contexts(sp_context **ctx, size_t n, size_t odd, const sp_fault_
     for (size_t k = 0; k < n; k++) {
         sp_status st = k == odd ? sp_context_create_fault(g_kind, 0, cfg, &ctx[k])
                                 : sp_context_create(g_kind, 0, &ctx[k]);
-        if (!CHECK_STATUS(st, SP_OK, sp_last_open_error()))
+        if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx[k])))
             return 0;
     }
     return 1;
@@ -310,7 +312,7 @@ static sp_group *context_group(sp_context **ctx, size_t n, mix_chain *chain, gro
     sp_pipeline_config cfg = mix_chain_config(chain, c->chunk, c->depth);
     sp_group *g = NULL;
     sp_status st = sp_group_create_contexts(ctx, n, &cfg, &g);
-    if (!CHECK_STATUS(st, SP_OK, sp_group_last_create_error()))
+    if (!CHECK_STATUS(st, SP_OK, sp_group_last_error(g)))
         return NULL;
     sp_group_set_unit_records(g, c->unit);
     return g;
@@ -416,7 +418,7 @@ TEST(stage_fails_on_one_unit)
         sp_status st = sp_group_create(g_kind, NULL, devices, &cfg, &g);
         unsigned char *in = random_input(&rng, c.n * c.in_rec);
         unsigned char *out = malloc(c.n * c.out_recs[0] + 1);
-        if (CHECK_STATUS(st, SP_OK, sp_group_last_create_error()) && CHECK(in && out)) {
+        if (CHECK_STATUS(st, SP_OK, sp_group_last_error(g)) && CHECK(in && out)) {
             sp_group_set_unit_records(g, c.unit);
             st = sp_group_run(g, in, c.n, out, NULL);
             check_failed(g, st, SP_ERR_STAGE_FAILED, -1, "alpha");
@@ -446,7 +448,7 @@ TEST(device_fails)
         st = sp_context_create_fault(g_kind, 0, &failing, &ctx[BAD]);
     mix_chain chain;
     group_case c = {0};
-    sp_group *g = CHECK_STATUS(st, SP_OK, sp_last_open_error())
+    sp_group *g = CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx[BAD]))
                       ? context_group(ctx, N, &chain, &c) : NULL;
     test_rng rng;
     rng_init(&rng, harness_seed() ^ 0x6706);
@@ -483,7 +485,7 @@ static void check_size(sp_backend_kind kind, const int *devices, size_t n, size_
     sp_pipeline_config cfg = mix_chain_config(&chain, 0, 0);
     sp_group *g = NULL;
     sp_status st = sp_group_create(kind, devices, n, &cfg, &g);
-    if (CHECK_STATUS(st, SP_OK, sp_group_last_create_error())) {
+    if (CHECK_STATUS(st, SP_OK, sp_group_last_error(g))) {
         CHECK_EQ(sp_group_size(g), want);
         for (size_t k = 0; want_numbers && k < want; k++) {
             sp_group_device_stats s;
@@ -518,19 +520,25 @@ TEST(bad_arguments)
     mix_chain_init(&chain, 8, 1, out_recs, 3);
     sp_pipeline_config cfg = mix_chain_config(&chain, 16, 2);
     sp_group *g = NULL;
+    /* a failed creation yields a group whose last error says why, and that runs nothing */
     CHECK_EQ(sp_group_create(g_kind, NULL, 2, NULL, &g), SP_ERR_INVALID_ARGUMENT);
-    CHECK(g == NULL);
-    CHECK_HAS(sp_group_last_create_error(), "config");
+    CHECK_HAS(sp_group_last_error(g), "config");
+    CHECK_EQ(sp_group_size(g), 0);
+    CHECK_EQ(sp_group_run(g, out_recs, 1, out_recs, NULL), SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_group_last_error(g), "config");
+    sp_group_destroy(g);
     sp_context *none[2] = {NULL, NULL};
     CHECK_EQ(sp_group_create_contexts(none, 2, &cfg, &g), SP_ERR_INVALID_ARGUMENT);
-    CHECK_HAS(sp_group_last_create_error(), "NULL");
+    CHECK_HAS(sp_group_last_error(g), "NULL");
+    sp_group_destroy(g);
     sp_pipeline_config bad = cfg;
     bad.in_record_bytes = 0;
     CHECK(sp_group_create(g_kind, NULL, 2, &bad, &g) != SP_OK);
-    CHECK_HAS(sp_group_last_create_error(), "device 0");
+    CHECK_HAS(sp_group_last_error(g), "device 0");
+    sp_group_destroy(g);
     sp_status st = sp_group_create(g_kind, NULL, 2, &cfg, &g);
     unsigned char *buf = calloc(1000, 8);
-    if (CHECK_STATUS(st, SP_OK, sp_group_last_create_error()) && CHECK(buf)) {
+    if (CHECK_STATUS(st, SP_OK, sp_group_last_error(g)) && CHECK(buf)) {
         CHECK_EQ(sp_group_run(g, NULL, 10, buf, NULL), SP_ERR_INVALID_ARGUMENT);
         CHECK_HAS(sp_group_last_error(g), "in is NULL");
         CHECK_EQ(sp_group_run(g, buf, 100, buf + 8, NULL), SP_ERR_INVALID_ARGUMENT);
@@ -539,7 +547,7 @@ TEST(bad_arguments)
         CHECK_HAS(sp_group_last_error(g), "overflow");
         CHECK_EQ(sp_group_run(g, buf, 0, buf, NULL), SP_OK); /* nothing to do */
         CHECK_EQ(sp_group_run_io(g, NULL, NULL), SP_ERR_INVALID_ARGUMENT);
-        sp_io seq = {array_read, NULL, array_write, NULL, 10, 0};
+        sp_io seq = {sizeof(sp_io), array_read, NULL, array_write, NULL, 10, 0};
         CHECK_EQ(sp_group_run_io(g, &seq, NULL), SP_ERR_INVALID_ARGUMENT);
         CHECK_HAS(sp_group_last_error(g), "positional");
         sp_report r;

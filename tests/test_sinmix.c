@@ -129,10 +129,11 @@ static int pipeline_on(sp_backend_kind kind)
     sp_context *ctx = NULL;
     sp_status st = sp_context_create(kind, 0, &ctx);
     if (kind == SP_BACKEND_CUDA && st == SP_ERR_UNSUPPORTED) {
-        harness_skip_reason("no CUDA backend here: %s", sp_last_open_error());
+        harness_skip_reason("no CUDA backend here: %s", sp_context_last_error(ctx));
+        sp_context_destroy(ctx);
         return TEST_SKIP;
     }
-    if (!CHECK_STATUS(st, SP_OK, sp_last_open_error()))
+    if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx)))
         return TEST_FAIL;
     float *in = malloc(PIPE_N * sizeof(float));
     test_rng rng;

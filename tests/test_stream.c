@@ -36,7 +36,7 @@ static sp_backend_kind g_kind;
 static sp_context *open_plain(void)
 {
     sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_last_open_error());
+    CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
 
@@ -49,7 +49,7 @@ static sp_context *open_delayed(uint64_t seed)
     cfg.random_delay_us = 150;
     cfg.seed = (unsigned long)seed;
     sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &ctx), SP_OK, sp_last_open_error());
+    CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &ctx), SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
 
@@ -211,7 +211,7 @@ TEST(one_queue_delayed)
     rng_init(&rng, harness_seed() ^ 3);
     sp_context *ctx = NULL;
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &ctx), SP_OK,
-                      sp_last_open_error()))
+                      sp_context_last_error(ctx)))
         return TEST_FAIL;
     for (size_t i = 0; i < n_depths; i++)
         for (size_t n_stages = 0; n_stages <= 3; n_stages++)
@@ -243,7 +243,7 @@ TEST(batches_overlap_in_the_ring)
 {
     sp_context *ctx = NULL;
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &ctx), SP_OK,
-                      sp_last_open_error()))
+                      sp_context_last_error(ctx)))
         return TEST_FAIL;
     static const size_t outs[] = {12};
     for (unsigned depth = 4; depth <= 8; depth += 4) {

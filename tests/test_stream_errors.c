@@ -114,7 +114,7 @@ static int api_open(api_rig *a)
 {
     memset(a, 0, sizeof *a);
     rng_init(&a->rng, harness_seed() ^ 0xA91);
-    if (!CHECK_STATUS(sp_context_create(g_kind, 0, &a->ctx), SP_OK, sp_last_open_error()))
+    if (!CHECK_STATUS(sp_context_create(g_kind, 0, &a->ctx), SP_OK, sp_context_last_error(a->ctx)))
         return 0;
     mix_stage_init(&a->mix, "alpha", 8, 8, 0x1234);
     pthread_mutex_init(&a->g.lock, NULL);
@@ -264,7 +264,7 @@ TEST(bad_arguments_are_refused_untouched)
 TEST(in_place_with_differing_sizes_is_refused)
 {
     sp_context *ctx = NULL;
-    if (!CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_last_open_error()))
+    if (!CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_context_last_error(ctx)))
         return TEST_FAIL;
     static const size_t outs[] = {12};
     mix_chain chain;
@@ -533,7 +533,7 @@ static sp_context *open_kind(int kind, uint64_t seed, const char *queue)
         cfg.delay_queue = queue;
         st = sp_context_create_fault(g_kind, 0, &cfg, &ctx);
     }
-    CHECK_STATUS(st, SP_OK, sp_last_open_error());
+    CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
 
@@ -757,7 +757,7 @@ TEST(a_lost_device_fails_everything_after)
 {
     sp_context *ctx = NULL;
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &ctx), SP_OK,
-                      sp_last_open_error()))
+                      sp_context_last_error(ctx)))
         return TEST_FAIL;
     static const size_t outs[] = {8};
     mix_chain chain;
@@ -880,7 +880,7 @@ static int sweeper_context(sweeper *w)
     }
     w->ctx = NULL;
     return CHECK_STATUS(sp_context_create_fault(g_kind, 0, NULL, &w->ctx), SP_OK,
-                        sp_last_open_error()) &&
+                        sp_context_last_error(w->ctx)) &&
            sweeper_memory(w);
 }
 

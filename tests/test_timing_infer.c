@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/fault/fault_backend.h"
 #include "core/clock.h"
 #include "core/pipeline.h"
 #include "core/run.h"

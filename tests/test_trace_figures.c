@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/timeline.h"
-#include "core/trace_common.h"
+#include "trace/trace_common.h"
 #include "harness.h"
 #include "streampipe_trace.h"
 

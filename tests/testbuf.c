@@ -134,11 +134,13 @@ int backend_available(sp_backend_kind kind)
         return TEST_OK;
     }
     if (kind == SP_BACKEND_CUDA && st == SP_ERR_UNSUPPORTED) {
-        harness_skip_reason("no CUDA backend here: %s", sp_last_open_error());
+        harness_skip_reason("no CUDA backend here: %s", sp_context_last_error(ctx));
+        sp_context_destroy(ctx); /* a failed open still yields a handle */
         return TEST_SKIP;
     }
     harness_fail(__FILE__, __LINE__, "cannot open the %s backend: %s: %s",
-                 sp_backend_name(kind), sp_status_name(st), sp_last_open_error());
+                 sp_backend_name(kind), sp_status_name(st), sp_context_last_error(ctx));
+    sp_context_destroy(ctx);
     return TEST_FAIL;
 }
 

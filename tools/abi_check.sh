@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The ABI check: libstreampipe.so may change its ABI only with its soname.
+# The ABI check: libstreampipe.so (and the optional libraries beside it, libstreampipe_mlp.so and
+# libstreampipe_fault.so, whose sonames follow the same version) may change their ABI only with
+# their soname.
 #
 # The rule. A program built against one release must either run correctly with a later
 # libstreampipe.so of the same soname, or not load it at all. So, with the soname unchanged,
@@ -15,7 +17,8 @@
 #      package's versions agree
 #   3. dumps the public ABI with abidw (libabigail): the functions declared in include/ and
 #      the types they reach, nothing internal (the library also exports internal symbols)
-#   4. compares it with abidiff against the committed baseline, abi/libstreampipe-X.Y.abi,
+#   4. compares it with abidiff against the committed baseline, abi/libstreampipe-X.Y.abi
+#      (abi/libstreampipe_mlp-X.Y.abi, abi/libstreampipe_fault-X.Y.abi for the others),
 #      which records the soname it was made for: the same soname must have the same ABI,
 #      new functions aside; a new soname needs a new baseline (--update), committed with it
 #
@@ -36,6 +39,7 @@ EXIT_VERSIONS=1
 EXIT_TOOLS=2
 EXIT_ABI_CHANGED=3
 EXIT_NEW_SONAME=4
+LIBRARIES="streampipe streampipe_mlp streampipe_fault" # each lib<name>.so has a baseline
 
 fail() {
     local code="$1"
@@ -80,7 +84,7 @@ build_library() {
         -DCMAKE_C_FLAGS="-fdebug-prefix-map=$root=. -fdebug-prefix-map=$build=build" \
         >"$build/configure.log" ||
         { cat "$build/configure.log" >&2; fail "$EXIT_TOOLS" "configuring $build failed"; }
-    cmake --build "$build" --target streampipe --parallel "${JOBS:-2}" >"$build/build.log" ||
+    cmake --build "$build" --target $LIBRARIES --parallel "${JOBS:-2}" >"$build/build.log" ||
         { cat "$build/build.log" >&2; fail "$EXIT_TOOLS" "building the library failed"; }
 }
 
@@ -131,7 +135,7 @@ public_functions() {
 
 # abidw with everything but the public functions (and the types they reach) dropped.
 dump_abi() {
-    local root="$1" build="$2" out="$3" names
+    local root="$1" build="$2" out="$3" lib="$4" names
     names="$(public_functions "$root" "$build" | paste -sd '|')"
     [ -n "$names" ] || fail "$EXIT_TOOLS" "found no public functions in $root/include"
     printf '[suppress_function]\n  symbol_name_not_regexp = ^(%s)$\n  drop = yes\n' "$names" \
@@ -140,7 +144,7 @@ dump_abi() {
         >>"$build/internal.suppr"
     abidw --suppressions "$build/internal.suppr" --headers-dir "$root/include" \
         --drop-private-types --no-show-locs --no-corpus-path --out-file "$out" \
-        "$build/libstreampipe.so"
+        "$build/lib$lib.so"
 }
 
 baseline_soname() { sed -n "s/^<abi-corpus .*soname='\([^']*\)'.*/\1/p" "$1" | head -n 1; }
@@ -158,20 +162,20 @@ abidiff_status() {
 }
 
 write_baseline() {
-    local root="$1" dump="$2" soname="$3"
-    rm -f "$root"/abi/libstreampipe-*.abi # one baseline: the current soname's
+    local root="$1" dump="$2" soname="$3" lib="$4"
+    rm -f "$root"/abi/lib"$lib"-*.abi # one baseline: the current soname's
     mkdir -p "$root/abi"
-    cp "$dump" "$root/abi/libstreampipe-${soname#libstreampipe.so.}.abi"
-    echo "recorded the baseline of $soname: abi/libstreampipe-${soname#libstreampipe.so.}.abi (commit it)"
+    cp "$dump" "$root/abi/lib$lib-${soname#lib"$lib".so.}.abi"
+    echo "recorded the baseline of $soname: abi/lib$lib-${soname#lib"$lib".so.}.abi (commit it)"
 }
 
-# compare ROOT DUMP SONAME UPDATE: the rule, against the baseline in ROOT/abi.
+# compare ROOT DUMP SONAME UPDATE LIB: the rule, against lib LIB's baseline in ROOT/abi.
 compare() {
-    local root="$1" dump="$2" soname="$3" update="$4" baselines
-    baselines=("$root"/abi/libstreampipe-*.abi)
+    local root="$1" dump="$2" soname="$3" update="$4" lib="$5" baselines
+    baselines=("$root"/abi/lib"$lib"-*.abi)
     if [ ! -e "${baselines[0]}" ]; then
         [ "$update" -eq 1 ] || fail "$EXIT_NEW_SONAME" "no baseline in abi/: record one with --update"
-        write_baseline "$root" "$dump" "$soname"
+        write_baseline "$root" "$dump" "$soname" "$lib"
         return 0
     fi
     [ "${#baselines[@]}" -eq 1 ] || fail "$EXIT_TOOLS" "more than one baseline in abi/: keep the current one"
@@ -179,7 +183,7 @@ compare() {
     old_soname="$(baseline_soname "$baseline")"
     if [ "$old_soname" != "$soname" ]; then
         if [ "$update" -eq 1 ]; then
-            write_baseline "$root" "$dump" "$soname"
+            write_baseline "$root" "$dump" "$soname" "$lib"
             return 0
         fi
         fail "$EXIT_NEW_SONAME" "the soname is now $soname, the baseline is of $old_soname: a new soname is a new ABI, whose baseline must be recorded (tools/abi_check.sh --update) and committed with the version change"
@@ -195,7 +199,7 @@ compare() {
     local everything
     everything="$(abidiff_status "$baseline" "$dump")"
     if [ "$everything" -ne 0 ] && [ "$update" -eq 1 ]; then
-        write_baseline "$root" "$dump" "$soname"
+        write_baseline "$root" "$dump" "$soname" "$lib"
     elif [ "$everything" -ne 0 ]; then
         cat "$DIFF_OUT"
         echo "abi_check: new functions only (compatible); record them with --update"
@@ -211,8 +215,11 @@ check_tree() {
     mkdir -p "$build"
     build_library "$root" "$build"
     check_versions "$root" "$build" "$version"
-    dump_abi "$root" "$build" "$build/libstreampipe.abi"
-    compare "$root" "$build/libstreampipe.abi" "$(soname_of "$build/libstreampipe.so")" "$update"
+    local lib
+    for lib in $LIBRARIES; do
+        dump_abi "$root" "$build" "$build/lib$lib.abi" "$lib"
+        compare "$root" "$build/lib$lib.abi" "$(soname_of "$build/lib$lib.so")" "$update" "$lib"
+    done
 }
 
 # A copy of the sources with a field added to sp_report must fail the check as an ABI change.

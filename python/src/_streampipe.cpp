@@ -27,8 +27,10 @@ void make_context(context *self, int kind, int device)
     {
         nb::gil_scoped_release unlocked; // opening CUDA takes a while
         status = sp_context_create((sp_backend_kind)kind, device, &ctx);
-        if (status != SP_OK)
-            why = sp_last_open_error();
+        if (status != SP_OK) { // a failed open still yields a handle, with the reason
+            why = sp_context_last_error(ctx);
+            sp_context_destroy(ctx);
+        }
     }
     if (status != SP_OK)
         raise_status(status, why);

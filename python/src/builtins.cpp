@@ -20,31 +20,31 @@ struct mlp_model {
     std::shared_ptr<sp_mlp> model;
 };
 
-mlp_model adopt_model(sp_status status, sp_mlp *model, const char *why)
+// A failed load still yields a model, whose last error says why.
+mlp_model adopt_model(sp_status status, sp_mlp *model)
 {
+    std::shared_ptr<sp_mlp> owned(model, sp_mlp_free);
     if (status != SP_OK)
-        raise_status(status, why);
-    return mlp_model{std::shared_ptr<sp_mlp>(model, sp_mlp_free)};
+        raise_status(status, sp_mlp_last_error(model));
+    return mlp_model{owned};
 }
 
 mlp_model load_file(const std::string &path)
 {
-    char why[SP_MLP_ERROR_SIZE] = "";
     sp_mlp *model = nullptr;
     sp_status status;
     {
         nb::gil_scoped_release unlocked;
-        status = sp_mlp_load_file(path.c_str(), &model, why, sizeof why);
+        status = sp_mlp_load_file(path.c_str(), &model);
     }
-    return adopt_model(status, model, why);
+    return adopt_model(status, model);
 }
 
 mlp_model load_bytes(nb::bytes data)
 {
-    char why[SP_MLP_ERROR_SIZE] = "";
     sp_mlp *model = nullptr;
-    sp_status status = sp_mlp_load_bytes(data.c_str(), data.size(), &model, why, sizeof why);
-    return adopt_model(status, model, why);
+    sp_status status = sp_mlp_load_bytes(data.c_str(), data.size(), &model);
+    return adopt_model(status, model);
 }
 
 // Read-only views of one layer's weight [outputs, inputs] and bias [outputs]; the model stays
@@ -75,16 +75,18 @@ struct mlp_stages {
 
 void make_mlp_stages(mlp_stages *self, const context &ctx, const mlp_model &model, int precision)
 {
-    char why[SP_MLP_ERROR_SIZE] = "";
     sp_mlp_stages *stages = nullptr;
     sp_status status;
     {
         nb::gil_scoped_release unlocked; // uploads the weights on CUDA
         status = sp_mlp_stages_create(ctx.handle->ctx, model.model.get(),
-                                      (sp_mlp_precision)precision, &stages, why, sizeof why);
+                                      (sp_mlp_precision)precision, &stages);
     }
-    if (status != SP_OK)
-        raise_status(status, why);
+    if (status != SP_OK) { // a failed creation still yields a handle, with the reason
+        std::unique_ptr<sp_mlp_stages, void (*)(sp_mlp_stages *)> failed(stages,
+                                                                          sp_mlp_stages_destroy);
+        raise_status(status, sp_mlp_stages_last_error(stages));
+    }
     // The stages go first; the model and the context they use are let go after.
     auto keep_model = model.model;
     auto keep_ctx = ctx.handle;

@@ -18,8 +18,10 @@ sp_group *create_group(const context &ctx, const std::vector<int> &devices,
     {
         nb::gil_scoped_release unlocked; // opens the contexts, allocates every buffer
         status = sp_group_create(kind, devices.data(), devices.size(), &config, &group);
-        if (status != SP_OK)
-            why = sp_group_last_create_error();
+        if (status != SP_OK) { // a failed creation still yields a handle, whose error says why
+            why = group ? sp_group_last_error(group) : "no memory for a group";
+            sp_group_destroy(group);
+        }
     }
     if (status != SP_OK)
         raise_status(status, why);

@@ -49,7 +49,7 @@ typedef void (*sp_activity_fn)(void *user, uint64_t id, double start_s, double e
 
 typedef struct sp_backend_ops {
     unsigned abi;          /* SP_BACKEND_ABI */
-    const char *name;      /* "host", "cuda", "fault" */
+    const char *name;      /* "host", "cuda", or a wrapper's ("fault") */
     sp_backend_kind kind;  /* what sp_context_backend reports */
 
     /* Lifetime. open() fails with SP_ERR_UNSUPPORTED (and a reason) when there is no device. */
@@ -163,16 +163,28 @@ typedef struct sp_backend_ops {
 const sp_backend_ops *sp_backend_host_ops(void);
 const sp_backend_ops *sp_backend_cuda_ops(void);
 
-/* The fault backend: wraps (inner, inner_impl), taking ownership of inner_impl (its close()
- * closes the inner backend too). */
-struct sp_fault_config;
-const sp_backend_ops *sp_backend_fault_ops(void);
-sp_status sp_fault_open(const sp_backend_ops *inner, void *inner_impl,
-                        const struct sp_fault_config *cfg, void **impl);
-/* Only valid on an impl made by sp_fault_open. */
-void sp_fault_configure(void *impl, const struct sp_fault_config *cfg);
-struct sp_fault_stats;
-void sp_fault_stats_read(void *impl, struct sp_fault_stats *out);
+/* ---- wrapping: a backend put around the one a context opens ------------------------------
+ * For libraries that extend a backend without the core knowing them (streampipe_fault wraps
+ * HOST or CUDA to inject failures and delays, as SQLite's test VFS wraps the real one). */
+
+/* Given the backend a context opened, returns in *ops and *impl the table and impl the
+ * context is to use instead. On SP_OK the wrapper owns inner_impl (its close() closes it);
+ * on failure inner_impl stays the caller's, and the reason is set with sp_backend_fail. */
+typedef sp_status (*sp_backend_wrap_fn)(const sp_backend_ops *inner, void *inner_impl,
+                                        void *arg, const sp_backend_ops **ops, void **impl);
+/* sp_context_create with `wrap` put around the backend it opens (arg passed to it); the
+ * context reports the inner backend's kind. Fails, and reports it, as sp_context_create. */
+sp_status sp_context_create_wrapped(sp_backend_kind kind, int device, sp_backend_wrap_fn wrap,
+                                    void *arg, sp_context **out);
+/* Stores the formatted text as ctx's last error (sp_context_last_error) and returns `status`;
+ * SP_ERR_DEVICE_LOST also marks the context lost. How a wrapper's own entry points report. */
+sp_status sp_context_fail(sp_context *ctx, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* ctx's impl when its backend table is `ops` (a wrapper finding its own state), else NULL. */
+void *sp_context_backend_impl(const sp_context *ctx, const sp_backend_ops *ops);
 
 /* Whether p lies in [base, base + bytes): how graph_rebase matches a copy's host side. */
 static inline int sp_backend_in_range(const void *p, const void *base, size_t bytes)

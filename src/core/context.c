@@ -6,39 +6,20 @@
 
 #include "core/context.h"
 #include "core/live_objects.h"
-#include "streampipe_fault.h"
-
-static _Thread_local char open_error[SP_ERROR_TEXT];
-
-const char *sp_last_open_error(void) { return open_error; }
-
-static sp_status open_fail(sp_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static sp_status open_fail(sp_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(open_error, sizeof open_error, fmt, ap);
-    va_end(ap);
-    return status;
-}
 
 /* Opens the requested backend; AUTO prefers CUDA and falls back to HOST only when CUDA is
- * unsupported here (not built, or no GPU), never when a present GPU fails to open. */
-static sp_status open_backend(sp_backend_kind kind, int device, const sp_backend_ops **ops,
-                              void **impl)
+ * unsupported here (not built, or no GPU), never when a present GPU fails to open. Failures
+ * are the context's last error, as on any other call. */
+static sp_status open_backend(sp_context *ctx, sp_backend_kind kind, int device,
+                              const sp_backend_ops **ops, void **impl)
 {
     const sp_backend_ops *cuda = sp_backend_cuda_ops();
     sp_backend_error_clear();
     if (kind == SP_BACKEND_CUDA || kind == SP_BACKEND_AUTO) {
         if (!cuda) {
             if (kind == SP_BACKEND_CUDA)
-                return open_fail(SP_ERR_UNSUPPORTED,
-                                 "CUDA backend requested, but this build has no CUDA support");
+                return sp_context_fail(ctx, SP_ERR_UNSUPPORTED, "CUDA backend requested, but "
+                                       "this build has no CUDA support");
         } else {
             sp_status st = cuda->open(device, impl);
             if (st == SP_OK) {
@@ -46,77 +27,94 @@ static sp_status open_backend(sp_backend_kind kind, int device, const sp_backend
                 return SP_OK;
             }
             if (kind == SP_BACKEND_CUDA || st != SP_ERR_UNSUPPORTED)
-                return open_fail(st, "opening the CUDA backend on device %d failed: %s", device,
-                                 sp_backend_error());
+                return sp_context_fail(ctx, st, "opening the CUDA backend on device %d failed: "
+                                       "%s", device, sp_backend_error());
         }
     }
     if (kind != SP_BACKEND_AUTO && kind != SP_BACKEND_HOST)
-        return open_fail(SP_ERR_INVALID_ARGUMENT, "unknown backend kind %d", (int)kind);
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "unknown backend kind %d",
+                               (int)kind);
     const sp_backend_ops *host = sp_backend_host_ops();
     sp_status st = host->open(device, impl);
     if (st != SP_OK)
-        return open_fail(st, "opening the host backend failed: %s", sp_backend_error());
+        return sp_context_fail(ctx, st, "opening the host backend failed: %s",
+                               sp_backend_error());
     *ops = host;
     return SP_OK;
 }
 
-static sp_status context_new(const sp_backend_ops *ops, void *impl, sp_context **out)
+/* Puts the wrapper around the opened backend; on failure the opened one is closed. */
+static sp_status wrap_backend(sp_context *ctx, sp_backend_wrap_fn wrap, void *arg,
+                              const sp_backend_ops **ops, void **impl)
+{
+    const sp_backend_ops *inner = *ops;
+    void *inner_impl = *impl;
+    sp_backend_error_clear();
+    sp_status st = wrap(inner, inner_impl, arg, ops, impl);
+    if (st == SP_OK)
+        return SP_OK;
+    inner->close(inner_impl);
+    return sp_context_fail(ctx, st, "wrapping the %s backend failed: %s", inner->name,
+                           sp_backend_error());
+}
+
+/* The handle exists before the backend is opened, so that a failure to open has a context
+ * to be the last error of (as sqlite3_open's handle does). */
+static sp_context *context_alloc(void)
 {
     sp_context *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) {
-        ops->close(impl);
-        return open_fail(SP_ERR_OUT_OF_MEMORY, "no memory for the context");
-    }
-    ctx->ops = ops;
-    ctx->impl = impl;
-    ctx->kind = ops->kind;
+    if (!ctx)
+        return NULL;
     atomic_init(&ctx->lost, 0);
     atomic_init(&ctx->refs, 1); /* the handle the caller gets */
     pthread_mutex_init(&ctx->error_lock, NULL);
-    sp_live_object_add(SP_LIVE_CONTEXT, +1);
-    *out = ctx;
+    sp_live_object_add(SP_LIVE_CONTEXT, +1); /* a failed open's handle too: it is destroyed */
+    return ctx;
+}
+
+static sp_status context_open(sp_backend_kind kind, int device, sp_backend_wrap_fn wrap,
+                              void *arg, sp_context **out)
+{
+    if (!out)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_context *ctx = *out = context_alloc();
+    if (!ctx)
+        return SP_ERR_OUT_OF_MEMORY;
+    const sp_backend_ops *ops = NULL;
+    void *impl = NULL;
+    sp_status st = open_backend(ctx, kind, device, &ops, &impl);
+    sp_backend_kind opened = ops ? ops->kind : SP_BACKEND_AUTO;
+    if (st == SP_OK && wrap)
+        st = wrap_backend(ctx, wrap, arg, &ops, &impl);
+    if (st != SP_OK) {
+        ctx->open_status = st; /* ops stays NULL: nothing opened */
+        return st;
+    }
+    ctx->ops = ops;
+    ctx->impl = impl;
+    ctx->kind = opened; /* the opened backend's, whatever wraps it */
     return SP_OK;
 }
 
 sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out)
 {
-    open_error[0] = '\0';
-    if (!out)
-        return open_fail(SP_ERR_INVALID_ARGUMENT, "sp_context_create: out is NULL");
-    *out = NULL;
-    const sp_backend_ops *ops = NULL;
-    void *impl = NULL;
-    sp_status st = open_backend(kind, device, &ops, &impl);
-    if (st != SP_OK)
-        return st;
-    return context_new(ops, impl, out);
+    return context_open(kind, device, NULL, NULL, out);
 }
 
-sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fault_config *cfg,
-                                  sp_context **out)
+sp_status sp_context_create_wrapped(sp_backend_kind kind, int device, sp_backend_wrap_fn wrap,
+                                    void *arg, sp_context **out)
 {
-    open_error[0] = '\0';
-    if (!out)
-        return open_fail(SP_ERR_INVALID_ARGUMENT, "sp_context_create_fault: out is NULL");
-    *out = NULL;
-    const sp_backend_ops *inner = NULL;
-    void *inner_impl = NULL;
-    sp_status st = open_backend(kind, device, &inner, &inner_impl);
-    if (st != SP_OK)
-        return st;
-    sp_fault_config none = {0};
-    void *fault_impl = NULL;
-    st = sp_fault_open(inner, inner_impl, cfg ? cfg : &none, &fault_impl);
-    if (st != SP_OK) {
-        inner->close(inner_impl);
-        return open_fail(st, "opening the fault backend failed: %s", sp_backend_error());
+    if (!wrap) {
+        if (out)
+            *out = NULL;
+        return SP_ERR_INVALID_ARGUMENT;
     }
-    st = context_new(sp_backend_fault_ops(), fault_impl, out);
-    if (st == SP_OK) {
-        (*out)->kind = inner->kind;
-        (*out)->is_fault = 1;
-    }
-    return st;
+    return context_open(kind, device, wrap, arg, out);
+}
+
+void *sp_context_backend_impl(const sp_context *ctx, const sp_backend_ops *ops)
+{
+    return ctx && ops && ctx->ops == ops ? ctx->impl : NULL;
 }
 
 void sp_context_retain(sp_context *ctx) { atomic_fetch_add(&ctx->refs, 1); }
@@ -127,7 +125,8 @@ void sp_context_release(sp_context *ctx)
 {
     if (atomic_fetch_sub(&ctx->refs, 1) != 1)
         return;
-    ctx->ops->close(ctx->impl);
+    if (ctx->ops)
+        ctx->ops->close(ctx->impl);
     pthread_mutex_destroy(&ctx->error_lock);
     free(ctx);
     sp_live_object_add(SP_LIVE_CONTEXT, -1);
@@ -148,7 +147,7 @@ sp_backend_kind sp_context_backend(const sp_context *ctx)
 
 const char *sp_context_last_error(const sp_context *ctx)
 {
-    return ctx ? ctx->error : "sp_context_last_error: ctx is NULL";
+    return ctx ? ctx->error : "no context: out of memory when it was created, or ctx is NULL";
 }
 
 void sp_context_set_error_text(sp_context *ctx, const char *text)
@@ -180,28 +179,10 @@ sp_status sp_context_fail(sp_context *ctx, sp_status status, const char *fmt, ..
 
 sp_status sp_context_check_alive(sp_context *ctx)
 {
+    if (!ctx->ops)
+        return ctx->open_status; /* its last error still says why it did not open */
     if (atomic_load(&ctx->lost))
         return sp_context_fail(ctx, SP_ERR_DEVICE_LOST,
                                "the device context was lost earlier; destroy and recreate it");
-    return SP_OK;
-}
-
-sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *cfg)
-{
-    if (!ctx)
-        return SP_ERR_INVALID_ARGUMENT;
-    if (!ctx->is_fault)
-        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
-                               "sp_fault_set: the context was not made by sp_context_create_fault");
-    sp_fault_config none = {0};
-    sp_fault_configure(ctx->impl, cfg ? cfg : &none);
-    return SP_OK;
-}
-
-sp_status sp_fault_get_stats(const sp_context *ctx, sp_fault_stats *out)
-{
-    if (!ctx || !out || !ctx->is_fault)
-        return SP_ERR_INVALID_ARGUMENT;
-    sp_fault_stats_read(ctx->impl, out);
     return SP_OK;
 }

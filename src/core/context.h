@@ -13,10 +13,10 @@
 #define SP_ERROR_TEXT 1024
 
 struct sp_context {
-    const sp_backend_ops *ops;
+    const sp_backend_ops *ops; /* NULL when opening failed (open_status says how) */
     void *impl;
-    sp_backend_kind kind; /* HOST or CUDA, also under the fault backend */
-    int is_fault;
+    sp_status open_status;
+    sp_backend_kind kind; /* HOST or CUDA, also under a wrapper (sp_context_create_wrapped) */
     atomic_int lost;      /* set once a backend reports SP_ERR_DEVICE_LOST */
     atomic_long refs;     /* the user's handle (until sp_context_destroy) + live pipelines */
     pthread_mutex_t error_lock;
@@ -28,16 +28,11 @@ struct sp_context {
 void sp_context_retain(sp_context *ctx);
 void sp_context_release(sp_context *ctx);
 
-/* Stores the formatted text as the context's last error and returns `status`. A
- * SP_ERR_DEVICE_LOST status also marks the context lost. */
-sp_status sp_context_fail(sp_context *ctx, sp_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* sp_context_fail: backend.h (wrappers report through it too). */
 void sp_context_set_error_text(sp_context *ctx, const char *text);
 void sp_context_clear_error(sp_context *ctx);
-/* SP_ERR_DEVICE_LOST with a message when the context is lost, else SP_OK. */
+/* SP_ERR_DEVICE_LOST with a message when the context is lost, the open failure when it
+ * never opened (its text kept), else SP_OK. Every call that reaches the backend asks first. */
 sp_status sp_context_check_alive(sp_context *ctx);
 /* Marks the context lost when status is SP_ERR_DEVICE_LOST; returns status. */
 sp_status sp_context_note_status(sp_context *ctx, sp_status status);

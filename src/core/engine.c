@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/sized.h"
 #include "core/run.h"
 #include "core/run_at.h"
 
@@ -472,7 +473,7 @@ static sp_status run_io(sp_pipeline *p, const sp_io *io, size_t record_base, sp_
     return sp_run_finish(&r, st, report); /* of a source of unknown length, the counts alone */
 }
 
-sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *io, size_t first_record,
+sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *given, size_t first_record,
                                 sp_report *report)
 {
     if (!p)
@@ -480,7 +481,13 @@ sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *io, size_t first_re
     sp_status st = sp_pipeline_claim(p, "sp_pipeline_run_io");
     if (st != SP_OK)
         return st;
-    st = run_io(p, io, first_record, report);
+    sp_io io; /* the library's layout of the caller's (sized: streampipe.h) */
+    const char *why;
+    st = given ? sp_sized_read(&io, sizeof io, given, SP_IO_SIZE_0_5, &why) : SP_OK;
+    if (st != SP_OK)
+        st = sp_pipeline_fail(p, st, "sp_pipeline_run_io: io: %s", why);
+    else
+        st = run_io(p, given ? &io : NULL, first_record, report);
     sp_pipeline_release(p);
     return st;
 }

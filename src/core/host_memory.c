@@ -24,7 +24,7 @@ sp_status sp_host_alloc(sp_context *ctx, size_t bytes, void **out)
 
 void sp_host_free(sp_context *ctx, void *ptr)
 {
-    if (ctx && ptr)
+    if (ctx && ptr && ctx->ops)
         ctx->ops->pinned_free(ctx->impl, ptr);
 }
 
@@ -54,6 +54,8 @@ sp_status sp_host_unregister(sp_context *ctx, void *ptr)
         return SP_ERR_INVALID_ARGUMENT;
     if (!ptr)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "sp_host_unregister: ptr is NULL");
+    if (!ctx->ops)
+        return ctx->open_status;
     sp_status st = ctx->ops->host_unregister(ctx->impl, ptr);
     if (st != SP_OK)
         return sp_context_fail(ctx, st, "sp_host_unregister: %s", sp_backend_error());

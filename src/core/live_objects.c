@@ -27,7 +27,7 @@ long sp_live_objects_of(sp_live_kind kind)
 const char *sp_live_kind_name(sp_live_kind kind)
 {
     static const char *const names[SP_LIVE_KINDS] = {
-        "context", "pipeline", "stream", "group", "MLP model", "set of MLP stages",
+        "context", "pipeline", "stream", "group",
     };
     return (unsigned)kind < SP_LIVE_KINDS ? names[kind] : "object";
 }

@@ -292,15 +292,20 @@ static void release_all(sp_pipeline *p)
     pthread_mutex_destroy(&p->failure_lock);
 }
 
-sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *cfg, sp_pipeline **out)
+sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
+                             sp_pipeline **out)
 {
     if (!ctx)
         return SP_ERR_INVALID_ARGUMENT;
-    if (!cfg || !out)
+    if (!given || !out)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_create: %s is NULL",
-                               !cfg ? "config" : "out");
+                               !given ? "config" : "out");
     *out = NULL;
+    sp_pipeline_config config;
+    const sp_pipeline_config *cfg = &config;
     sp_status st = sp_context_check_alive(ctx);
+    if (st == SP_OK)
+        st = sp_pipeline_config_read(ctx, given, &config);
     if (st == SP_OK)
         st = check_config(ctx, cfg);
     if (st != SP_OK)
@@ -373,48 +378,3 @@ sp_status sp_pipeline_claim(sp_pipeline *p, const char *call)
 }
 
 void sp_pipeline_release(sp_pipeline *p) { atomic_store(&p->busy, 0); }
-
-/* The pipeline whose graph the calling thread is capturing, if any (run_graph.c). CUDA calls
- * a stage's function on that thread to record its kernels; if the function refuses then, it
- * is a reason not to use the graph, not a failure of the run: stream mode calls it again for
- * the same chunks and fails the run then if it still refuses. Thread-local, so that a replay
- * failing on another thread (HOST workers) meanwhile is recorded as usual. */
-static _Thread_local const sp_pipeline *capturing;
-
-void sp_pipeline_set_capturing(const sp_pipeline *p) { capturing = p; }
-
-sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
-{
-    const sp_stage_call *call = arg;
-    sp_pipeline *p = call->pipeline;
-    if (atomic_load(&p->failed) && chunk->index >= atomic_load(&p->fail_chunk))
-        return SP_ERR_CANCELLED; /* stop doing work for the chunks a failure has lost */
-    const sp_stage *st = &p->stages[call->index];
-    sp_stage_fn fn = p->ctx->kind == SP_BACKEND_CUDA ? st->cuda : st->host;
-    sp_status status = fn(chunk, st->user);
-    if (status == SP_OK)
-        return SP_OK;
-    if (capturing == p) {
-        sp_backend_fail("stage '%s' returned %s while its chunk %zu was being captured",
-                        st->name, sp_status_name(status), chunk->index);
-        return status;
-    }
-    /* The first failure is kept, unless this chunk comes before it: with several queues per
-     * stage, and with stages on queues of their own, chunk i may fail after chunk j > i has,
-     * and the chunks before the earliest failed one are those handed on (engine.c). A
-     * backend failure (fail_chunk 0) trusts no chunk and is kept. */
-    pthread_mutex_lock(&p->failure_lock);
-    if (!atomic_load(&p->failed) || chunk->index < atomic_load(&p->fail_chunk)) {
-        p->failure_status = SP_ERR_STAGE_FAILED;
-        sp_pipeline_fail(p, SP_ERR_STAGE_FAILED,
-                         "stage '%s' (stage %zu of %zu) failed at chunk %zu (records %zu..%zu): "
-                         "it returned %s (%s)",
-                         st->name, call->index + 1, p->n_stages, chunk->index,
-                         chunk->first_record, chunk->first_record + chunk->records - 1,
-                         sp_status_name(status), sp_status_message(status));
-        atomic_store(&p->fail_chunk, chunk->index);
-        atomic_store(&p->failed, 1);
-    }
-    pthread_mutex_unlock(&p->failure_lock);
-    return status;
-}

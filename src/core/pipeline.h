@@ -162,7 +162,12 @@ sp_status sp_pipeline_claim(struct sp_pipeline *p, const char *call);
 void sp_pipeline_release(struct sp_pipeline *p);
 int sp_pipeline_has_failed(struct sp_pipeline *p);
 
-/* Marks the calling thread as capturing p's graph (NULL: no longer); see pipeline.c. */
+/* Reads the caller's config (sized: streampipe.h) into c and checks its stages' reserved
+ * words (config_read.c); fails, with the context's error, when either is refused. */
+sp_status sp_pipeline_config_read(sp_context *ctx, const sp_pipeline_config *given,
+                                  sp_pipeline_config *c);
+
+/* Marks the calling thread as capturing p's graph (NULL: no longer); see stage_call.c. */
 void sp_pipeline_set_capturing(const struct sp_pipeline *p);
 
 /* The function every stage launch runs: calls the user's function for this backend unless

@@ -22,6 +22,7 @@
 #include "core/clock.h"
 #include "core/live_objects.h"
 #include "core/run.h"
+#include "core/sized.h"
 
 #define DEFAULT_MAX_IN_FLIGHT 4u
 #define MAX_IN_FLIGHT_LIMIT 4096u
@@ -323,13 +324,20 @@ static void *engine_main(void *arg)
 
 /* ---- the public calls ----------------------------------------------------------------- */
 
-sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *config, sp_stream **out)
+sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_stream **out)
 {
     if (!p || !out)
         return SP_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    unsigned max = config && config->max_in_flight ? config->max_in_flight
-                                                    : DEFAULT_MAX_IN_FLIGHT;
+    sp_stream_config cfg = {.size = sizeof cfg}; /* NULL: the defaults */
+    const char *why;
+    sp_status read = given ? sp_sized_read(&cfg, sizeof cfg, given, SP_STREAM_CONFIG_SIZE_0_5,
+                                           &why)
+                           : SP_OK;
+    if (read != SP_OK)
+        return sp_pipeline_fail(p, read, "sp_stream_open: config: %s", why);
+    const sp_stream_config *config = &cfg;
+    unsigned max = config->max_in_flight ? config->max_in_flight : DEFAULT_MAX_IN_FLIGHT;
     if (max > MAX_IN_FLIGHT_LIMIT)
         return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT,
                                 "sp_stream_open: max_in_flight %u is more than %u", max,
@@ -347,8 +355,8 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *config, sp_stre
     }
     s->p = p;
     s->max_in_flight = max;
-    s->nonblocking = config && config->nonblocking;
-    s->input_events = config && config->input_released_events;
+    s->nonblocking = config->nonblocking != 0;
+    s->input_events = config->input_released_events != 0;
     s->queue = queue;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);

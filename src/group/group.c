@@ -7,23 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/staging_pool.h"
 #include "core/live_objects.h"
+#include "core/sized.h"
+#include "core/staging_pool.h"
 #include "group/group.h"
 
 /* Enough for any machine's GPUs; the probe for "every visible GPU" stops there. */
 #define SP_GROUP_MAX_PROBE 1024
-
-/* Why the last sp_group_create* on this thread failed: the group is gone by then. */
-static _Thread_local char create_error[SP_GROUP_ERROR_TEXT];
-
-const char *sp_group_last_create_error(void) { return create_error; }
-
-static sp_status create_fail(sp_status status, const char *what, const char *reason)
-{
-    snprintf(create_error, sizeof create_error, "%s%s%s", what, *reason ? ": " : "", reason);
-    return status;
-}
 
 sp_status sp_group_fail(sp_group *g, sp_status status, const char *fmt, ...)
 {
@@ -38,60 +28,99 @@ sp_status sp_group_fail(sp_group *g, sp_status status, const char *fmt, ...)
  * they share the host's cores and memory bandwidth. */
 static sp_pipeline_config member_config(const sp_pipeline_config *config, size_t n)
 {
-    sp_pipeline_config c = *config;
+    sp_pipeline_config c; /* the library's layout; the stages are read by sp_pipeline_create */
+    const char *why;
+    (void)sp_sized_read(&c, sizeof c, config, SP_PIPELINE_CONFIG_SIZE_0_5, &why); /* checked */
     unsigned total = c.staging_threads ? c.staging_threads : sp_staging_pool_default_threads();
     size_t each = total / n;
     c.staging_threads = each ? (unsigned)each : 1u;
     return c;
 }
 
-static sp_status group_alloc(size_t n, sp_group **out)
+/* The handle exists before anything is opened, so that a failed creation has a group to be
+ * the last error of (as sqlite3_open's handle does). */
+static sp_group *group_new(void)
 {
     sp_group *g = calloc(1, sizeof *g);
-    if (g)
-        g->members = calloc(n, sizeof *g->members);
-    if (!g || !g->members) {
-        free(g);
-        return SP_ERR_OUT_OF_MEMORY;
-    }
-    g->n = n;
+    if (!g)
+        return NULL;
     g->failed_device = -1;
-    sp_live_object_add(SP_LIVE_GROUP, +1);
-    *out = g;
-    return SP_OK;
+    sp_live_object_add(SP_LIVE_GROUP, +1); /* a failed creation's handle too */
+    return g;
 }
 
 /* A pipeline on every member's context; on failure the reason names the member. */
-static sp_status open_pipelines(sp_group *g, const sp_pipeline_config *config, char *why,
-                                size_t why_size)
+static sp_status open_pipelines(sp_group *g, const sp_pipeline_config *config)
 {
     sp_pipeline_config c = member_config(config, g->n);
     for (size_t k = 0; k < g->n; k++) {
         sp_group_member *m = &g->members[k];
         sp_status st = sp_pipeline_create(m->ctx, &c, &m->pipeline);
-        if (st != SP_OK) {
-            snprintf(why, why_size, "device %zu: creating its pipeline: %s", k,
-                     sp_context_last_error(m->ctx));
-            return st;
-        }
+        if (st != SP_OK)
+            return sp_group_fail(g, st, "device %zu: creating its pipeline: %s", k,
+                                 sp_context_last_error(m->ctx));
         if (m->stats.device < 0)
             m->stats.device = (int)k;
     }
     return SP_OK;
 }
 
-void sp_group_destroy(sp_group *g)
+static void free_members(sp_group *g)
 {
-    if (!g)
-        return;
     for (size_t k = 0; k < g->n; k++) {
         sp_pipeline_destroy(g->members[k].pipeline);
         if (g->members[k].owns_ctx)
             sp_context_destroy(g->members[k].ctx);
     }
     free(g->members);
+    g->members = NULL;
+    g->n = 0;
+}
+
+/* What is left of a group whose creation failed: its error text and status, no members. */
+static sp_status creation_failed(sp_group *g, sp_status status)
+{
+    free_members(g);
+    g->create_status = status;
+    return status;
+}
+
+void sp_group_destroy(sp_group *g)
+{
+    if (!g)
+        return;
+    free_members(g);
     free(g);
     sp_live_object_add(SP_LIVE_GROUP, -1);
+}
+
+/* Members over the given contexts (not owned), each with its pipeline. */
+static sp_status add_members(sp_group *g, sp_context *const *contexts, size_t n,
+                             const sp_pipeline_config *config)
+{
+    if (!contexts || n == 0 || !config)
+        return sp_group_fail(g, SP_ERR_INVALID_ARGUMENT, "sp_group_create_contexts: no "
+                             "contexts or no config");
+    const char *why;
+    sp_pipeline_config readable;
+    sp_status st = sp_sized_read(&readable, sizeof readable, config, SP_PIPELINE_CONFIG_SIZE_0_5,
+                                 &why);
+    if (st != SP_OK)
+        return sp_group_fail(g, st, "sp_group_create: config: %s", why);
+    for (size_t k = 0; k < n; k++)
+        if (!contexts[k])
+            return sp_group_fail(g, SP_ERR_INVALID_ARGUMENT, "sp_group_create_contexts: a "
+                                 "context is NULL");
+    g->members = calloc(n, sizeof *g->members);
+    if (!g->members)
+        return sp_group_fail(g, SP_ERR_OUT_OF_MEMORY, "sp_group_create: no memory for the "
+                             "group");
+    g->n = n;
+    for (size_t k = 0; k < n; k++) {
+        g->members[k].ctx = contexts[k];
+        g->members[k].stats.device = -1;
+    }
+    return open_pipelines(g, config);
 }
 
 sp_status sp_group_create_contexts(sp_context *const *contexts, size_t n,
@@ -99,30 +128,11 @@ sp_status sp_group_create_contexts(sp_context *const *contexts, size_t n,
 {
     if (!out)
         return SP_ERR_INVALID_ARGUMENT;
-    *out = NULL;
-    create_error[0] = '\0';
-    if (!contexts || n == 0 || !config)
-        return create_fail(SP_ERR_INVALID_ARGUMENT, "sp_group_create_contexts: no contexts "
-                           "or no config", "");
-    for (size_t k = 0; k < n; k++)
-        if (!contexts[k])
-            return create_fail(SP_ERR_INVALID_ARGUMENT, "sp_group_create_contexts: a context "
-                               "is NULL", "");
-    sp_group *g;
-    sp_status st = group_alloc(n, &g);
-    if (st != SP_OK)
-        return create_fail(st, "sp_group_create_contexts: no memory for the group", "");
-    for (size_t k = 0; k < n; k++) {
-        g->members[k].ctx = contexts[k];
-        g->members[k].stats.device = -1;
-    }
-    char why[SP_GROUP_ERROR_TEXT];
-    if ((st = open_pipelines(g, config, why, sizeof why)) != SP_OK) {
-        sp_group_destroy(g);
-        return create_fail(st, why, "");
-    }
-    *out = g;
-    return SP_OK;
+    sp_group *g = *out = group_new();
+    if (!g)
+        return SP_ERR_OUT_OF_MEMORY;
+    sp_status st = add_members(g, contexts, n, config);
+    return st == SP_OK ? SP_OK : creation_failed(g, st);
 }
 
 /* The caller named devices (not NULL, not empty, not {-1}). */
@@ -134,7 +144,7 @@ static int devices_listed(const int *devices, size_t n)
 /* How many contexts to open: the listed devices; n host backends for HOST (the stand-in for
  * n GPUs) when n > 0 and none are listed; else every GPU that opens, 0, 1, ... until one is
  * refused as not existing, or one context when the backend turned out to be HOST. */
-static sp_status open_contexts(sp_backend_kind kind, const int *devices, size_t n,
+static sp_status open_contexts(sp_group *g, sp_backend_kind kind, const int *devices, size_t n,
                                sp_context **ctx, size_t *opened)
 {
     int listed = devices_listed(devices, n);
@@ -144,12 +154,15 @@ static sp_status open_contexts(sp_backend_kind kind, const int *devices, size_t 
     for (size_t k = 0; k < want; k++) {
         int device = listed ? devices[k] : (int)k;
         sp_status st = sp_context_create(kind, device, &ctx[k]);
-        if (st == SP_ERR_INVALID_ARGUMENT && probe && k > 0)
-            return SP_OK; /* past the last GPU */
         if (st != SP_OK) {
-            char what[64];
-            snprintf(what, sizeof what, "device %d: opening it", device);
-            return create_fail(st, what, sp_last_open_error());
+            if (!(st == SP_ERR_INVALID_ARGUMENT && probe && k > 0))
+                sp_group_fail(g, st, "device %d: opening it: %s", device,
+                              sp_context_last_error(ctx[k]));
+            else
+                st = SP_OK; /* past the last GPU */
+            sp_context_destroy(ctx[k]); /* a failed open still yields a handle */
+            ctx[k] = NULL;
+            return st;
         }
         *opened = k + 1;
         if (probe && sp_context_backend(ctx[k]) == SP_BACKEND_HOST)
@@ -158,35 +171,45 @@ static sp_status open_contexts(sp_backend_kind kind, const int *devices, size_t 
     return SP_OK;
 }
 
-sp_status sp_group_create(sp_backend_kind kind, const int *devices, size_t n,
-                          const sp_pipeline_config *config, sp_group **out)
+static sp_status create_on_devices(sp_group *g, sp_backend_kind kind, const int *devices,
+                                   size_t n, const sp_pipeline_config *config)
 {
-    if (!out)
-        return SP_ERR_INVALID_ARGUMENT;
-    *out = NULL;
-    create_error[0] = '\0';
     if (!config)
-        return create_fail(SP_ERR_INVALID_ARGUMENT, "sp_group_create: config is NULL", "");
+        return sp_group_fail(g, SP_ERR_INVALID_ARGUMENT, "sp_group_create: config is NULL");
     int listed = devices_listed(devices, n);
     size_t slots = listed || (kind == SP_BACKEND_HOST && !devices && n > 0) ? n
                                                                            : SP_GROUP_MAX_PROBE;
     sp_context **ctx = calloc(slots, sizeof *ctx);
     if (!ctx)
-        return create_fail(SP_ERR_OUT_OF_MEMORY, "sp_group_create: no memory", "");
+        return sp_group_fail(g, SP_ERR_OUT_OF_MEMORY, "sp_group_create: no memory");
     size_t opened = 0;
-    sp_status st = open_contexts(kind, devices, n, ctx, &opened);
+    sp_status st = open_contexts(g, kind, devices, n, ctx, &opened);
     if (st == SP_OK)
-        st = sp_group_create_contexts(ctx, opened, config, out);
+        st = add_members(g, ctx, opened, config);
     for (size_t k = 0; k < opened; k++) {
         if (st == SP_OK) {
-            (*out)->members[k].owns_ctx = 1;
-            (*out)->members[k].stats.device = listed ? devices[k] : (int)k;
+            g->members[k].owns_ctx = 1;
+            g->members[k].stats.device = listed ? devices[k] : (int)k;
+        } else if (k >= g->n) {
+            sp_context_destroy(ctx[k]); /* not a member yet */
         } else {
-            sp_context_destroy(ctx[k]);
+            g->members[k].owns_ctx = 1; /* free_members destroys it */
         }
     }
     free(ctx);
     return st;
+}
+
+sp_status sp_group_create(sp_backend_kind kind, const int *devices, size_t n,
+                          const sp_pipeline_config *config, sp_group **out)
+{
+    if (!out)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_group *g = *out = group_new();
+    if (!g)
+        return SP_ERR_OUT_OF_MEMORY;
+    sp_status st = create_on_devices(g, kind, devices, n, config);
+    return st == SP_OK ? SP_OK : creation_failed(g, st);
 }
 
 size_t sp_group_size(const sp_group *g) { return g ? g->n : 0; }
@@ -202,7 +225,10 @@ void sp_group_set_unit_records(sp_group *g, size_t unit_records)
         g->unit_records = unit_records;
 }
 
-const char *sp_group_last_error(const sp_group *g) { return g ? g->error : ""; }
+const char *sp_group_last_error(const sp_group *g)
+{
+    return g ? g->error : "no group: out of memory when it was created, or group is NULL";
+}
 
 int sp_group_failed_device(const sp_group *g) { return g ? g->failed_device : -1; }
 

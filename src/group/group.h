@@ -23,8 +23,9 @@ typedef struct sp_group_member {
 } sp_group_member;
 
 struct sp_group {
-    size_t n;
+    size_t n;                 /* 0 when creation failed (create_status says how) */
     sp_group_member *members;
+    sp_status create_status;
     size_t unit_records;      /* 0: choose */
     int failed_device;        /* -1: none */
     atomic_int running;       /* a run holds the group */

@@ -16,6 +16,7 @@
 #include "core/pipeline.h"
 #include "core/plan.h"
 #include "core/run_at.h"
+#include "core/sized.h"
 #include "group/group.h"
 
 /* Unit size when the caller chose none: this many chunks of a device's share of the run. */
@@ -234,6 +235,8 @@ static sp_status run_job(group_job *job, sp_report *report)
 /* The group runs on one thread at a time: its members' figures are the run's. */
 static sp_status group_enter(sp_group *g)
 {
+    if (g->n == 0)
+        return g->create_status; /* its last error still says why it was not created */
     int idle = 0;
     if (!atomic_compare_exchange_strong(&g->running, &idle, 1))
         return SP_ERR_INVALID_ARGUMENT; /* the running call owns the error text */
@@ -273,13 +276,21 @@ sp_status sp_group_run(sp_group *g, const void *in, size_t n_records, void *out,
     return st;
 }
 
-sp_status sp_group_run_io(sp_group *g, const sp_io *io, sp_report *report)
+sp_status sp_group_run_io(sp_group *g, const sp_io *given, sp_report *report)
 {
     if (!g)
         return SP_ERR_INVALID_ARGUMENT;
     sp_status st = group_enter(g);
     if (st != SP_OK)
         return st;
+    sp_io io_read; /* the library's layout of the caller's (sized: streampipe.h) */
+    const char *why;
+    st = given ? sp_sized_read(&io_read, sizeof io_read, given, SP_IO_SIZE_0_5, &why) : SP_OK;
+    if (st != SP_OK) {
+        atomic_store(&g->running, 0);
+        return sp_group_fail(g, st, "sp_group_run_io: io: %s", why);
+    }
+    const sp_io *io = given ? &io_read : NULL;
     group_job job;
     job_init(&job, g);
     job.io = io;

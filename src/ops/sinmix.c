@@ -40,8 +40,10 @@ void sp_sinmix_reference(const float *in, float *out, size_t n, unsigned iters)
 static sp_status sinmix_host(const sp_chunk *chunk, void *user)
 {
     const sp_sinmix_params *params = user;
-    if (!chunk || !params || (chunk->records > 0 && (!chunk->in || !chunk->out)))
+    if (!chunk || !params)
         return SP_ERR_INVALID_ARGUMENT;
+    if (chunk->records > 0 && (!chunk->in || !chunk->out))
+        return sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "sinmix: NULL buffer");
     sp_sinmix_reference(chunk->in, chunk->out, chunk->records, params->iters);
     return SP_OK;
 }
@@ -52,8 +54,7 @@ static sp_status sinmix_cuda(const sp_chunk *chunk, void *user)
     const sp_sinmix_params *params = user;
     if (!chunk || !params)
         return SP_ERR_INVALID_ARGUMENT;
-    return sp_sinmix_cuda_enqueue(chunk->in, chunk->out, chunk->records, params->iters,
-                                  chunk->stream);
+    return sp_sinmix_cuda_enqueue(chunk, params->iters);
 }
 #endif
 

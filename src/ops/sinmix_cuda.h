@@ -11,11 +11,10 @@
 extern "C" {
 #endif
 
-/* Enqueues out[i] = sinmix(in[i]) for i < n on `stream` (a cudaStream_t of the current
- * device); in and out are device memory and may be equal. n == 0 enqueues nothing. Returns
- * SP_ERR_BACKEND (or SP_ERR_DEVICE_LOST) with a reason when the launch fails. */
-sp_status sp_sinmix_cuda_enqueue(const float *in, float *out, size_t n, unsigned iters,
-                                 void *stream);
+/* Enqueues out[i] = sinmix(in[i]) for the chunk's records on chunk->stream (a cudaStream_t
+ * of the current device); in and out are device memory and may be equal. No records enqueue
+ * nothing. A failed launch fails the chunk with its reason (sp_chunk_fail). */
+sp_status sp_sinmix_cuda_enqueue(const sp_chunk *chunk, unsigned iters);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,7 @@
 // The sinmix kernel and its launcher. The CPU reference it must match is sp_sinmix_one in
 // src/ops/sinmix.c: v = x*0.5 + x*x*0.1, then `iters` times v += sinf(v*0.01).
 
-#include "backend/cuda/cuda_error.h"
 #include "ops/sinmix_cuda.h"
-
-extern "C" { // backend.h is a C header without C++ guards; sp_backend_fail has C linkage
-#include "backend/backend.h"
-}
 
 #define SINMIX_BLOCK_THREADS 256
 #define SINMIX_MAX_BLOCKS 0x7fffffffu // the grid's x limit: 5.5e11 elements, beyond any chunk
@@ -36,23 +31,32 @@ static __global__ void sinmix_kernel(const float *in, float *out, size_t n, unsi
         out[i] = sinmix_value(in[i], iters);
 }
 
-extern "C" sp_status sp_sinmix_cuda_enqueue(const float *in, float *out, size_t n,
-                                            unsigned iters, void *stream)
+// Fails through sp_chunk_fail, as any user's stage would: a built-in stage has no other
+// way to say why.
+extern "C" sp_status sp_sinmix_cuda_enqueue(const sp_chunk *chunk, unsigned iters)
 {
+    const size_t n = chunk->records;
+    const float *in = (const float *)chunk->in;
+    float *out = (float *)chunk->out;
     if (n == 0)
         return SP_OK;
-    if (!in || !out || !stream) {
+    if (!in || !out || !chunk->stream) {
         // A NULL stream would be the legacy default stream, which the library never uses.
-        sp_backend_fail("sinmix: NULL %s for %zu elements", stream ? "device pointer" : "stream",
-                        n);
-        return SP_ERR_INVALID_ARGUMENT;
+        return sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "sinmix: NULL %s for %zu elements",
+                             chunk->stream ? "device pointer" : "stream", n);
     }
     const size_t needed = (n + SINMIX_BLOCK_THREADS - 1) / SINMIX_BLOCK_THREADS;
-    if (needed > SINMIX_MAX_BLOCKS) {
-        sp_backend_fail("sinmix: %zu elements in one launch, more than a grid holds", n);
-        return SP_ERR_INVALID_ARGUMENT;
-    }
+    if (needed > SINMIX_MAX_BLOCKS)
+        return sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT,
+                             "sinmix: %zu elements in one launch, more than a grid holds", n);
     const unsigned blocks = (unsigned)needed;
-    sinmix_kernel<<<blocks, SINMIX_BLOCK_THREADS, 0, (cudaStream_t)stream>>>(in, out, n, iters);
-    return sp_cuda_check(cudaGetLastError(), "sinmix_kernel<<<...>>>", __FILE__, __LINE__);
+    sinmix_kernel<<<blocks, SINMIX_BLOCK_THREADS, 0, (cudaStream_t)chunk->stream>>>(in, out, n,
+                                                                                    iters);
+    const cudaError_t launched = cudaGetLastError();
+    if (launched == cudaSuccess)
+        return SP_OK;
+    return sp_chunk_fail(chunk, sp_cuda_error_status((int)launched),
+                         "sinmix_kernel<<<%u, %d>>> failed: %s (%s)", blocks,
+                         SINMIX_BLOCK_THREADS, cudaGetErrorName(launched),
+                         cudaGetErrorString(launched));
 }

@@ -75,8 +75,8 @@ static unsigned char *read_exact(const char *path, size_t *size)
 int digits_load(digits_data *d)
 {
     memset(d, 0, sizeof *d);
-    char err[SP_MLP_ERROR_SIZE] = "";
-    sp_status st = sp_mlp_load_file(SP_MODELS_DIR "/digits_mlp.safetensors", &d->model, err,
+    char err[ST_ERROR_SIZE] = "";
+    sp_status st = st_load_file(SP_MODELS_DIR "/digits_mlp.safetensors", &d->model, err,
                                     sizeof err);
     if (!CHECK_MSG(st == SP_OK, "loading the model: %s", err))
         return -1;

@@ -161,3 +161,27 @@ unsigned char *st_read_file(const char *path, size_t *size)
     *size = n >= 0 ? (size_t)n : 0;
     return bytes;
 }
+
+/* ---- the loader as one call -------------------------------------------------------------- */
+
+static sp_status adopt_load(sp_status st, sp_mlp **out, char *err, size_t err_size)
+{
+    if (err != NULL && err_size > 0)
+        snprintf(err, err_size, "%s", out != NULL ? sp_mlp_last_error(*out) : "out is NULL");
+    if (st != SP_OK && out != NULL) {
+        sp_mlp_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+sp_status st_load_bytes(const void *bytes, size_t size, sp_mlp **out, char *err,
+                        size_t err_size)
+{
+    return adopt_load(sp_mlp_load_bytes(bytes, size, out), out, err, err_size);
+}
+
+sp_status st_load_file(const char *path, sp_mlp **out, char *err, size_t err_size)
+{
+    return adopt_load(sp_mlp_load_file(path, out), out, err, err_size);
+}

@@ -9,7 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "streampipe_mlp.h"
+
 #define ST_MAX_ENTRIES 16
+#define ST_ERROR_SIZE 320 /* room for a loader's reason */
+
+/* sp_mlp_load_bytes / sp_mlp_load_file as these tests use them: the model's reason copied
+ * into err (NULL allowed), and a model that failed to load freed and *out set to NULL, so
+ * that a rejection reads as one call. */
+sp_status st_load_bytes(const void *bytes, size_t size, sp_mlp **out, char *err,
+                        size_t err_size);
+sp_status st_load_file(const char *path, sp_mlp **out, char *err, size_t err_size);
 
 /* One header entry. Each field is JSON text written as is ("\"F32\"", "[256,64]"), so a test
  * can put anything there; `raw`, when set, replaces the whole value ({...}) instead. */

@@ -15,7 +15,7 @@
 
 #include "digits_data.h"
 #include "harness.h"
-#include "ops/mlp_host.h"
+#include "mlp/mlp_host.h"
 #include "streampipe.h"
 #include "streampipe_fault.h"
 #include "streampipe_mlp.h"
@@ -177,8 +177,6 @@ static void run_case(sp_context *ctx, const sp_mlp_stages *stages, const infer_c
             free(labels);
             CHECK(buf_guards_intact(&out));
             CHECK_EQ(report.records, records);
-        } else {
-            printf("  stage error: %s\n", sp_mlp_stages_last_error(stages));
         }
     }
     buf_free(&in);
@@ -191,7 +189,7 @@ static sp_context *open_context(void)
 {
     sp_context *ctx = NULL;
     sp_status st = sp_context_create(g_kind, 0, &ctx);
-    CHECK_STATUS(st, SP_OK, sp_last_open_error());
+    CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
 
@@ -199,11 +197,8 @@ static void run_cases_on(sp_context *ctx, const infer_case *cases, size_t n,
                          sp_mlp_precision precision, infer_overlap overlap)
 {
     sp_mlp_stages *stages = NULL;
-    char err[SP_MLP_ERROR_SIZE] = "";
-    if (ctx != NULL &&
-        CHECK_STATUS(sp_mlp_stages_create(ctx, g_data.model, precision, &stages, err,
-                                          sizeof err),
-                     SP_OK, err)) {
+    if (ctx != NULL && CHECK_STATUS(sp_mlp_stages_create(ctx, g_data.model, precision, &stages),
+                                    SP_OK, sp_mlp_stages_last_error(stages))) {
         for (size_t i = 0; i < n; i++)
             if (cases[i].precision == precision)
                 run_case(ctx, stages, &cases[i], overlap);
@@ -226,12 +221,11 @@ TEST(side_by_side_chunks_have_their_own_workspace)
     sp_fault_config delays = {.random_delay_us = 200, .seed = harness_seed()};
     sp_context *ctx = NULL;
     if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, &delays, &ctx), SP_OK,
-                      sp_last_open_error()))
+                      sp_context_last_error(ctx)))
         return TEST_FAIL;
-    char err[SP_MLP_ERROR_SIZE] = "";
     sp_mlp_stages *stages = NULL;
-    if (CHECK_STATUS(sp_mlp_stages_create(ctx, g_data.model, SP_MLP_TF32, &stages, err,
-                                          sizeof err), SP_OK, err)) {
+    if (CHECK_STATUS(sp_mlp_stages_create(ctx, g_data.model, SP_MLP_TF32, &stages), SP_OK,
+                     sp_mlp_stages_last_error(stages))) {
         const sp_stage *list = sp_mlp_stages_list(stages);
         size_t want = g_kind == SP_BACKEND_CUDA ? (size_t)32 << 20 : 0; /* HOST needs none */
         CHECK_EQ(list[1].scratch_bytes, want);
@@ -298,18 +292,28 @@ TEST(stage_descriptors_and_errors)
     sp_context *ctx = open_context();
     if (ctx == NULL)
         return TEST_FAIL;
-    char err[SP_MLP_ERROR_SIZE] = "";
     sp_mlp_stages *stages = NULL;
-    CHECK(sp_mlp_stages_create(NULL, g_data.model, SP_MLP_FP32, &stages, err, sizeof err) ==
+    /* a failed creation yields stages whose last error says why, and no list */
+    CHECK(sp_mlp_stages_create(NULL, g_data.model, SP_MLP_FP32, &stages) ==
           SP_ERR_INVALID_ARGUMENT);
-    CHECK_HAS(err, "NULL");
-    CHECK(sp_mlp_stages_create(ctx, NULL, SP_MLP_FP32, &stages, err, sizeof err) ==
+    CHECK_HAS(sp_mlp_stages_last_error(stages), "NULL");
+    CHECK(sp_mlp_stages_list(stages) == NULL);
+    sp_mlp_stages_destroy(stages);
+    CHECK(sp_mlp_stages_create(ctx, NULL, SP_MLP_FP32, &stages) == SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_mlp_stages_last_error(stages), "model");
+    sp_mlp_stages_destroy(stages);
+    CHECK(sp_mlp_stages_create(ctx, g_data.model, (sp_mlp_precision)7, &stages) ==
           SP_ERR_INVALID_ARGUMENT);
-    CHECK(sp_mlp_stages_create(ctx, g_data.model, (sp_mlp_precision)7, &stages, err,
-                               sizeof err) == SP_ERR_INVALID_ARGUMENT);
-    CHECK_HAS(err, "precision");
-    CHECK(stages == NULL);
-    if (CHECK(sp_mlp_stages_create(ctx, g_data.model, SP_MLP_TF32, &stages, NULL, 0) == SP_OK)) {
+    CHECK_HAS(sp_mlp_stages_last_error(stages), "precision");
+    sp_mlp_stages_destroy(stages);
+    sp_mlp *broken = NULL; /* a model that failed to load is refused, its reason passed on */
+    CHECK(sp_mlp_load_bytes("not a model", 11, &broken) != SP_OK);
+    CHECK(broken != NULL && !sp_mlp_loaded(broken) && sp_mlp_last_error(broken)[0] != '\0');
+    CHECK(sp_mlp_stages_create(ctx, broken, SP_MLP_FP32, &stages) == SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_mlp_stages_last_error(stages), "did not load");
+    sp_mlp_stages_destroy(stages);
+    sp_mlp_free(broken);
+    if (CHECK(sp_mlp_stages_create(ctx, g_data.model, SP_MLP_TF32, &stages) == SP_OK)) {
         const sp_stage *list = sp_mlp_stages_list(stages);
         static const char *const names[] = {"preprocess", "fc1", "fc2", "head"};
         static const size_t out_bytes[] = {256, 1024, 1024, 4};

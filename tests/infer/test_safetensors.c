@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "model/safetensors.h"
+#include "mlp/model/safetensors.h"
 #include "digits_data.h"
 #include "st_build.h"
 #include "streampipe_mlp.h"
@@ -47,9 +47,9 @@ static int verdict(const unsigned char *bytes, size_t size, const sp_mlp *origin
                    const char *what)
 {
     static char sentinel;
-    char err[SP_MLP_ERROR_SIZE] = "";
+    char err[ST_ERROR_SIZE] = "";
     sp_mlp *model = (sp_mlp *)&sentinel; /* not NULL: the loader must clear it */
-    sp_status st = sp_mlp_load_bytes(bytes, size, &model, err, sizeof err);
+    sp_status st = st_load_bytes(bytes, size, &model, err, sizeof err);
     if (st != SP_OK) {
         g_rejected++;
         CHECK_MSG(st == SP_ERR_INVALID_ARGUMENT, "%s: status %s (%s)", what, sp_status_name(st),
@@ -77,9 +77,9 @@ static void expect_bytes_rejected(unsigned char *bytes, size_t size, const char 
 {
     if (!CHECK(bytes != NULL))
         return;
-    char err[SP_MLP_ERROR_SIZE] = "";
+    char err[ST_ERROR_SIZE] = "";
     sp_mlp *model = NULL;
-    sp_status st = sp_mlp_load_bytes(bytes, size, &model, err, sizeof err);
+    sp_status st = st_load_bytes(bytes, size, &model, err, sizeof err);
     harness_context("%s", what);
     if (CHECK_MSG(st == SP_ERR_INVALID_ARGUMENT, "%s: status %s", what, sp_status_name(st))) {
         g_rejected++;
@@ -116,8 +116,8 @@ static int valid_file_make(valid_file *v)
     v->bytes = st_spec_file(&v->spec, &v->size);
     if (!CHECK(v->bytes != NULL))
         return -1;
-    char err[SP_MLP_ERROR_SIZE] = "";
-    sp_status st = sp_mlp_load_bytes(v->bytes, v->size, &v->model, err, sizeof err);
+    char err[ST_ERROR_SIZE] = "";
+    sp_status st = st_load_bytes(v->bytes, v->size, &v->model, err, sizeof err);
     if (!CHECK_MSG(st == SP_OK, "the valid file was rejected: %s", err))
         return -1;
     v->header_len = 0;
@@ -144,9 +144,9 @@ static void print_counts(const char *what)
 
 TEST(committed_model_loads)
 {
-    char err[SP_MLP_ERROR_SIZE] = "";
+    char err[ST_ERROR_SIZE] = "";
     sp_mlp *model = NULL;
-    sp_status st = sp_mlp_load_file(SP_MODELS_DIR "/digits_mlp.safetensors", &model, err,
+    sp_status st = st_load_file(SP_MODELS_DIR "/digits_mlp.safetensors", &model, err,
                                     sizeof err);
     if (!CHECK_MSG(st == SP_OK, "%s: %s", sp_status_name(st), err))
         return TEST_FAIL;
@@ -199,7 +199,7 @@ TEST(reader_accepts_other_valid_files)
         size_t size = 0;
         unsigned char *bytes = st_file_bytes(headers[i], data, sizeof data, &size);
         sp_st_file file;
-        char err[SP_MLP_ERROR_SIZE] = "";
+        char err[ST_ERROR_SIZE] = "";
         sp_status st = sp_st_parse(bytes, size, &file, err, sizeof err);
         CHECK_MSG(st == SP_OK, "header %zu: %s", i, err);
         if (st == SP_OK && i == 0) {
@@ -508,10 +508,10 @@ TEST(strict_header_text)
              "{\"note\":\"a\\\\u0000b \\u00e9 \\\"q\\\" 1.5e3 -0 065536\"}");
     size_t size = 0;
     unsigned char *bytes = st_spec_file(&copy, &size);
-    char err[SP_MLP_ERROR_SIZE] = "";
+    char err[ST_ERROR_SIZE] = "";
     sp_mlp *model = NULL;
     if (CHECK(bytes != NULL))
-        CHECK_MSG(sp_mlp_load_bytes(bytes, size, &model, err, sizeof err) == SP_OK,
+        CHECK_MSG(st_load_bytes(bytes, size, &model, err, sizeof err) == SP_OK,
                   "look-alike strings in the metadata: %s", err);
     sp_mlp_free(model);
     free(bytes);
@@ -739,20 +739,20 @@ TEST(random_mutations)
 
 TEST(file_errors)
 {
-    char err[SP_MLP_ERROR_SIZE] = "";
+    char err[ST_ERROR_SIZE] = "";
     sp_mlp *model = NULL;
-    CHECK(sp_mlp_load_file(SP_MODELS_DIR "/no_such_file.safetensors", &model, err,
+    CHECK(st_load_file(SP_MODELS_DIR "/no_such_file.safetensors", &model, err,
                            sizeof err) == SP_ERR_INVALID_ARGUMENT);
     CHECK_HAS(err, "cannot open");
     CHECK(model == NULL);
-    CHECK(sp_mlp_load_file(SP_MODELS_DIR, &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
+    CHECK(st_load_file(SP_MODELS_DIR, &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
     CHECK_HAS(err, "not a regular file");
     /* the image file is not a model; the reason names the file */
-    CHECK(sp_mlp_load_file(SP_MODELS_DIR "/digits_test_images.u8", &model, err, sizeof err) ==
+    CHECK(st_load_file(SP_MODELS_DIR "/digits_test_images.u8", &model, err, sizeof err) ==
           SP_ERR_INVALID_ARGUMENT);
     CHECK_HAS(err, "digits_test_images.u8");
-    CHECK(sp_mlp_load_file(NULL, &model, NULL, 0) == SP_ERR_INVALID_ARGUMENT);
-    CHECK(sp_mlp_load_bytes("x", 1, NULL, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
+    CHECK(st_load_file(NULL, &model, NULL, 0) == SP_ERR_INVALID_ARGUMENT);
+    CHECK(st_load_bytes("x", 1, NULL, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
     return TEST_OK;
 }
 
@@ -767,16 +767,16 @@ TEST(file_not_regular)
     if (!CHECK(mkdtemp(dir) != NULL))
         return TEST_FAIL;
     snprintf(fifo, sizeof fifo, "%s/model.safetensors", dir);
-    char err[SP_MLP_ERROR_SIZE] = "";
+    char err[ST_ERROR_SIZE] = "";
     sp_mlp *model = NULL;
     if (CHECK(mkfifo(fifo, 0600) == 0)) {
-        CHECK(sp_mlp_load_file(fifo, &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
+        CHECK(st_load_file(fifo, &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
         CHECK_HAS(err, "not a regular file (it is a FIFO)");
         CHECK(model == NULL);
         CHECK(unlink(fifo) == 0);
     }
     CHECK(rmdir(dir) == 0);
-    CHECK(sp_mlp_load_file("/dev/zero", &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
+    CHECK(st_load_file("/dev/zero", &model, err, sizeof err) == SP_ERR_INVALID_ARGUMENT);
     CHECK_HAS(err, "not a regular file (it is a character device)");
     CHECK(model == NULL);
     return TEST_OK;

@@ -18,8 +18,12 @@ static int create_group(const bench_session *s, const sp_stage *sinmix, sp_group
     config.n_stages = 1;
     sp_status st = sp_group_create(plan->backend, plan->n_devices ? plan->devices : NULL,
                                    plan->n_devices, &config, group);
-    if (st != SP_OK)
-        return cli_report_failure("creating the device group", st, sp_group_last_create_error());
+    if (st != SP_OK) { /* a failed creation still yields a handle, whose error says why */
+        int rc = cli_report_failure("creating the device group", st, sp_group_last_error(*group));
+        sp_group_destroy(*group);
+        *group = NULL;
+        return rc;
+    }
     return CLI_EXIT_OK;
 }
 

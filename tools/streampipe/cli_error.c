@@ -19,7 +19,10 @@ int cli_open_context(sp_backend_kind backend, int device, sp_context **out)
         return CLI_EXIT_OK;
     char what[64];
     snprintf(what, sizeof what, "opening the %s backend", sp_backend_name(backend));
-    return cli_report_failure(what, status, sp_last_open_error());
+    int rc = cli_report_failure(what, status, sp_context_last_error(*out));
+    sp_context_destroy(*out); /* a failed open still yields a handle, with the reason */
+    *out = NULL;
+    return rc;
 }
 
 int cli_usage_error(const char *fmt, ...)

@@ -87,10 +87,13 @@ static int compute_reference(infer_data *data)
 int infer_data_load(const infer_plan *plan, infer_data *data)
 {
     memset(data, 0, sizeof *data);
-    char err[SP_MLP_ERROR_SIZE] = "";
-    sp_status status = sp_mlp_load_file(plan->model_path, &data->model, err, sizeof err);
-    if (status != SP_OK)
-        return cli_report_failure("loading the model", status, err);
+    sp_status status = sp_mlp_load_file(plan->model_path, &data->model);
+    if (status != SP_OK) {
+        int rc = cli_report_failure("loading the model", status, sp_mlp_last_error(data->model));
+        sp_mlp_free(data->model);
+        data->model = NULL;
+        return rc;
+    }
     int rc = load_images(plan, data);
     if (rc == CLI_EXIT_OK)
         rc = load_labels(plan, data);

@@ -27,11 +27,15 @@ static void job_release(infer_job *job)
 
 static int job_build(const infer_plan *plan, const infer_data *data, infer_job *job)
 {
-    char err[SP_MLP_ERROR_SIZE] = "";
     sp_status st = sp_mlp_stages_create(job->ctx, data->model, plan->precision,
-                                        &job->stages, err, sizeof err);
-    if (st != SP_OK)
-        return cli_report_failure("setting up the MLP stages", st, err);
+                                        &job->stages);
+    if (st != SP_OK) {
+        int rc = cli_report_failure("setting up the MLP stages", st,
+                                    sp_mlp_stages_last_error(job->stages));
+        sp_mlp_stages_destroy(job->stages);
+        job->stages = NULL;
+        return rc;
+    }
     sp_stage stages[SP_MLP_STAGES];
     memcpy(stages, sp_mlp_stages_list(job->stages), sizeof stages);
     for (size_t s = 0; s < SP_MLP_STAGES; s++)
@@ -80,12 +84,8 @@ static int run_once(const infer_plan *plan, const infer_data *data, infer_job *j
     double start = cli_now_s();
     sp_status st = sp_pipeline_run(job->pipeline, job->in, plan->records, job->out, report);
     *seconds = cli_now_s() - start;
-    if (st != SP_OK) {
-        const char *cause = sp_mlp_stages_last_error(job->stages);
-        if (cause[0] != '\0')
-            fprintf(stderr, "streampipe: the stage's own reason: %s\n", cause);
+    if (st != SP_OK) /* a stage's own reason is in the pipeline's error (sp_chunk_fail) */
         return cli_report_failure(which, st, sp_pipeline_last_error(job->pipeline));
-    }
     infer_verify(data, job->out, plan->records, plan->tolerance, plan->host_workers, check);
     if (check->wrong > 0)
         return report_wrong(plan, data, job->out, check, which);

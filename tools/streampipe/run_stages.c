@@ -91,14 +91,19 @@ int run_build_stages(run_stage_list *list, sp_context *ctx)
 {
     if (!list->mlp_path)
         return CLI_EXIT_OK;
-    char err[SP_MLP_ERROR_SIZE];
-    sp_status st = sp_mlp_load_file(list->mlp_path, &list->model, err, sizeof err);
-    if (st != SP_OK)
-        return cli_report_failure("loading the model", st, err);
-    st = sp_mlp_stages_create(ctx, list->model, list->mlp_precision, &list->mlp, err,
-                              sizeof err);
-    if (st != SP_OK)
-        return cli_report_failure("building the model's stages", st, err);
+    sp_status st = sp_mlp_load_file(list->mlp_path, &list->model);
+    if (st != SP_OK) {
+        int rc = cli_report_failure("loading the model", st, sp_mlp_last_error(list->model));
+        run_free_stages(list);
+        return rc;
+    }
+    st = sp_mlp_stages_create(ctx, list->model, list->mlp_precision, &list->mlp);
+    if (st != SP_OK) {
+        int rc = cli_report_failure("building the model's stages", st,
+                                    sp_mlp_stages_last_error(list->mlp));
+        run_free_stages(list);
+        return rc;
+    }
     const sp_stage *built = sp_mlp_stages_list(list->mlp);
     for (size_t k = 0; k < SP_MLP_STAGES; k++)
         list->stages[list->mlp_at + k] = built[k];

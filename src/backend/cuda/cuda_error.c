@@ -108,3 +108,6 @@ sp_status sp_cuda_check_pinned(cudaError_t err, const char *call, const char *fi
     store_reason(err, call, " (pinned host memory)", file, line);
     return sp_cuda_absorb(err);
 }
+
+/* The public face of the mapping (streampipe.h), for stages outside the library. */
+sp_status sp_cuda_error_status(int cuda_error) { return sp_cuda_absorb((cudaError_t)cuda_error); }

@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
+#include "backend/fault/fault_backend.h"
 #include "backend/fault/fault_state.h"
-#include "backend/host/host_list.h"
+#include "backend/live_list.h"
 
 /* A wrapped queue. The core sees it as an sp_bqueue; the inner backend's sp_bqueue is a
  * different struct under the same name, so wrappers are converted by hand below. */
 typedef struct fault_queue {
-    host_link link; /* membership in the backend's live-queue list */
+    sp_live_link link; /* membership in the backend's live-queue list */
     sp_bqueue *inner;
     char *name; /* matched against the delay_queue prefix on every operation */
 } fault_queue;
@@ -20,7 +20,7 @@ typedef struct fault_backend {
     const sp_backend_ops *inner;
     void *inner_impl; /* owned: closed by our close */
     fault_state state;
-    host_list queues; /* wrappers not yet destroyed, released at close */
+    sp_live_list queues; /* wrappers not yet destroyed, released at close */
 } fault_backend;
 
 static fault_queue *as_fault_queue(sp_bqueue *queue) { return (fault_queue *)(void *)queue; }
@@ -60,7 +60,7 @@ static sp_status fault_open(int device, void **impl)
 
 static void destroy_wrapper(fault_backend *fault, fault_queue *wrapped)
 {
-    sp_host_list_remove(&fault->queues, &wrapped->link);
+    sp_live_list_remove(&fault->queues, &wrapped->link);
     fault->inner->queue_destroy(fault->inner_impl, wrapped->inner);
     free(wrapped->name);
     free(wrapped);
@@ -72,11 +72,11 @@ static void fault_close(void *impl)
     fault_backend *fault = impl;
     if (!fault)
         return;
-    host_link *link;
-    while ((link = sp_host_list_any(&fault->queues)) != NULL)
-        destroy_wrapper(fault, HOST_CONTAINER_OF(link, fault_queue, link));
+    sp_live_link *link;
+    while ((link = sp_live_list_any(&fault->queues)) != NULL)
+        destroy_wrapper(fault, SP_CONTAINER_OF(link, fault_queue, link));
     fault->inner->close(fault->inner_impl);
-    sp_host_list_destroy(&fault->queues);
+    sp_live_list_destroy(&fault->queues);
     sp_fault_state_destroy(&fault->state);
     free(fault);
 }
@@ -123,7 +123,7 @@ static sp_status fault_queue_create(void *impl, const char *name, int priority,
         free(wrapped);
         return status;
     }
-    sp_host_list_add(&fault->queues, &wrapped->link);
+    sp_live_list_add(&fault->queues, &wrapped->link);
     sp_fault_state_count_live(&fault->state, +1);
     *out = as_bqueue(wrapped);
     return SP_OK;
@@ -508,10 +508,10 @@ static const sp_backend_ops fault_ops = {
 
 const sp_backend_ops *sp_backend_fault_ops(void) { return &fault_ops; }
 
-/* ---- the fault-only entry points (backend.h) --------------------------------------------- */
+/* ---- the fault-only entry points (fault_backend.h) ------------------------------------ */
 
 sp_status sp_fault_open(const sp_backend_ops *inner, void *inner_impl,
-                        const struct sp_fault_config *cfg, void **impl)
+                        const sp_fault_config *cfg, void **impl)
 {
     if (!inner || !inner_impl || !impl) {
         sp_backend_fail("sp_fault_open: inner, inner_impl or impl is NULL");
@@ -525,7 +525,7 @@ sp_status sp_fault_open(const sp_backend_ops *inner, void *inner_impl,
     }
     sp_status status = sp_fault_state_init(&fault->state, cfg);
     if (status == SP_OK) {
-        status = sp_host_list_init(&fault->queues);
+        status = sp_live_list_init(&fault->queues);
         if (status != SP_OK)
             sp_fault_state_destroy(&fault->state);
     }
@@ -539,14 +539,14 @@ sp_status sp_fault_open(const sp_backend_ops *inner, void *inner_impl,
     return SP_OK;
 }
 
-void sp_fault_configure(void *impl, const struct sp_fault_config *cfg)
+void sp_fault_configure(void *impl, const sp_fault_config *cfg)
 {
     fault_backend *fault = impl;
     /* On failure the reason is set and delays are off; the API has no status to return. */
     (void)sp_fault_state_configure(&fault->state, cfg);
 }
 
-void sp_fault_stats_read(void *impl, struct sp_fault_stats *out)
+void sp_fault_stats_read(void *impl, sp_fault_stats *out)
 {
     fault_backend *fault = impl;
     sp_fault_state_read(&fault->state, out);

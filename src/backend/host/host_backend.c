@@ -9,8 +9,8 @@
 #include "backend/host/host_queue.h"
 
 typedef struct host_backend {
-    host_list queues; /* live queues, destroyed at close */
-    host_list events; /* live events, destroyed at close */
+    sp_live_list queues; /* live queues, destroyed at close */
+    sp_live_list events; /* live events, destroyed at close */
     host_memory memory;
 } host_backend;
 
@@ -32,10 +32,10 @@ static sp_status op_open(int device, void **impl)
         sp_backend_fail("host open: out of memory");
         return SP_ERR_OUT_OF_MEMORY;
     }
-    sp_status status = sp_host_list_init(&backend->queues);
+    sp_status status = sp_live_list_init(&backend->queues);
     if (status != SP_OK)
         goto no_queues;
-    status = sp_host_list_init(&backend->events);
+    status = sp_live_list_init(&backend->events);
     if (status != SP_OK)
         goto no_events;
     status = sp_host_memory_init(&backend->memory);
@@ -44,9 +44,9 @@ static sp_status op_open(int device, void **impl)
     *impl = backend;
     return SP_OK;
 no_memory:
-    sp_host_list_destroy(&backend->events);
+    sp_live_list_destroy(&backend->events);
 no_events:
-    sp_host_list_destroy(&backend->queues);
+    sp_live_list_destroy(&backend->queues);
 no_queues:
     free(backend);
     return status;
@@ -62,8 +62,8 @@ static void op_close(void *impl)
     sp_host_queue_destroy_all(&backend->queues);
     sp_host_event_destroy_all(&backend->events);
     sp_host_memory_release_all(&backend->memory);
-    sp_host_list_destroy(&backend->events);
-    sp_host_list_destroy(&backend->queues);
+    sp_live_list_destroy(&backend->events);
+    sp_live_list_destroy(&backend->queues);
     free(backend);
 }
 

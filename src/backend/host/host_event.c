@@ -7,8 +7,8 @@
 #include <time.h>
 
 struct sp_bevent {
-    host_link link; /* membership in the backend's live-event list */
-    host_list *owner;
+    sp_live_link link; /* membership in the backend's live-event list */
+    sp_live_list *owner;
     unsigned flags;
     pthread_mutex_t lock;   /* guards everything below */
     pthread_cond_t changed; /* broadcast whenever `completed` grows */
@@ -23,7 +23,7 @@ struct sp_bevent {
     struct sp_bgraph *recorded_in; /* last recorded during this capture (host_graph.c) */
 };
 
-sp_status sp_host_event_create(host_list *owner, unsigned flags, host_event **out)
+sp_status sp_host_event_create(sp_live_list *owner, unsigned flags, host_event **out)
 {
     if (flags & ~(unsigned)SP_EVENT_TIMING) {
         sp_backend_fail("host event_create: unknown flags 0x%x", flags);
@@ -48,7 +48,7 @@ sp_status sp_host_event_create(host_list *owner, unsigned flags, host_event **ou
     event->owner = owner;
     event->flags = flags;
     event->refs = 1;
-    sp_host_list_add(owner, &event->link);
+    sp_live_list_add(owner, &event->link);
     *out = event;
     return SP_OK;
 }
@@ -69,15 +69,15 @@ void sp_host_event_destroy(host_event *event)
 {
     if (!event)
         return;
-    sp_host_list_remove(event->owner, &event->link);
+    sp_live_list_remove(event->owner, &event->link);
     sp_host_event_release(event);
 }
 
-void sp_host_event_destroy_all(host_list *owner)
+void sp_host_event_destroy_all(sp_live_list *owner)
 {
-    host_link *link;
-    while ((link = sp_host_list_any(owner)) != NULL)
-        sp_host_event_destroy(HOST_CONTAINER_OF(link, host_event, link));
+    sp_live_link *link;
+    while ((link = sp_live_list_any(owner)) != NULL)
+        sp_host_event_destroy(SP_CONTAINER_OF(link, host_event, link));
 }
 
 unsigned long long sp_host_event_begin_record(host_event *event)

@@ -9,16 +9,16 @@
 #define SP_HOST_EVENT_H
 
 #include "backend/backend.h"
-#include "backend/host/host_list.h"
+#include "backend/live_list.h"
 
 typedef struct sp_bevent host_event;
 
 /* flags: SP_EVENT_SYNC or SP_EVENT_TIMING. The event joins `owner` until destroyed. */
-sp_status sp_host_event_create(host_list *owner, unsigned flags, host_event **out);
+sp_status sp_host_event_create(sp_live_list *owner, unsigned flags, host_event **out);
 /* Drops the caller's handle; the memory lives on while queued operations still name it. */
 void sp_host_event_destroy(host_event *event);
 /* Destroys every event still in `owner` (backend close). */
-void sp_host_event_destroy_all(host_list *owner);
+void sp_host_event_destroy_all(sp_live_list *owner);
 
 /* For the queue side. Both take a reference that sp_host_event_release() gives back once the
  * operation has run. */

@@ -13,8 +13,8 @@
 #define QUEUE_FIRST_CAPACITY 64u
 
 struct sp_bqueue {
-    host_link link; /* membership in the backend's live-queue list */
-    host_list *owner;
+    sp_live_link link; /* membership in the backend's live-queue list */
+    sp_live_list *owner;
     pthread_t worker;
     pthread_mutex_t lock;
     pthread_cond_t work_ready; /* an operation was enqueued, or the queue is stopping */
@@ -77,7 +77,7 @@ static int queue_init_sync(host_queue *queue)
     return 0;
 }
 
-sp_status sp_host_queue_create(host_list *owner, host_queue **out)
+sp_status sp_host_queue_create(sp_live_list *owner, host_queue **out)
 {
     host_queue *queue = calloc(1, sizeof *queue);
     if (!queue) {
@@ -96,7 +96,7 @@ sp_status sp_host_queue_create(host_list *owner, host_queue **out)
         return SP_ERR_BACKEND;
     }
     queue->owner = owner;
-    sp_host_list_add(owner, &queue->link);
+    sp_live_list_add(owner, &queue->link);
     *out = queue;
     return SP_OK;
 }
@@ -105,7 +105,7 @@ void sp_host_queue_destroy(host_queue *queue)
 {
     if (!queue)
         return;
-    sp_host_list_remove(queue->owner, &queue->link);
+    sp_live_list_remove(queue->owner, &queue->link);
     struct sp_bgraph *capture = sp_host_queue_capture(queue);
     if (capture) /* the capture must not keep a pointer to this queue */
         sp_host_graph_queue_gone(capture, queue);
@@ -117,11 +117,11 @@ void sp_host_queue_destroy(host_queue *queue)
     queue_free(queue);
 }
 
-void sp_host_queue_destroy_all(host_list *owner)
+void sp_host_queue_destroy_all(sp_live_list *owner)
 {
-    host_link *link;
-    while ((link = sp_host_list_any(owner)) != NULL)
-        sp_host_queue_destroy(HOST_CONTAINER_OF(link, host_queue, link));
+    sp_live_link *link;
+    while ((link = sp_live_list_any(owner)) != NULL)
+        sp_host_queue_destroy(SP_CONTAINER_OF(link, host_queue, link));
 }
 
 sp_status sp_host_queue_sync(host_queue *queue)

@@ -4,17 +4,17 @@
 #define SP_HOST_QUEUE_H
 
 #include "backend/backend.h"
-#include "backend/host/host_list.h"
+#include "backend/live_list.h"
 #include "backend/host/host_op.h"
 
 typedef struct sp_bqueue host_queue;
 
 /* Starts the worker. The queue joins `owner` until destroyed. */
-sp_status sp_host_queue_create(host_list *owner, host_queue **out);
+sp_status sp_host_queue_create(sp_live_list *owner, host_queue **out);
 /* Lets every enqueued operation finish, then joins the worker and frees the queue. */
 void sp_host_queue_destroy(host_queue *queue);
 /* Destroys every queue still in `owner` (backend close). */
-void sp_host_queue_destroy_all(host_list *owner);
+void sp_host_queue_destroy_all(sp_live_list *owner);
 /* Blocks until every operation enqueued before the call has finished. */
 sp_status sp_host_queue_sync(host_queue *queue);
 
