@@ -108,6 +108,26 @@ if [[ ! -f /usr/include/cjson/cJSON.h ]] && ls .debs/libcjson*.deb >/dev/null 2>
     export SP_CJSON_ROOT=/tmp/sp-cjson/usr # the Python package's build finds it there too
     export LD_LIBRARY_PATH="$SP_CJSON_ROOT/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
+# The trace tests parse the exports with cJSON and libxml2, found by pkg-config. Where the
+# machine has pkg-config and libxml2.so.2 but no headers, a carried libxml2-dev .deb gives them:
+# a .pc file of our own points at its headers and the machine's library (a Debian 12 build of
+# the library itself would want Debian's libicu), and another at the carried cJSON.
+carried_pkg_config() {
+    command -v pkg-config >/dev/null && ! pkg-config --exists libxml-2.0 || return 0
+    local lib deb dir=/tmp/sp-pc
+    lib=$(ldconfig -p | awk '/libxml2\.so\.2 / {print $NF; exit}')
+    deb=$(ls .debs/libxml2-dev*.deb 2>/dev/null | head -1)
+    [[ -n $lib && -n $deb ]] || return 0
+    mkdir -p "$dir/lib" && dpkg -x "$deb" "$dir" && ln -sf "$lib" "$dir/lib/libxml2.so"
+    printf 'Name: libXML\nDescription: carried headers, the machine'"'"'s library\nVersion: 2.9.14\nLibs: -L%s/lib -lxml2\nCflags: -I%s/usr/include/libxml2\n' \
+        "$dir" "$dir" >"$dir/libxml-2.0.pc"
+    if [[ -n ${SP_CJSON_ROOT:-} ]] && ! pkg-config --exists libcjson; then
+        printf 'Name: cJSON\nDescription: carried\nVersion: 1.7.15\nLibs: -L%s/lib/x86_64-linux-gnu -lcjson\nCflags: -I%s/include\n' \
+            "$SP_CJSON_ROOT" "$SP_CJSON_ROOT" >"$dir/libcjson.pc"
+    fi
+    export PKG_CONFIG_PATH="$dir:${PKG_CONFIG_PATH:-}"
+}
+carried_pkg_config
 run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
     -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}"
 run_phase build 240 0 "$BUILD_LOG" cmake --build "$BUILD" -j16
@@ -126,12 +146,15 @@ run_phase build-peers 60 0 "$BUILD_LOG" build_peers
 
 # ---- 3. the test suite -------------------------------------------------------------------
 if [[ -f $BUILD/CTestTestfile.cmake ]]; then
+    # GPU_CHECK_CTEST_REGEX: only the tests it matches (both phases), for a call that
+    # re-checks a few after one that ran them all
+    only=(); [[ -n ${GPU_CHECK_CTEST_REGEX:-} ]] && only=(-R "$GPU_CHECK_CTEST_REGEX")
     run_phase ctest 150 "$BENCH_RESERVE_S" "$CTEST_LOG" \
-        ctest --test-dir "$BUILD" --output-on-failure --timeout 120 -j4
+        ctest --test-dir "$BUILD" --output-on-failure --timeout 120 -j4 "${only[@]}"
     # The tests that read timelines again with CUPTI's activity records as their source.
     run_phase ctest-cupti 90 "$BENCH_RESERVE_S" "$CTEST_LOG" env SP_TIMELINE_SOURCE=cupti \
         ctest --test-dir "$BUILD" --output-on-failure --timeout 60 \
-        -R 'conformance_cuda$|trace_cuda|infer_cuda|stream_cuda'
+        -R "${GPU_CHECK_CTEST_REGEX:-conformance_cuda$|trace_cuda|infer_cuda|stream_cuda}"
     # On this machine the CUDA tests must run; a skip means the GPU was not seen.
     skipped=$(grep -cE '\*\*\*Skipped|Not Run' "$CTEST_LOG" || true)
     if ((skipped == 0)); then
@@ -211,6 +234,9 @@ export -f python_suite
 run_phase python 150 "$BENCH_RESERVE_S" "$CTEST_LOG" python_suite
 
 # ---- 5. benchmarks -----------------------------------------------------------------------
+# GPU_CHECK_BENCH=0 leaves them out (a call for the tests alone, after one that measured):
+# the whole section is the function benchmarks, called below.
+benchmarks() {
 CLI=$BUILD/streampipe
 # bench_one W M [OPTIONS]: the JSON object goes to bench.jsonl as one line, stderr to
 # bench.log.
@@ -355,6 +381,12 @@ PY
 if [[ -s $BENCH_JSON ]] && command -v python3 >/dev/null; then
     say "streampipe against the hand-written rings (ratio = peer time / streampipe time):"
     peer_ratios 2>&1 | tee -a "$MAIN_LOG"
+fi
+}
+if [[ ${GPU_CHECK_BENCH:-1} == 0 ]]; then
+    record benchmarks SKIP 0 "GPU_CHECK_BENCH=0"
+else
+    benchmarks
 fi
 
 # ---- the table ---------------------------------------------------------------------------
