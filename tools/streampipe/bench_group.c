@@ -26,8 +26,7 @@ static int create_group(const bench_session *s, const sp_stage *sinmix, sp_group
 int bench_group_all(const bench_session *s, bench_group_result *g)
 {
     sp_sinmix_params params = {s->plan->iters};
-    sp_stage sinmix = sp_sinmix_stage(&params);
-    sinmix.streams = s->plan->stage_streams;
+    sp_stage sinmix = bench_sinmix_stage(s->plan, &params);
     sp_group *group = NULL;
     int rc = create_group(s, &sinmix, &group);
     if (rc != CLI_EXIT_OK)
@@ -101,7 +100,7 @@ void bench_group_print_result(const bench_plan *plan, const bench_expected *expe
     fig_numbers(&o, "seconds", g->seconds, g->runs);
     fig_num(&o, "median_s", "median", "%.4f s", median_s);
     fig_num(&o, "gbps", "rate", "%.2f GB/s in+out",
-            cli_gbps(2.0 * (double)bench_bytes(plan), median_s));
+            bench_gbps(plan, median_s));
     device_table(&o, plan, g);
     fig_group_end(&o);
     fig_text(&o, NULL, "\n");

@@ -91,7 +91,7 @@ static void tear_down(latency_job *j)
 /* Runs alternate inputs, so the last run's output is wrong wherever that run wrote nothing. */
 static void check_last_bulk_run(latency_job *j)
 {
-    j->bulk_mismatches += latency_mismatches(latency_bulk_last_input(&j->bulk), j->bulk_out,
+    j->bulk_mismatches += bench_count_mismatches(latency_bulk_last_input(&j->bulk), j->bulk_out,
                                              j->bulk.records, j->options.bulk_stages == 0,
                                              par_default_workers());
     j->bulk_checked++;

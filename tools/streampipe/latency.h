@@ -125,11 +125,4 @@ void latency_print_result(const latency_job *job, FILE *out);
 #define LATENCY_P99_TARGET 2.0
 #define LATENCY_BULK_TARGET 0.85
 
-/* ---- verification ------------------------------------------------------------------------- */
-
-/* Elements of got[0..n) that differ from sinmix(in) (iters 0), or from in when `copy`, beyond
- * the tolerance the bench uses (1e-5 relative: device and host round differently). */
-size_t latency_mismatches(const float *in, const float *got, size_t n, int copy,
-                          unsigned workers);
-
 #endif /* SP_CLI_LATENCY_H */

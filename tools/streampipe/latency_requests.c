@@ -85,10 +85,11 @@ int latency_requests_run(latency_requests *r, sp_pipeline *pipeline, size_t n, i
             return cli_report_failure("a request", status, sp_pipeline_last_error(pipeline));
         if (times)
             r->latency_s[k] = elapsed;
-        r->mismatches += latency_mismatches(in, r->out, r->records, 0, 1);
+        r->mismatches += bench_count_mismatches(in, r->out, r->records, 0, 1);
         r->checked++;
     }
     if (times)
         summarize(r->latency_s, n, stats);
     return CLI_EXIT_OK;
 }
+
