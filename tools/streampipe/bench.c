@@ -4,7 +4,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 
 static void announce(const bench_plan *plan)
 {

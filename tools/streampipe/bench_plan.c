@@ -6,7 +6,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 #include "options.h"
 #include "par_for.h"
 

@@ -6,7 +6,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 
 int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_config config,
                           const char *what, sp_pipeline **out)

@@ -13,7 +13,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 #include "par_for.h"
 #include "rng.h"
 #include "streampipe_ops.h"

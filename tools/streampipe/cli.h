@@ -13,8 +13,13 @@ enum cli_exit {
     CLI_EXIT_USAGE = 64   /* EX_USAGE: unknown command, bad option or value */
 };
 
-/* `streampipe bench [options]`; argv[0] is "bench". Returns a cli_exit code. */
+/* The commands: `streampipe bench [options]` and so on, argv[0] the command's name. Each
+ * returns a cli_exit code. */
 int bench_main(int argc, char **argv);
+int infer_main(int argc, char **argv);
+int latency_main(int argc, char **argv);
+int probe_main(int argc, char **argv);
+int run_main(int argc, char **argv);
 
 /* Prints "streampipe: <what>: SP_ERR_x (message): <detail>" on stderr and returns
  * CLI_EXIT_FAILURE. `detail` is the library's last-error text and may be "" or NULL. */

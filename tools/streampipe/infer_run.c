@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 #include "infer.h"
 
 /* Everything a run needs, released together. */

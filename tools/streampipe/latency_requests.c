@@ -5,7 +5,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 #include "latency.h"
 
 static int alloc_pinned(sp_context *ctx, size_t records, float **out)

@@ -3,10 +3,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "infer.h"
-#include "latency.h"
-#include "probe_cmd.h"
-#include "run_cmd.h"
 
 typedef struct cli_command {
     const char *name;

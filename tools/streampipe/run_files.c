@@ -10,9 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "clock.h"
-#include "run_files.h"
 #include "stats.h"
+#include "run_files.h"
 
 static int file_error(const char *what, const char *path, int err)
 {

@@ -1,8 +1,25 @@
-/* Medians and rates of repeated runs; see stats.h. */
-#include "stats.h"
-
+/* Clocks, medians and rates of repeated runs; see stats.h. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "stats.h"
+
+double cli_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+unsigned long long cli_clock_seed(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long mixed = (unsigned long long)ts.tv_sec * 1000000007ULL ^
+                               (unsigned long long)ts.tv_nsec;
+    return mixed & 0xFFFFFFFFULL;
+}
 
 static int compare_doubles(const void *a, const void *b)
 {
