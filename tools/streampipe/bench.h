@@ -233,6 +233,10 @@ void bench_buffers_free(bench_buffers *buffers);
 /* Fresh floats in [-2, 2] from `seed`; the same seed gives the same data at any thread count. */
 void bench_fill_input(float *in, size_t n, unsigned long long seed, unsigned workers);
 
+/* Indices for a sampled check: every one when n == records, else random ones from `seed`
+ * (repeats do no harm). */
+void bench_choose_samples(unsigned long long seed, size_t records, size_t *index, size_t n);
+
 /* bench_verify.c */
 /* Computes the host reference (timed) for the plan's iters. */
 int bench_expected_prepare(const bench_plan *plan, const float *in, bench_expected *expected);

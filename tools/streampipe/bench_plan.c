@@ -154,21 +154,16 @@ static int apply_devices(const char *value, void *config)
     plan->n_devices = 0;
     if (strcmp(value, "all") == 0 || strcmp(value, "-1") == 0)
         return CLI_EXIT_OK;
-    for (const char *item = value; item != NULL; plan->n_devices++) {
-        const char *comma = strchr(item, ',');
+    for (const char *cursor = value; cursor != NULL; plan->n_devices++) {
         char text[24];
-        size_t length = comma != NULL ? (size_t)(comma - item) : strlen(item);
         unsigned long long device = 0;
-        if (length >= sizeof text || plan->n_devices == BENCH_MAX_DEVICES)
+        if (plan->n_devices == BENCH_MAX_DEVICES || cli_next_item(&cursor, text, sizeof text))
             return cli_usage_error("--devices: '%s' is not all or a list of at most %d device "
                                    "numbers", value, BENCH_MAX_DEVICES);
-        memcpy(text, item, length);
-        text[length] = '\0';
         if (cli_parse_count(text, INT_MAX, &device) != 0)
             return cli_usage_error("--devices: '%s' in '%s' is not a device number", text,
                                    value);
         plan->devices[plan->n_devices] = (int)device;
-        item = comma != NULL ? comma + 1 : NULL;
     }
     return CLI_EXIT_OK;
 }

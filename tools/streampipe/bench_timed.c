@@ -14,10 +14,7 @@ int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_co
     config.in_record_bytes = sizeof(float);
     config.stages = stage;
     config.n_stages = stage != NULL ? 1 : 0;
-    sp_status status = sp_pipeline_create(ctx, &config, out);
-    if (status != SP_OK)
-        return cli_report_failure(what, status, sp_context_last_error(ctx));
-    return CLI_EXIT_OK;
+    return cli_create_pipeline(ctx, &config, what, out);
 }
 
 sp_pipeline_config bench_pipeline_config(const bench_plan *plan)

@@ -15,14 +15,11 @@
 #include "cli.h"
 #include "stats.h"
 #include "par_for.h"
-#include "rng.h"
 #include "streampipe_ops.h"
 
 /* FULL while records * max(iters, 1) is at most this many sinmix steps. */
 #define FULL_REFERENCE_LIMIT (1ULL << 32)
 #define SAMPLES (1ULL << 20)
-/* Sample indices come from a stream of the seed that input blocks never use. */
-#define SAMPLE_STREAM (~0ULL)
 #define SHOW_BAD 5 /* mismatches printed before giving up */
 #define TOLERANCE_TEXT "|got - want| <= 1e-5 * (1 + iters) * max(1, |want|)"
 
@@ -214,14 +211,6 @@ static void reference_range(size_t begin, size_t end, unsigned worker, void *arg
         job->out[k] = sp_sinmix_one(job->in[job->index[k]], job->iters);
 }
 
-/* Every index when there are few records; otherwise random ones (repeats do no harm). */
-static void choose_samples(const bench_plan *plan, size_t *index, size_t n_samples)
-{
-    rng r = rng_seeded(plan->seed, SAMPLE_STREAM);
-    for (size_t k = 0; k < n_samples; k++)
-        index[k] = n_samples == plan->records ? k : (size_t)rng_below(&r, plan->records);
-}
-
 static int prepare_sampled(const bench_plan *plan, const float *in, bench_expected *e)
 {
     e->n_samples = plan->records < SAMPLES ? plan->records : (size_t)SAMPLES;
@@ -232,7 +221,7 @@ static int prepare_sampled(const bench_plan *plan, const float *in, bench_expect
     e->values = calloc(plan->records, sizeof *e->values);
     if (e->sample_index == NULL || e->sample_value == NULL || e->values == NULL)
         return -1;
-    choose_samples(plan, e->sample_index, e->n_samples);
+    bench_choose_samples(plan->seed, plan->records, e->sample_index, e->n_samples);
     reference_job job = {in, e->sample_index, e->sample_value, plan->iters};
     par_for(e->n_samples, e->workers, reference_range, &job);
     return 0;

@@ -28,6 +28,12 @@ int cli_report_failure(const char *what, sp_status status, const char *detail);
 /* sp_context_create, or the failure reported as above ("opening the cuda backend"). */
 int cli_open_context(sp_backend_kind backend, int device, sp_context **out);
 
+/* sp_pipeline_create and sp_host_alloc, a failure reported as above with `what` and the
+ * context's last error. */
+int cli_create_pipeline(sp_context *ctx, const sp_pipeline_config *config, const char *what,
+                        sp_pipeline **out);
+int cli_host_alloc(sp_context *ctx, size_t bytes, const char *what, void **out);
+
 /* Prints "streampipe: <message>" on stderr and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)
 #if defined(__GNUC__)

@@ -114,10 +114,7 @@ static int make_pipeline(latency_job *j, size_t n_stages, int priority, int copy
                                  .copy_piece_bytes = piece,
                                  .chunk_records = chunk_bytes / sizeof(float), .depth = depth,
                                  .copy_by_kernel = copy_by_kernel};
-    sp_status status = sp_pipeline_create(j->ctx, &config, out);
-    if (status != SP_OK)
-        return cli_report_failure("creating a pipeline", status, sp_context_last_error(j->ctx));
-    return CLI_EXIT_OK;
+    return cli_create_pipeline(j->ctx, &config, "creating a pipeline", out);
 }
 
 static int alloc_bulk(latency_job *j)
@@ -126,11 +123,10 @@ static int alloc_bulk(latency_job *j)
     float **buffers[3] = {&j->bulk_in[0], &j->bulk_in[1], &j->bulk_out};
     for (size_t k = 0; k < 3; k++) {
         void *ptr = NULL;
-        sp_status status = sp_host_alloc(j->ctx, records * sizeof(float), &ptr);
+        int rc = cli_host_alloc(j->ctx, records * sizeof(float), "allocating bulk memory", &ptr);
         *buffers[k] = ptr;
-        if (status != SP_OK)
-            return cli_report_failure("allocating bulk memory", status,
-                                      sp_context_last_error(j->ctx));
+        if (rc != CLI_EXIT_OK)
+            return rc;
     }
     for (size_t k = 0; k < 2; k++)
         bench_fill_input(j->bulk_in[k], records, j->options.seed + k, par_default_workers());

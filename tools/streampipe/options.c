@@ -60,6 +60,18 @@ int cli_parse_count(const char *text, unsigned long long max, unsigned long long
     return 0;
 }
 
+int cli_next_item(const char **cursor, char *item, size_t size)
+{
+    const char *comma = strchr(*cursor, ',');
+    size_t length = comma != NULL ? (size_t)(comma - *cursor) : strlen(*cursor);
+    if (length >= size)
+        return -1;
+    memcpy(item, *cursor, length);
+    item[length] = '\0';
+    *cursor = comma != NULL ? comma + 1 : NULL;
+    return 0;
+}
+
 /* ---- one value into its field ------------------------------------------------------------ */
 
 /* Fields are unsigned, int or enum (4 bytes), or unsigned long long or size_t (8); the

@@ -79,4 +79,8 @@ const cli_option *cli_find_option(const cli_command_options *command, const char
  * -1 otherwise. "128M", "2^27" and "134217728" are the same count. */
 int cli_parse_count(const char *text, unsigned long long max, unsigned long long *out);
 
+/* Copies the next comma-separated item of *cursor into item and moves past it (*cursor is
+ * NULL after the last item). Returns -1 when the item does not fit. */
+int cli_next_item(const char **cursor, char *item, size_t size);
+
 #endif /* SP_CLI_OPTIONS_H */

@@ -27,13 +27,18 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void cli_sort(double *values, size_t n)
+{
+    qsort(values, n, sizeof *values, compare_doubles);
+}
+
 /* Sorts a copy of values[0..n) into sorted; 0 when n is out of range. */
 static int sorted_copy(const double *values, size_t n, double *sorted)
 {
     if (n == 0 || n > CLI_MAX_SAMPLES)
         return 0;
     memcpy(sorted, values, n * sizeof *values);
-    qsort(sorted, n, sizeof *sorted, compare_doubles);
+    cli_sort(sorted, n);
     return 1;
 }
 

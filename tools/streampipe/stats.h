@@ -14,6 +14,9 @@ unsigned long long cli_clock_seed(void);
 /* At most this many values: the commands' repeat limits. */
 #define CLI_MAX_SAMPLES 100
 
+/* Sorts values[0..n) in place, smallest first. */
+void cli_sort(double *values, size_t n);
+
 /* The median of values[0..n) (the mean of the middle two for even n); 0 when n is 0 or more
  * than CLI_MAX_SAMPLES. */
 double cli_median(const double *values, size_t n);
