@@ -159,6 +159,7 @@ typedef struct bench_group_result {
     double seconds[BENCH_MAX_REPEAT];  /* runs without a report */
     sp_report report;                  /* the merged report of the run with one */
     sp_group_device_stats stats[BENCH_MAX_DEVICES]; /* each device's part in that run */
+    bench_totals checks;
 } bench_group_result;
 
 /* The progress line on stderr. */
@@ -313,7 +314,6 @@ void bench_print_result(const bench_plan *plan, const bench_expected *expected,
 void bench_sweep_print_result(const bench_plan *plan, const bench_sweep_result *sweep,
                               const bench_exports *exports, FILE *out);
 void bench_group_print_result(const bench_plan *plan, const bench_expected *expected,
-                              const bench_totals *checks, const bench_group_result *result,
-                              FILE *out);
+                              const bench_group_result *result, FILE *out);
 
 #endif /* SP_CLI_BENCH_H */

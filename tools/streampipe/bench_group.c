@@ -84,8 +84,7 @@ static void device_table(fig_out *o, const bench_plan *plan, const bench_group_r
 }
 
 void bench_group_print_result(const bench_plan *plan, const bench_expected *expected,
-                              const bench_totals *checks, const bench_group_result *g,
-                              FILE *out)
+                              const bench_group_result *g, FILE *out)
 {
     double median_s = cli_median(g->seconds, g->runs);
     fig_out o;
@@ -93,7 +92,7 @@ void bench_group_print_result(const bench_plan *plan, const bench_expected *expe
     bench_job_figures(&o, plan);
     fig_uint(&o, "repeat", "repeats", "%llu runs without a report (median below), then one "
              "with a report", plan->repeat);
-    bench_verification_figures(&o, expected, checks);
+    bench_verification_figures(&o, expected, &g->checks);
     fig_text(&o, NULL, "\n");
     fig_group(&o, "group", NULL);
     fig_uint(&o, "devices", "devices", "%llu in one sp_group run", g->n_devices);
