@@ -95,9 +95,8 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
 int bench_main(int argc, char **argv)
 {
     bench_plan plan;
-    int help_shown = 0;
-    int rc = bench_parse_args(argc, argv, &plan, &help_shown);
-    if (rc != CLI_EXIT_OK || help_shown)
+    int rc = bench_parse_args(argc, argv, &plan);
+    if (rc != CLI_EXIT_OK)
         return rc;
 
     sp_context *ctx = NULL;

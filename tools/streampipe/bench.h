@@ -211,8 +211,8 @@ static inline double bench_gbps(const bench_plan *plan, double seconds)
     return cli_gbps(2.0 * (double)plan->records * sizeof(float), seconds);
 }
 
-/* bench_plan.c. Each returns CLI_EXIT_OK, or an exit code after printing why. */
-int bench_parse_args(int argc, char **argv, bench_plan *plan, int *help_shown);
+/* bench_plan.c. CLI_EXIT_OK to go on, CLI_EXIT_HELP after --help, or a usage error. */
+int bench_parse_args(int argc, char **argv, bench_plan *plan);
 /* Fills in what the options left unset, now that the context says which backend runs. */
 void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend);
 const char *bench_memory_name(bench_memory memory);

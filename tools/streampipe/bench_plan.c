@@ -285,11 +285,11 @@ static int check_combinations(const bench_plan *plan)
     return CLI_EXIT_OK;
 }
 
-int bench_parse_args(int argc, char **argv, bench_plan *plan, int *help_shown)
+int bench_parse_args(int argc, char **argv, bench_plan *plan)
 {
     set_defaults(plan);
-    int rc = cli_parse_options(&command, argc, argv, plan, help_shown);
-    if (rc != CLI_EXIT_OK || *help_shown)
+    int rc = cli_parse_options(&command, argc, argv, plan);
+    if (rc != CLI_EXIT_OK)
         return rc;
     rc = check_combinations(plan);
     /* The values' range depends on --sweep, which may come after --sweep-values. */

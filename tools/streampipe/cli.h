@@ -10,7 +10,8 @@
 enum cli_exit {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAILURE = 1, /* a runtime failure or a wrong answer */
-    CLI_EXIT_USAGE = 64   /* EX_USAGE: unknown command, bad option or value */
+    CLI_EXIT_USAGE = 64,  /* EX_USAGE: unknown command, bad option or value */
+    CLI_EXIT_HELP = -1    /* not an exit status: --help was printed, so stop; main exits 0 */
 };
 
 /* The commands: `streampipe bench [options]` and so on, argv[0] the command's name. Each

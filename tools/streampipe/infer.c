@@ -55,12 +55,12 @@ static const cli_command_options command = {
     "suffixes (powers of 1024) or 2^N.\n",
     NULL};
 
-static int parse_args(int argc, char **argv, infer_plan *o, int *help_shown)
+static int parse_args(int argc, char **argv, infer_plan *o)
 {
     memset(o, 0, sizeof *o);
     o->backend = SP_BACKEND_AUTO;
     o->replicate = 1;
-    return cli_parse_options(&command, argc, argv, o, help_shown);
+    return cli_parse_options(&command, argc, argv, o);
 }
 
 /* The defaults that depend on the backend, and the checked size of the stream. */
@@ -108,9 +108,8 @@ static int run_job(sp_context *ctx, const infer_plan *plan, const infer_data *da
 int infer_main(int argc, char **argv)
 {
     infer_plan plan;
-    int help_shown = 0;
-    int rc = parse_args(argc, argv, &plan, &help_shown);
-    if (rc != CLI_EXIT_OK || help_shown)
+    int rc = parse_args(argc, argv, &plan);
+    if (rc != CLI_EXIT_OK)
         return rc;
     infer_data data;
     rc = infer_data_load(&plan, &data);

@@ -77,11 +77,11 @@ static void set_defaults(latency_options *o)
     o->seed = LATENCY_UNSET;
 }
 
-static int parse_args(int argc, char **argv, latency_options *o, int *help_shown)
+static int parse_args(int argc, char **argv, latency_options *o)
 {
     set_defaults(o);
-    int rc = cli_parse_options(&command, argc, argv, o, help_shown);
-    if (rc == CLI_EXIT_OK && !*help_shown && o->request_bytes % sizeof(float) != 0)
+    int rc = cli_parse_options(&command, argc, argv, o);
+    if (rc == CLI_EXIT_OK && o->request_bytes % sizeof(float) != 0)
         return cli_usage_error("--request-bytes: %llu is not a whole number of floats",
                                o->request_bytes);
     return rc;
@@ -285,9 +285,8 @@ int latency_main(int argc, char **argv)
 {
     latency_job job;
     memset(&job, 0, sizeof job);
-    int help_shown = 0;
-    int rc = parse_args(argc, argv, &job.options, &help_shown);
-    if (rc != CLI_EXIT_OK || help_shown)
+    int rc = parse_args(argc, argv, &job.options);
+    if (rc != CLI_EXIT_OK)
         return rc;
     if ((rc = open_context(&job)) != CLI_EXIT_OK)
         return rc;

@@ -66,10 +66,9 @@ typedef struct cli_command_options {
 } cli_command_options;
 
 /* Parses argv (argv[0] is the command's name) into `config`, which holds the defaults.
- * --help and -h print the usage on stdout and set *help_shown. Returns CLI_EXIT_OK, or
+ * --help and -h print the usage on stdout and return CLI_EXIT_HELP. Returns CLI_EXIT_OK, or
  * CLI_EXIT_USAGE after saying why on stderr. */
-int cli_parse_options(const cli_command_options *command, int argc, char **argv, void *config,
-                      int *help_shown);
+int cli_parse_options(const cli_command_options *command, int argc, char **argv, void *config);
 
 /* The option called `name`, or NULL: for checks that take an option's range elsewhere. */
 const cli_option *cli_find_option(const cli_command_options *command, const char *name);

@@ -201,9 +201,8 @@ static void print_result(const sp_probe_result *r, int device, int json, FILE *o
 int probe_main(int argc, char **argv)
 {
     probe_options o = {.backend = SP_BACKEND_AUTO};
-    int help_shown = 0;
-    int rc = cli_parse_options(&command, argc, argv, &o, &help_shown);
-    if (rc != CLI_EXIT_OK || help_shown)
+    int rc = cli_parse_options(&command, argc, argv, &o);
+    if (rc != CLI_EXIT_OK)
         return rc;
     sp_context *ctx = NULL;
     rc = cli_open_context(o.backend, o.device, &ctx);

@@ -179,9 +179,8 @@ static int run_job_go(run_job *job, const run_options *o)
 int run_main(int argc, char **argv)
 {
     run_options o = {.backend = SP_BACKEND_AUTO};
-    int help_shown = 0;
-    int rc = cli_parse_options(&command, argc, argv, &o, &help_shown);
-    if (rc != CLI_EXIT_OK || help_shown)
+    int rc = cli_parse_options(&command, argc, argv, &o);
+    if (rc != CLI_EXIT_OK)
         return rc;
     run_mpi mpi;
     if (run_mpi_init(&mpi) != 0)
