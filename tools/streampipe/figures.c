@@ -12,13 +12,6 @@
 
 /* ---- JSON ------------------------------------------------------------------------------- */
 
-static void json_begin(json_writer *w, FILE *out)
-{
-    w->out = out;
-    w->depth = 0;
-    w->has_items[0] = 0;
-}
-
 static void write_escaped(FILE *out, const char *text)
 {
     fputc('"', out);
@@ -94,11 +87,6 @@ static void json_bool(json_writer *w, const char *key, int value)
     fputs(value ? "true" : "false", w->out);
 }
 
-static void json_end(json_writer *w)
-{
-    fputc('\n', w->out);
-}
-
 /* ---- figures ---------------------------------------------------------------------------- */
 
 /* Labels take a column this wide, with the space after them, whatever their indent. */
@@ -110,7 +98,7 @@ void fig_begin(fig_out *o, FILE *out, int json)
     o->out = out;
     o->json = json;
     if (json) {
-        json_begin(&o->w, out);
+        o->w.out = out;
         json_object_open(&o->w, NULL);
     }
 }
@@ -119,7 +107,7 @@ void fig_end(fig_out *o)
 {
     if (o->json) {
         json_object_close(&o->w);
-        json_end(&o->w);
+        fputc('\n', o->out); /* the document ends the line */
     }
 }
 

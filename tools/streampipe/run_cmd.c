@@ -148,8 +148,10 @@ static int run_job_go(run_job *job, const run_options *o)
 {
     int rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK)
-        rc = run_files_open(&job->files, o->input_path, o->output_path,
-                            job->stages.in_record_bytes, job->stages.out_record_bytes);
+        rc = run_files_open_input(&job->files, o->input_path, o->output_path,
+                                  job->stages.in_record_bytes, job->stages.out_record_bytes);
+    if (rc == CLI_EXIT_OK)
+        rc = run_files_create_output(&job->files);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
     if (rc != CLI_EXIT_OK)
