@@ -81,53 +81,31 @@ static void copy_rates(fig_out *o, const sp_probe_result *r)
     fig_group_end(o);
 }
 
-/* A list of (bytes or threads, GB/s) rows; `what` names the first column. */
-static void rate_rows(fig_out *o, const char *key, const char *title, const char *what,
-                      int is_bytes, size_t n, const unsigned long long *x, const double *gbps)
+/* The pinned h2d rate by chunk size, or (`by_threads`) the host copy rate by thread count. */
+static void rate_rows(fig_out *o, const sp_probe_result *r, int by_threads)
 {
+    const char *what = by_threads ? "threads" : "bytes";
     const fig_column columns[] = {
         {what, NULL, 0, NULL, FIG_UINT},
         {NULL, what, 10, "%s", FIG_STR},
         {"gbps", "GB/s", 9, "%.2f", FIG_NUM},
     };
-    fig_text(o, NULL, "\n%s\n", title);
-    fig_table(o, key, columns, 3);
+    size_t n = by_threads ? r->n_thread_counts : r->n_chunk_sizes;
+    fig_text(o, NULL, "\n%s\n", by_threads ? "host copy pageable -> pinned"
+                                           : "pinned h2d by chunk size (back-to-back copies)");
+    fig_table(o, by_threads ? "host_copy_gbps" : "chunk_h2d_gbps", columns, 3);
     for (size_t i = 0; i < n; i++) {
+        unsigned long long x = by_threads ? r->host_copy[i].threads : r->chunk[i].bytes;
         char text[32];
-        if (is_bytes)
-            size_text((size_t)x[i], text, sizeof text);
+        if (by_threads)
+            snprintf(text, sizeof text, "%llu", x);
         else
-            snprintf(text, sizeof text, "%llu", x[i]);
-        fig_value v[3] = {{.uint = x[i]}, {.str = text}, {.num = gbps[i]}};
+            size_text((size_t)x, text, sizeof text);
+        fig_value v[3] = {{.uint = x}, {.str = text},
+                          {.num = by_threads ? r->host_copy[i].gbps : r->chunk[i].h2d_gbps}};
         fig_row(o, NULL, columns, 3, v);
     }
     fig_table_end(o);
-}
-
-static void chunk_sizes(fig_out *o, const sp_probe_result *r)
-{
-    unsigned long long bytes[SP_PROBE_MAX_CHUNK_SIZES];
-    double gbps[SP_PROBE_MAX_CHUNK_SIZES];
-    size_t n = r->n_chunk_sizes;
-    for (size_t i = 0; i < n; i++) {
-        bytes[i] = r->chunk[i].bytes;
-        gbps[i] = r->chunk[i].h2d_gbps;
-    }
-    rate_rows(o, "chunk_h2d_gbps", "pinned h2d by chunk size (back-to-back copies)", "bytes", 1,
-              n, bytes, gbps);
-}
-
-static void host_copy(fig_out *o, const sp_probe_result *r)
-{
-    unsigned long long threads[SP_PROBE_MAX_THREAD_COUNTS];
-    double gbps[SP_PROBE_MAX_THREAD_COUNTS];
-    size_t n = r->n_thread_counts;
-    for (size_t i = 0; i < n; i++) {
-        threads[i] = r->host_copy[i].threads;
-        gbps[i] = r->host_copy[i].gbps;
-    }
-    rate_rows(o, "host_copy_gbps", "host copy pageable -> pinned", "threads", 0, n,
-              threads, gbps);
 }
 
 static void pinning(fig_out *o, const sp_probe_result *r)
@@ -185,11 +163,11 @@ static void print_result(const sp_probe_result *r, int device, int json, FILE *o
     if (r->parts & SP_PROBE_COPY_RATES)
         copy_rates(&o, r);
     if (r->parts & SP_PROBE_CHUNK_SIZES)
-        chunk_sizes(&o, r);
+        rate_rows(&o, r, 0);
     if (r->parts & SP_PROBE_PINNING)
         pinning(&o, r);
     if (r->parts & SP_PROBE_HOST_COPY)
-        host_copy(&o, r);
+        rate_rows(&o, r, 1);
     if (r->parts & SP_PROBE_HOST_UNDER_DMA)
         under_dma(&o, r);
     if (r->parts & SP_PROBE_OVERHEADS)
