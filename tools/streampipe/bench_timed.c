@@ -1,6 +1,6 @@
-/* One timed run and the check of its whole output. The comparison (bench_run.c) and the
- * sweep (bench_sweep_run.c) both time through here, so both keep the same rules: the output
- * is poisoned before the run and every element is checked after it. */
+/* One timed run and the check of its whole output. The comparison, the sweep and the group
+ * all time through here, so all keep the same rules: the output is poisoned before the run
+ * and every element is checked after it (bench_check_output). */
 #include <stdio.h>
 #include <string.h>
 
