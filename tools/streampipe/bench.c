@@ -4,7 +4,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 
 static void announce(const bench_plan *plan)
 {
@@ -35,50 +35,34 @@ static int prepare_expected(const bench_plan *plan, const bench_buffers *buffers
     return rc;
 }
 
-/* Serial, pipelined, traced and ceiling runs side by side. */
-static int run_comparison(bench_session *s)
+/* Whichever kind of job the plan asks for: ~0.7 MiB of reports, so on the heap. */
+typedef struct job_results {
+    bench_results comparison; /* serial, pipelined, traced and ceiling runs side by side */
+    bench_sweep_result sweep; /* the pipelined run at each value of one setting */
+    bench_group_result group; /* --devices: one sp_group run over several devices */
+} job_results;
+
+static int run_kind(bench_session *s)
 {
-    bench_results *results = calloc(1, sizeof *results); /* ~0.5 MiB of reports */
-    if (results == NULL)
+    const bench_plan *plan = s->plan;
+    int sweep = !plan->group && plan->sweep.parameter != BENCH_SWEEP_NONE;
+    job_results *r = calloc(1, sizeof *r);
+    if (r == NULL)
         return cli_report_failure("allocating the results", SP_ERR_OUT_OF_MEMORY, "");
-    s->checks = &results->checks;
-    int rc = prepare_expected(s->plan, s->buffers, s->expected);
+    s->checks = plan->group ? &r->group.checks : sweep ? &r->sweep.checks : &r->comparison.checks;
+    /* A sweep makes the expected values of each row as it goes. */
+    int rc = sweep ? CLI_EXIT_OK : prepare_expected(plan, s->buffers, s->expected);
     if (rc == CLI_EXIT_OK)
-        rc = bench_run_all(s, results);
-    if (rc == CLI_EXIT_OK)
-        bench_print_result(s->plan, s->expected, results, s->exports, stdout);
-    free(results);
-    return rc;
-}
-
-/* The pipelined run at each value of one setting; expected values are made as it goes. */
-static int run_sweep(bench_session *s)
-{
-    bench_sweep_result *sweep = calloc(1, sizeof *sweep); /* ~90 KiB of rows */
-    if (sweep == NULL)
-        return cli_report_failure("allocating the sweep results", SP_ERR_OUT_OF_MEMORY, "");
-    s->checks = &sweep->checks;
-    int rc = bench_sweep_all(s, sweep);
-    if (rc == CLI_EXIT_OK)
-        bench_sweep_print_result(s->plan, sweep, s->exports, stdout);
-    free(sweep);
-    return rc;
-}
-
-/* --devices: one sp_group run over several devices. */
-static int run_group(bench_session *s)
-{
-    bench_totals checks = {0};
-    bench_group_result *group = calloc(1, sizeof *group); /* ~90 KiB: a report per device */
-    if (group == NULL)
-        return cli_report_failure("allocating the group results", SP_ERR_OUT_OF_MEMORY, "");
-    s->checks = &checks;
-    int rc = prepare_expected(s->plan, s->buffers, s->expected);
-    if (rc == CLI_EXIT_OK)
-        rc = bench_group_all(s, group);
-    if (rc == CLI_EXIT_OK)
-        bench_group_print_result(s->plan, s->expected, &checks, group, stdout);
-    free(group);
+        rc = plan->group ? bench_group_all(s, &r->group)
+             : sweep     ? bench_sweep_all(s, &r->sweep)
+                         : bench_run_all(s, &r->comparison);
+    if (rc == CLI_EXIT_OK && plan->group)
+        bench_group_print_result(plan, s->expected, &r->group, stdout);
+    else if (rc == CLI_EXIT_OK && sweep)
+        bench_sweep_print_result(plan, &r->sweep, s->exports, stdout);
+    else if (rc == CLI_EXIT_OK)
+        bench_print_result(plan, s->expected, &r->comparison, s->exports, stdout);
+    free(r);
     return rc;
 }
 
@@ -99,9 +83,7 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
         rc = bench_exports_open(plan, &exports);
     if (rc == CLI_EXIT_OK) {
         fill_input(plan, &buffers);
-        rc = plan->group                                 ? run_group(&session)
-             : plan->sweep.parameter == BENCH_SWEEP_NONE ? run_comparison(&session)
-                                                         : run_sweep(&session);
+        rc = run_kind(&session);
     }
     if (rc != CLI_EXIT_OK)
         bench_exports_abandon(&exports);
@@ -113,9 +95,8 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
 int bench_main(int argc, char **argv)
 {
     bench_plan plan;
-    int help_shown = 0;
-    int rc = bench_parse_args(argc, argv, &plan, &help_shown);
-    if (rc != CLI_EXIT_OK || help_shown)
+    int rc = bench_parse_args(argc, argv, &plan);
+    if (rc != CLI_EXIT_OK)
         return rc;
 
     sp_context *ctx = NULL;

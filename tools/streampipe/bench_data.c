@@ -1,14 +1,61 @@
-/* The job's memory and its input data. */
+/* The job's memory and its random data: the input, and the indices a sampled check looks at
+ * (a small seeded generator, xorshift64*; not for crypto). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cli.h"
 #include "par_for.h"
-#include "rng.h"
 
 /* Input is generated in blocks with a stream each, so it is the same at any thread count. */
 #define FILL_BLOCK_RECORDS ((size_t)1 << 16)
+/* Sample indices come from a stream of the seed that input blocks never use. */
+#define SAMPLE_STREAM (~0ULL)
+
+typedef struct rng {
+    unsigned long long state; /* never 0 */
+} rng;
+
+/* splitmix64: spreads nearby seeds (1, 2, 3...) into unrelated starting states. */
+static unsigned long long splitmix64(unsigned long long x)
+{
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/* Streams for different `stream` values of one seed are unrelated: blocks of the input are
+ * filled from their own streams so the data does not depend on the thread count. */
+static rng rng_seeded(unsigned long long seed, unsigned long long stream)
+{
+    rng r = {splitmix64(seed ^ splitmix64(stream))};
+    if (r.state == 0)
+        r.state = 1; /* xorshift stays at 0 forever */
+    return r;
+}
+
+static unsigned long long rng_next(rng *r)
+{
+    unsigned long long x = r->state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    r->state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform in [0, 1) with 24 random bits: exact in a float. */
+static float rng_unit_float(rng *r)
+{
+    return (float)(rng_next(r) >> 40) * (1.0f / 16777216.0f);
+}
+
+static unsigned long long rng_below(rng *r, unsigned long long n)
+{
+    /* The modulo bias is below n / 2^64: irrelevant for picking sample indices. */
+    return rng_next(r) % n;
+}
 
 static sp_status alloc_floats(sp_context *ctx, bench_memory memory, size_t n, float **out)
 {
@@ -101,4 +148,11 @@ void bench_fill_input(float *in, size_t n, unsigned long long seed, unsigned wor
     fill_job job = {in, n, seed};
     size_t blocks = (n + FILL_BLOCK_RECORDS - 1) / FILL_BLOCK_RECORDS;
     par_for(blocks, workers, fill_blocks, &job);
+}
+
+void bench_choose_samples(unsigned long long seed, size_t records, size_t *index, size_t n)
+{
+    rng r = rng_seeded(seed, SAMPLE_STREAM);
+    for (size_t k = 0; k < n; k++)
+        index[k] = n == records ? k : (size_t)rng_below(&r, records);
 }

@@ -53,19 +53,13 @@ int bench_exports_wanted(const bench_exports *exports)
     return exports->path[BENCH_EXPORT_TRACE] != NULL || exports->path[BENCH_EXPORT_SVG] != NULL;
 }
 
-static sp_status write_one(bench_export_kind kind, const sp_pipeline *pipeline,
-                           const sp_report *report, FILE *file)
-{
-    return kind == BENCH_EXPORT_TRACE ? sp_pipeline_write_trace(pipeline, file)
-                                      : sp_pipeline_write_svg(pipeline, report, file);
-}
-
 /* Writes one open file and closes it; the file stays unmarked (so is removed) on failure. */
 static int write_and_close(bench_exports *exports, bench_export_kind kind,
                            const sp_pipeline *pipeline, const sp_report *report)
 {
     FILE *file = exports->file[kind];
-    sp_status status = write_one(kind, pipeline, report, file);
+    sp_status status = kind == BENCH_EXPORT_TRACE ? sp_pipeline_write_trace(pipeline, file)
+                                                  : sp_pipeline_write_svg(pipeline, report, file);
     exports->file[kind] = NULL;
     if (status != SP_OK) {
         char what[512];

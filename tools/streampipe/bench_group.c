@@ -30,8 +30,7 @@ static int create_group(const bench_session *s, const sp_stage *sinmix, sp_group
 int bench_group_all(const bench_session *s, bench_group_result *g)
 {
     sp_sinmix_params params = {s->plan->iters};
-    sp_stage sinmix = sp_sinmix_stage(&params);
-    sinmix.streams = s->plan->stage_streams;
+    sp_stage sinmix = bench_sinmix_stage(s->plan, &params);
     sp_group *group = NULL;
     int rc = create_group(s, &sinmix, &group);
     if (rc != CLI_EXIT_OK)
@@ -89,8 +88,7 @@ static void device_table(fig_out *o, const bench_plan *plan, const bench_group_r
 }
 
 void bench_group_print_result(const bench_plan *plan, const bench_expected *expected,
-                              const bench_totals *checks, const bench_group_result *g,
-                              FILE *out)
+                              const bench_group_result *g, FILE *out)
 {
     double median_s = cli_median(g->seconds, g->runs);
     fig_out o;
@@ -98,14 +96,14 @@ void bench_group_print_result(const bench_plan *plan, const bench_expected *expe
     bench_job_figures(&o, plan);
     fig_uint(&o, "repeat", "repeats", "%llu runs without a report (median below), then one "
              "with a report", plan->repeat);
-    bench_verification_figures(&o, expected, checks);
+    bench_verification_figures(&o, expected, &g->checks);
     fig_text(&o, NULL, "\n");
     fig_group(&o, "group", NULL);
     fig_uint(&o, "devices", "devices", "%llu in one sp_group run", g->n_devices);
     fig_numbers(&o, "seconds", g->seconds, g->runs);
     fig_num(&o, "median_s", "median", "%.4f s", median_s);
     fig_num(&o, "gbps", "rate", "%.2f GB/s in+out",
-            cli_gbps(2.0 * (double)bench_bytes(plan), median_s));
+            bench_gbps(plan, median_s));
     device_table(&o, plan, g);
     fig_group_end(&o);
     fig_text(&o, NULL, "\n");

@@ -1,14 +1,59 @@
 /* The result of `streampipe bench`, as text or as one JSON object (--json), from one
  * description: the job, how it was checked, the timing table, then the pipelined run's own
  * report (the median run's). Times in seconds, rates in GB/s (1e9 bytes per second). */
+#include <string.h>
+
 #include "bench.h"
 #include "report_out.h"
 #include "stats.h"
+
+static const sp_report *median_report(const bench_series *series)
+{
+    if (series->runs == 0 || series->runs > BENCH_MAX_REPEAT)
+        return NULL;
+    return &series->reports[cli_lower_median_index(series->seconds, series->runs)];
+}
+
+static double series_gbps(const bench_plan *plan, const bench_series *series)
+{
+    return bench_gbps(plan, cli_median(series->seconds, series->runs));
+}
+
+/* The median run's host submit time (or, with `waited`, of that the time spent waiting for a
+ * free slot) per chunk, in microseconds. */
+static double us_per_chunk(const bench_series *series, int waited)
+{
+    const sp_report *report = median_report(series);
+    double seconds = waited ? report->wait_s : report->submit_s;
+    return report->chunks > 0 ? 1e6 * seconds / (double)report->chunks : 0.0;
+}
+
+/* What the per-chunk timeline costs the run itself: the median makespan with a report over
+ * the median without, less 1. */
+static double timeline_cost(const bench_results *r)
+{
+    double traced = cli_median(r->traced.makespan, r->traced.runs);
+    double bare = cli_median(r->pipelined.makespan, r->pipelined.runs);
+    return bare > 0.0 ? traced / bare - 1.0 : 0.0;
+}
+
+/* What reading the timeline costs after the run has drained: wall time less makespan, per
+ * run with a report (the two medians may come from different runs), then the median. It
+ * also holds the work before the first enqueue, which is small. */
+static double timeline_read_s(const bench_results *r)
+{
+    double after[BENCH_MAX_REPEAT];
+    size_t n = r->traced.runs <= BENCH_MAX_REPEAT ? r->traced.runs : BENCH_MAX_REPEAT;
+    for (size_t i = 0; i < n; i++)
+        after[i] = r->traced.seconds[i] - r->traced.makespan[i];
+    return cli_median(after, n);
+}
 
 void bench_job_figures(fig_out *o, const bench_plan *plan)
 {
     static const char *const graph_names[] = {"off", "on", "auto"}; /* sp_graph_mode's */
     char bytes[32];
+    unsigned long long each_way = plan->records * sizeof(float);
     cli_tool_figures(o, "streampipe bench");
     fig_str(o, "backend", "backend", plan->backend == SP_BACKEND_CUDA ? "%s" :
             "%s (CPU worker threads, no GPU)", sp_backend_name(plan->backend));
@@ -19,10 +64,10 @@ void bench_job_figures(fig_out *o, const bench_plan *plan)
     fig_bool(o, "workload_changed", NULL, plan->workload_changed, NULL, NULL);
     fig_uint(o, "records", "records", "%llu float32", plan->records);
     fig_uint(o, "iters", "sinmix iters", "%llu", plan->iters);
-    fig_uint(o, "bytes_in", NULL, NULL, bench_bytes(plan));
-    fig_uint(o, "bytes_out", NULL, NULL, bench_bytes(plan));
+    fig_uint(o, "bytes_in", NULL, NULL, each_way);
+    fig_uint(o, "bytes_out", NULL, NULL, each_way);
     fig_text(o, "bytes", "%s each way\n",
-             cli_format_bytes((double)bench_bytes(plan), bytes, sizeof bytes));
+             cli_format_bytes((double)each_way, bytes, sizeof bytes));
     fig_str(o, "memory", "memory", plan->memory == BENCH_MEMORY_PINNED ? "%s (sp_host_alloc)"
             : "%s (malloc)", bench_memory_name(plan->memory));
     fig_uint(o, "seed", "seed", "%llu", plan->seed);
@@ -88,14 +133,14 @@ static const fig_column series_columns[] = {
 static void series_row(fig_out *o, const char *label, const bench_plan *plan,
                        const bench_series *s)
 {
-    const sp_report *median = bench_median_report(s);
+    const sp_report *median = median_report(s);
     fig_value v[N_SERIES_COLUMNS] = {
         {.str = label}, {.list = {s->seconds, s->runs}},
         {.num = cli_median(s->seconds, s->runs)}, {.num = series_extreme(s, 0)},
         {.num = series_extreme(s, 1)}, {.list = {s->makespan, s->runs}},
-        {.num = cli_median(s->makespan, s->runs)}, {.num = bench_series_gbps(plan, s)},
+        {.num = cli_median(s->makespan, s->runs)}, {.num = series_gbps(plan, s)},
         {.uint = median->chunk_records}, {.uint = median->chunks}, {.uint = median->depth},
-        {.num = bench_submit_us_per_chunk(s)}, {.num = bench_wait_us_per_chunk(s)}};
+        {.num = us_per_chunk(s, 0)}, {.num = us_per_chunk(s, 1)}};
     fig_row(o, s->name, series_columns, N_SERIES_COLUMNS, v);
 }
 
@@ -121,28 +166,73 @@ static void ratios(fig_out *o, const bench_plan *plan, const bench_results *r)
 {
     double serial_s = cli_median(r->serial.seconds, r->serial.runs);
     double pipelined_s = cli_median(r->pipelined.seconds, r->pipelined.runs);
-    double ceiling_gbps = bench_series_gbps(plan, &r->ceiling);
+    double ceiling_gbps = series_gbps(plan, &r->ceiling);
     double makespan_s = cli_median(r->traced.makespan, r->traced.runs);
-    double read_s = bench_timeline_read_s(r);
+    double read_s = timeline_read_s(r);
     fig_num(o, "speedup", "speedup", "%.2fx (serial / pipelined)",
             pipelined_s > 0.0 ? serial_s / pipelined_s : 0.0);
     fig_percent(o, "fraction_of_ceiling", "vs ceiling", "%.1f%% (pipelined GB/s / ceiling)",
-                ceiling_gbps > 0.0 ? bench_series_gbps(plan, &r->pipelined) / ceiling_gbps
+                ceiling_gbps > 0.0 ? series_gbps(plan, &r->pipelined) / ceiling_gbps
                                    : 0.0);
     fig_percent(o, "timeline_cost", "timeline cost",
-                "%+.2f%% (median makespan with a report vs without)", bench_timeline_cost(r));
+                "%+.2f%% (median makespan with a report vs without)", timeline_cost(r));
     fig_num(o, "timeline_read_s", "timeline read",
             "%.6f s after the run (median wall less makespan, runs with a report)", read_s);
     fig_percent(o, NULL, "", "%.2f%% of its makespan",
                 makespan_s > 0.0 ? read_s / makespan_s : 0.0);
     fig_num(o, NULL, "host submit", "%.2f us per chunk (median run)",
-            bench_submit_us_per_chunk(&r->pipelined));
+            us_per_chunk(&r->pipelined, 0));
     fig_num(o, NULL, "", "%.2f of it waiting for a free slot",
-            bench_wait_us_per_chunk(&r->pipelined));
+            us_per_chunk(&r->pipelined, 1));
     if (r->stream.runs > 0) {
         double stream_s = cli_median(r->stream.seconds, r->stream.runs);
         fig_num(o, "graph_speedup", "graph mode", "%.2fx stream mode's speed",
                 pipelined_s > 0.0 ? stream_s / pipelined_s : 0.0);
+    }
+}
+
+/* Each GPU engine's total in the pipelined run beside the same engine's total in the serial
+ * run of the same process, where every step ran by itself: the check that the report's bound
+ * and efficiency describe the work as it runs alone (issue 4), not only as it overlaps. */
+static const sp_engine_report *find(const sp_report *r, const char *name)
+{
+    for (size_t k = 0; k < r->n_engines && k < SP_MAX_ENGINES; k++)
+        if (strncmp(r->engines[k].name, name, sizeof r->engines[k].name) == 0)
+            return &r->engines[k];
+    return NULL;
+}
+
+static int on_gpu(const sp_engine_report *e)
+{
+    return e->kind == SP_ENGINE_H2D || e->kind == SP_ENGINE_COMPUTE || e->kind == SP_ENGINE_D2H;
+}
+
+/* The median runs' reports; 0 when either has no engine times (graph mode). */
+static int reports(const bench_results *r, const sp_report **over, const sp_report **alone)
+{
+    *over = median_report(&r->traced);
+    *alone = median_report(&r->serial);
+    return (*over)->n_engines > 0 && (*alone)->n_engines > 0;
+}
+
+/* JSON: the serial run's GPU engine totals; text: beside the pipelined run's. */
+static void alone_figures(fig_out *o, const bench_results *r)
+{
+    const sp_report *over, *alone;
+    if (!reports(r, &over, &alone))
+        return;
+    fig_group(o, "engines_alone_s", NULL);
+    for (size_t k = 0; k < alone->n_engines && k < SP_MAX_ENGINES; k++)
+        if (on_gpu(&alone->engines[k]))
+            fig_num(o, alone->engines[k].name, NULL, NULL, alone->engines[k].busy_s);
+    fig_group_end(o);
+    fig_text(o, NULL, "\nengine totals overlapped vs alone (the serial run: each step by "
+             "itself):\n  %-16s %12s %12s %9s\n", "engine", "pipelined s", "alone s", "change");
+    for (size_t k = 0; k < over->n_engines && k < SP_MAX_ENGINES; k++) {
+        const sp_engine_report *e = &over->engines[k], *a = find(alone, e->name);
+        if (on_gpu(e) && a && a->busy_s > 0.0)
+            fig_text(o, NULL, "  %-16s %12.4f %12.4f %+8.1f%%\n", e->name, e->busy_s, a->busy_s,
+                     100.0 * (e->busy_s / a->busy_s - 1.0));
     }
 }
 
@@ -158,8 +248,8 @@ void bench_print_result(const bench_plan *plan, const bench_expected *expected,
     ratios(&o, plan, results);
     fig_text(&o, NULL, "\n");
     cli_report_figures(&o, "pipelined run with a report (the median run's):",
-                       bench_median_report(&results->traced));
-    bench_alone_figures(&o, results);
+                       median_report(&results->traced));
+    alone_figures(&o, results);
     bench_exports_figures(&o, exports);
     fig_end(&o);
 }

@@ -1,10 +1,13 @@
-/* Preset jobs and the defaults that depend on the backend. */
+/* `streampipe bench` options, preset jobs and the defaults that depend on the backend: the
+ * plan. Every value is checked here; later stages trust them. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
-#include "clock.h"
+#include "cli.h"
+#include "stats.h"
+#include "options.h"
 #include "par_for.h"
 
 typedef struct bench_workload {
@@ -30,7 +33,7 @@ static const bench_workload workloads[] = {
 /* The textbook serial loop copies 16M records (64 MiB of floats) per synchronous step. */
 #define CUDA_SERIAL_CHUNK_RECORDS ((size_t)16 << 20)
 
-int bench_find_workload(const char *name)
+static int find_workload(const char *name)
 {
     for (size_t i = 0; i < N_WORKLOADS; i++)
         if (strcmp(workloads[i].name, name) == 0)
@@ -38,7 +41,7 @@ int bench_find_workload(const char *name)
     return -1;
 }
 
-void bench_print_workloads(FILE *out)
+static void print_workloads(FILE *out)
 {
     fputs("workloads (float32 sinmix):\n", out);
     for (size_t i = 0; i < N_WORKLOADS; i++) {
@@ -127,4 +130,170 @@ void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
 const char *bench_memory_name(bench_memory memory)
 {
     return memory == BENCH_MEMORY_PINNED ? "pinned" : "pageable";
+}
+
+/* Records are floats: 2^40 of them is 4 TiB per side, far beyond any host, and keeps every
+ * byte count well inside size_t. */
+#define MAX_RECORDS (1ULL << 40)
+
+static int apply_workload(const char *value, void *config)
+{
+    bench_plan *plan = config;
+    plan->workload_index = find_workload(value);
+    if (plan->workload_index < 0)
+        return cli_usage_error("--workload: unknown workload '%s' (see --help)", value);
+    return CLI_EXIT_OK;
+}
+
+/* --devices all|-1|N,M,...: the devices of one sp_group run (on HOST, as many host
+ * backends as listed). */
+static int apply_devices(const char *value, void *config)
+{
+    bench_plan *plan = config;
+    plan->group = 1;
+    plan->n_devices = 0;
+    if (strcmp(value, "all") == 0 || strcmp(value, "-1") == 0)
+        return CLI_EXIT_OK;
+    for (const char *cursor = value; cursor != NULL; plan->n_devices++) {
+        char text[24];
+        unsigned long long device = 0;
+        if (plan->n_devices == BENCH_MAX_DEVICES || cli_next_item(&cursor, text, sizeof text))
+            return cli_usage_error("--devices: '%s' is not all or a list of at most %d device "
+                                   "numbers", value, BENCH_MAX_DEVICES);
+        if (cli_parse_count(text, INT_MAX, &device) != 0)
+            return cli_usage_error("--devices: '%s' in '%s' is not a device number", text,
+                                   value);
+        plan->devices[plan->n_devices] = (int)device;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Some of the limits are one below the type's largest value, which stands for "not given". */
+static const cli_option options[] = {
+    CLI_BACKEND_OPTION(bench_plan),
+    CLI_DEVICE_OPTION(bench_plan),
+    CLI_APPLY("workload", "NAME", apply_workload, "a preset job (see below)"),
+    CLI_COUNT("records", "N", bench_plan, records, 1, MAX_RECORDS, "records (float32 each)"),
+    CLI_COUNT("iters", "N", bench_plan, iters, 0, BENCH_UNSET_UINT - 1,
+              "sinmix iterations per element (compute weight)"),
+    CLI_COUNT("chunk", "N", bench_plan, chunk_records, 0, MAX_RECORDS,
+              "records per chunk, 0 = library's choice; one above\n"
+              "--records is cut to them (the notes say so)"),
+    CLI_COUNT("depth", "K", bench_plan, depth, 0, SP_MAX_DEPTH,
+              "slots in the buffer ring, 0 = library's choice"),
+    CLI_COUNT("threads", "T", bench_plan, staging_threads, 0, 1024,
+              "host staging threads, 0 = library's choice"),
+    CLI_COUNT("streams", "S", bench_plan, stage_streams, 0, SP_MAX_STAGE_STREAMS,
+              "queues the sinmix stage's chunks take turns on\n"
+              "(concurrent kernels; default 1)"),
+    CLI_COUNT("piece", "BYTES", bench_plan, copy_piece_bytes, 0, SIZE_MAX,
+              "enqueue copies in pieces of at most BYTES (default:\nwhole chunks)"),
+    CLI_CHOICE("graph", CLI_GRAPH_NAMES, bench_plan, graph,
+               "replay groups of chunks from CUDA graphs (default\n"
+               "off); not off: stream mode is timed beside it"),
+    CLI_FLAG("copy-kernel", bench_plan, copy_kernel,
+             "the pipelined runs copy by a kernel reading and\n"
+             "writing pinned host memory over PCIe instead of the\n"
+             "copy engines (copy_by_kernel; the ceiling keeps them)"),
+    /* bench_memory's order: PAGEABLE, PINNED */
+    CLI_CHOICE("memory", "pageable|pinned", bench_plan, memory,
+               "user memory: malloc, or sp_host_alloc (default pageable)"),
+    CLI_COUNT("repeat", "N", bench_plan, repeat, 1, BENCH_MAX_REPEAT,
+              "timed runs of each kind; medians are quoted\n(default 5 on cuda, 3 on host)"),
+    CLI_COUNT("serial-chunk", "N", bench_plan, serial_chunk_records, 0, MAX_RECORDS,
+              "records per chunk of the serial baseline\n"
+              "(default 16M records on cuda, else the same as --chunk)"),
+    CLI_COUNT("seed", "S", bench_plan, seed, 0, BENCH_UNSET_SEED - 1,
+              "input data seed (default from the clock; printed)"),
+    CLI_JSON_OPTION(bench_plan),
+    CLI_STRING("trace", "FILE.json", bench_plan, trace_path,
+               "after the runs, write the Chrome trace (Perfetto,\n"
+               "chrome://tracing) of the last pipelined run made\nwith a report"),
+    CLI_STRING("svg", "FILE.svg", bench_plan, svg_path,
+               "write the SVG timeline of that run, with its figures"),
+    CLI_APPLY("devices", "all|N,M,...", apply_devices,
+              "one sp_group run over these devices (all or -1: every\n"
+              "visible GPU; on host, as many host backends as listed),\n"
+              "instead of the comparison; merged and per-device figures"),
+    CLI_STRING("sweep", "chunk|depth|iters", bench_plan, sweep_name,
+               "time the pipelined run at each value of one setting"),
+    CLI_STRING("sweep-values", "A,B,...", bench_plan, sweep_values,
+               "the values to sweep (counts; at most 32)"),
+};
+
+static void print_more(FILE *out)
+{
+    fputs("Counts take k/M/G suffixes (powers of 1024) or 2^N.\n\n"
+          "Sweep: for each value, a new pipeline with that setting (the others as given or\n"
+          "by default) runs --repeat times without a report (the median is quoted) and once\n"
+          "with one (efficiency, bottleneck). Every element of every run is verified; for\n"
+          "iters the expected values are recomputed for each value. Speedups are against the\n"
+          "default setting, which joins the list when it is missing and is marked 'default';\n"
+          "'*' marks the fastest row. With --sweep, --trace and --svg show the fastest row's\n"
+          "run with a report. Default values:\n", out);
+    bench_sweep_print_defaults(out);
+    fputs("\nProgress goes to stderr. When stderr is a terminal, one line (\"[run 2/3] serial\n"
+          "0.123 s, ...\") is rewritten in place as runs finish and erased at the end; with\n"
+          "--json, with NO_PROGRESS set in the environment, or when stderr is not a terminal,\n"
+          "a plain line follows each repeat (each value of a sweep) instead.\n\n", out);
+    print_workloads(out);
+}
+
+static const cli_command_options command = {
+    "bench",
+    "usage: streampipe bench [options]\n\n"
+    "Times a float32 sinmix job three ways in one process: the serial baseline (a\n"
+    "synchronous copy, kernel, copy per chunk), the pipelined run, and a copy-only run\n"
+    "on pinned memory (the copy-engine ceiling). With --sweep, times the pipelined run\n"
+    "at each value of one setting instead. Every output element of every timed run is\n"
+    "verified.\n\n",
+    options, sizeof options / sizeof options[0], "\n", print_more};
+
+static void set_defaults(bench_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->backend = SP_BACKEND_AUTO;
+    plan->workload_index = -1;
+    plan->records = BENCH_UNSET_SIZE;
+    plan->iters = BENCH_UNSET_UINT;
+    plan->chunk_records = BENCH_UNSET_SIZE;
+    plan->serial_chunk_records = BENCH_UNSET_SIZE;
+    plan->repeat = BENCH_UNSET_UINT;
+    plan->seed = BENCH_UNSET_SEED;
+    plan->memory = BENCH_MEMORY_PAGEABLE;
+}
+
+void bench_option_range(const char *name, unsigned long long *min, unsigned long long *max)
+{
+    const cli_option *o = cli_find_option(&command, name);
+    *min = o != NULL ? o->min : 0;
+    *max = o != NULL ? o->max : 0;
+}
+
+/* What can only be judged once every option is known. */
+static int check_combinations(const bench_plan *plan)
+{
+    if (plan->trace_path != NULL && plan->svg_path != NULL &&
+        strcmp(plan->trace_path, plan->svg_path) == 0)
+        return cli_usage_error("bench: --trace and --svg name the same file '%s'",
+                               plan->trace_path);
+    if (plan->sweep_values != NULL && plan->sweep_name == NULL)
+        return cli_usage_error("bench: --sweep-values needs --sweep chunk|depth|iters");
+    if (plan->group && (plan->sweep_name != NULL || plan->trace_path || plan->svg_path))
+        return cli_usage_error("bench: --devices runs a group, which has no --sweep, --trace "
+                               "or --svg");
+    return CLI_EXIT_OK;
+}
+
+int bench_parse_args(int argc, char **argv, bench_plan *plan)
+{
+    set_defaults(plan);
+    int rc = cli_parse_options(&command, argc, argv, plan);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = check_combinations(plan);
+    /* The values' range depends on --sweep, which may come after --sweep-values. */
+    if (rc == CLI_EXIT_OK && plan->sweep_name != NULL)
+        rc = bench_sweep_parse(plan->sweep_name, plan->sweep_values, &plan->sweep);
+    return rc;
 }

@@ -22,8 +22,7 @@ static int create_pipelines(const bench_session *s, const sp_sinmix_params *para
 {
     const bench_plan *plan = s->plan;
     sp_stage sinmix = sp_sinmix_stage(params);
-    sp_stage sinmix_on_streams = sinmix;
-    sinmix_on_streams.streams = plan->stage_streams;
+    sp_stage sinmix_on_streams = bench_sinmix_stage(plan, params);
     sp_pipeline_config serial = {.chunk_records = plan->serial_chunk_records, .depth = 1};
     sp_pipeline_config pipelined = bench_pipeline_config(plan);
     /* The ceiling is what the copy engines reach on pinned memory at the library's own

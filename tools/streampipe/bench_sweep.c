@@ -1,11 +1,64 @@
 /* --sweep: the rows (the listed values, and the default setting where the list lacks it),
- * each timed and verified on a pipeline of its own (bench_sweep_run.c), then the speedups
- * against the default row and the fastest row. */
+ * each with expected values for its setting, timed --repeat times without a report and once
+ * with one (efficiency, bottleneck) on a pipeline of its own, every element of every output
+ * checked (bench_timed_run); then the speedups against the default row and the fastest row. */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cli.h"
+
+/* The expected output depends only on the input and iters: chunk and depth sweeps compute it
+ * once, an iters sweep for every row. */
+static int prepare_expected(const bench_session *s, const bench_plan *setting)
+{
+    bench_expected *e = s->expected;
+    if (e->values != NULL && e->iters == setting->iters)
+        return CLI_EXIT_OK;
+    bench_expected_free(e);
+    int rc = bench_expected_prepare(setting, s->buffers->in, e);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    bench_progress_clear(s->progress);
+    fprintf(stderr, "bench: verification at iters %u: %s, reference computed in %.3f s on %u "
+                    "threads\n", e->iters, bench_check_method_name(e->method), e->reference_s,
+            e->workers);
+    return CLI_EXIT_OK;
+}
+
+static void summarize(const bench_session *s, const char *title, bench_sweep_row *row)
+{
+    row->median_s = cli_median(row->seconds, row->runs);
+    row->gbps = bench_gbps(s->plan, row->median_s);
+    row->method = s->expected->method;
+    char text[256];
+    snprintf(text, sizeof text, "sweep %s: median %.4f s of %zu run%s, efficiency %.1f%%, "
+                                "bottleneck %s (outputs verified)",
+             title, row->median_s, row->runs, row->runs == 1 ? "" : "s",
+             100.0 * row->report.efficiency, row->report.bottleneck);
+    bench_progress_note(s->progress, text);
+}
+
+static int measure_row(const bench_session *s, const bench_plan *setting, const char *title,
+                        bench_sweep_row *row, sp_pipeline **pipeline)
+{
+    *pipeline = NULL;
+    row->params.iters = setting->iters;
+    int rc = prepare_expected(s, setting);
+    if (rc == CLI_EXIT_OK)
+        rc = bench_adopt_serial_output(s, setting, &row->params);
+    sp_stage sinmix = bench_sinmix_stage(setting, &row->params);
+    if (rc == CLI_EXIT_OK)
+        rc = bench_create_pipeline(s->ctx, &sinmix, bench_pipeline_config(setting),
+                                   "creating the pipeline", pipeline);
+    bench_run_spec spec = {"pipelined", *pipeline, sp_pipeline_run, s->buffers->in,
+                           s->buffers->out, 0, NULL};
+    if (rc == CLI_EXIT_OK)
+        rc = bench_time_repeats(s, &spec, title, row->seconds, &row->runs, &row->report);
+    if (rc == CLI_EXIT_OK)
+        summarize(s, title, row);
+    return rc;
+}
 
 /* The plan with `value` in place of the swept setting; everything else as given. */
 static void setting_for(const bench_plan *plan, bench_sweep_parameter parameter,
@@ -35,8 +88,7 @@ static int resolve_default(const bench_session *s, unsigned long long *config,
     if (*config != 0 || parameter == BENCH_SWEEP_ITERS)
         return CLI_EXIT_OK;
     sp_sinmix_params params = {plan->iters};
-    sp_stage sinmix = sp_sinmix_stage(&params);
-    sinmix.streams = plan->stage_streams;
+    sp_stage sinmix = bench_sinmix_stage(plan, &params);
     sp_pipeline *pipeline = NULL;
     int rc = bench_create_pipeline(s->ctx, &sinmix, bench_pipeline_config(plan),
                                    "creating the pipeline", &pipeline);
@@ -127,7 +179,7 @@ static int measure_rows(const bench_session *s, bench_sweep_result *sweep)
         /* Nothing before the row's first run draws the line, so anything printed while the
          * row gets ready (a reference, a failure to create its pipeline) starts clean. */
         bench_progress_clear(s->progress);
-        rc = bench_sweep_measure(s, &setting, title, &sweep->rows[i], &pipeline);
+        rc = measure_row(s, &setting, title, &sweep->rows[i], &pipeline);
         int faster = kept == NULL || sweep->rows[i].median_s < sweep->rows[kept_row].median_s;
         if (rc == CLI_EXIT_OK && bench_exports_wanted(s->exports) && faster) {
             sp_pipeline_destroy(kept);

@@ -6,20 +6,10 @@
 #include "cli.h"
 #include "options.h"
 
-/* Each swept setting is an option of its own, whose range its values take. */
-typedef struct sweep_parameter_info {
-    const char *name;
-    bench_sweep_parameter parameter;
-} sweep_parameter_info;
-
-static const sweep_parameter_info parameters[] = {
-    {"chunk", BENCH_SWEEP_CHUNK},
-    {"depth", BENCH_SWEEP_DEPTH},
-    {"iters", BENCH_SWEEP_ITERS},
-};
+/* bench_sweep_parameter's order; each swept setting is an option whose range it takes. */
+static const char *const parameter_names[] = {"none", "chunk", "depth", "iters"};
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-#define N_PARAMETERS COUNT_OF(parameters)
 
 static const unsigned long long default_chunks[] = {262144, 524288, 1048576, 2097152,
                                                     4194304, 8388608};
@@ -46,32 +36,9 @@ void bench_sweep_print_defaults(FILE *out)
     fputs(" on host (a CPU takes minutes at 1000)\n", out);
 }
 
-static const sweep_parameter_info *find_parameter(bench_sweep_parameter parameter)
-{
-    for (size_t i = 0; i < N_PARAMETERS; i++)
-        if (parameters[i].parameter == parameter)
-            return &parameters[i];
-    return NULL;
-}
-
 const char *bench_sweep_parameter_name(bench_sweep_parameter parameter)
 {
-    const sweep_parameter_info *info = find_parameter(parameter);
-    return info != NULL ? info->name : "none";
-}
-
-/* Copies the next comma-separated item of *cursor into item and moves past it. Returns -1
- * when the item does not fit, which no valid count comes near. */
-static int next_item(const char **cursor, char *item, size_t size)
-{
-    const char *comma = strchr(*cursor, ',');
-    size_t length = comma != NULL ? (size_t)(comma - *cursor) : strlen(*cursor);
-    if (length >= size)
-        return -1;
-    memcpy(item, *cursor, length);
-    item[length] = '\0';
-    *cursor = comma != NULL ? comma + 1 : NULL;
-    return 0;
+    return parameter_names[parameter];
 }
 
 static int is_listed(const bench_sweep_request *request, unsigned long long value)
@@ -82,38 +49,37 @@ static int is_listed(const bench_sweep_request *request, unsigned long long valu
     return 0;
 }
 
-static int parse_one_value(const sweep_parameter_info *info, const char *item,
-                           bench_sweep_request *request)
+static int parse_one_value(const char *item, bench_sweep_request *request)
 {
+    const char *name = parameter_names[request->parameter];
     unsigned long long value = 0, min = 0, max = 0;
-    bench_option_range(info->name, &min, &max);
+    bench_option_range(name, &min, &max);
     /* A chunk or depth of 0 ("library's choice") is no value to sweep: the default row
      * covers it. */
-    if (info->parameter != BENCH_SWEEP_ITERS && min == 0)
+    if (request->parameter != BENCH_SWEEP_ITERS && min == 0)
         min = 1;
     if (cli_parse_count(item, max, &value) != 0 || value < min)
         return cli_usage_error("--sweep-values: '%s' is not a valid %s value (a count in "
-                               "[%llu, %llu])", item, info->name, min, max);
+                               "[%llu, %llu])", item, name, min, max);
     if (is_listed(request, value))
-        return cli_usage_error("--sweep-values: %s %llu is listed twice", info->name, value);
+        return cli_usage_error("--sweep-values: %s %llu is listed twice", name, value);
     if (request->n_values == BENCH_SWEEP_MAX_VALUES)
         return cli_usage_error("--sweep-values: more than %d values", BENCH_SWEEP_MAX_VALUES);
     request->values[request->n_values++] = value;
     return CLI_EXIT_OK;
 }
 
-static int parse_values(const sweep_parameter_info *info, const char *text,
-                        bench_sweep_request *request)
+static int parse_values(const char *text, bench_sweep_request *request)
 {
     const char *cursor = text;
     while (cursor != NULL) {
         char item[32];
-        if (next_item(&cursor, item, sizeof item) != 0)
+        if (cli_next_item(&cursor, item, sizeof item) != 0)
             return cli_usage_error("--sweep-values: '%s' has an item too long to be a count",
                                    text);
         if (item[0] == '\0')
             return cli_usage_error("--sweep-values: '%s' has an empty item", text);
-        int rc = parse_one_value(info, item, request);
+        int rc = parse_one_value(item, request);
         if (rc != CLI_EXIT_OK)
             return rc;
     }
@@ -122,16 +88,14 @@ static int parse_values(const sweep_parameter_info *info, const char *text,
 
 int bench_sweep_parse(const char *name, const char *values, bench_sweep_request *request)
 {
-    const sweep_parameter_info *info = NULL;
     memset(request, 0, sizeof *request);
-    for (size_t i = 0; i < N_PARAMETERS && name != NULL; i++)
-        if (strcmp(name, parameters[i].name) == 0)
-            info = &parameters[i];
-    if (info == NULL)
+    for (size_t p = BENCH_SWEEP_CHUNK; p < COUNT_OF(parameter_names) && name != NULL; p++)
+        if (strcmp(name, parameter_names[p]) == 0)
+            request->parameter = (bench_sweep_parameter)p;
+    if (request->parameter == BENCH_SWEEP_NONE)
         return cli_usage_error("--sweep: '%s' is not chunk, depth or iters",
                                name != NULL ? name : "");
-    request->parameter = info->parameter;
-    return values != NULL ? parse_values(info, values, request) : CLI_EXIT_OK;
+    return values != NULL ? parse_values(values, request) : CLI_EXIT_OK;
 }
 
 static void copy_values(const unsigned long long *values, size_t n,

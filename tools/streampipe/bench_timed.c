@@ -1,12 +1,12 @@
-/* One timed run and the check of its whole output. The comparison (bench_run.c) and the
- * sweep (bench_sweep_run.c) both time through here, so both keep the same rules: the output
- * is poisoned before the run and every element is checked after it. */
+/* One timed run and the check of its whole output. The comparison, the sweep and the group
+ * all time through here, so all keep the same rules: the output is poisoned before the run
+ * and every element is checked after it (bench_check_output). */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 
 int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_config config,
                           const char *what, sp_pipeline **out)
@@ -14,10 +14,7 @@ int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_co
     config.in_record_bytes = sizeof(float);
     config.stages = stage;
     config.n_stages = stage != NULL ? 1 : 0;
-    sp_status status = sp_pipeline_create(ctx, &config, out);
-    if (status != SP_OK)
-        return cli_report_failure(what, status, sp_context_last_error(ctx));
-    return CLI_EXIT_OK;
+    return cli_create_pipeline(ctx, &config, what, out);
 }
 
 sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
@@ -33,6 +30,13 @@ sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
     return config;
 }
 
+sp_stage bench_sinmix_stage(const bench_plan *plan, const sp_sinmix_params *params)
+{
+    sp_stage sinmix = sp_sinmix_stage(params);
+    sinmix.streams = plan->stage_streams;
+    return sinmix;
+}
+
 void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *shape)
 {
     memset(shape, 0, sizeof *shape);
@@ -44,33 +48,6 @@ void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *sha
     shape->depth = sp_pipeline_depth(pipeline);
     shape->submit_s = sp_pipeline_last_submit_s(pipeline);
     shape->wait_s = sp_pipeline_last_wait_s(pipeline);
-}
-
-static void add_check(const bench_check *check, double seconds, bench_totals *totals)
-{
-    totals->elements_checked += check->checked;
-    totals->verify_s += seconds;
-    if (check->max_abs_error > totals->max_abs_error)
-        totals->max_abs_error = check->max_abs_error;
-    if (check->max_rel_error > totals->max_rel_error)
-        totals->max_rel_error = check->max_rel_error;
-}
-
-static int check_output(const bench_session *s, const bench_run_spec *spec, const char *label)
-{
-    const bench_plan *plan = s->plan;
-    bench_check check;
-    double start = cli_now_s();
-    int bad = spec->copy_only ? bench_check_copy(spec->out, spec->in, plan->records,
-                                                 plan->host_workers, &check)
-                              : bench_check_sinmix(s->expected, spec->out, plan->records,
-                                                   &check);
-    add_check(&check, cli_now_s() - start, s->checks);
-    if (!bad)
-        return CLI_EXIT_OK;
-    bench_progress_clear(s->progress);
-    bench_print_mismatches(&check, label, stderr);
-    return CLI_EXIT_FAILURE;
 }
 
 int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const char *label,
@@ -90,7 +67,7 @@ int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const ch
                                                      ? sp_group_last_error(spec->group)
                                                      : sp_pipeline_last_error(spec->pipeline));
     }
-    return check_output(s, spec, label);
+    return bench_check_output(s, spec, label);
 }
 
 /* On a terminal: "[chunk 262144 (1/7)] run 2/3 0.204 s" after a run, "... run 3/3 ..." before
@@ -129,5 +106,31 @@ int bench_time_repeats(const bench_session *s, const bench_run_spec *spec, const
     int rc = bench_timed_run(s, spec, label, report, &with_report_s);
     if (rc == CLI_EXIT_OK)
         show_live(s, title, "run with a report", with_report_s);
+    return rc;
+}
+
+/* A SAMPLED check adopts the first serial output that passes it as the expected value of
+ * every element (bench_verify.c), so a serial run comes before the row's (or the group's)
+ * pipelined runs. */
+int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
+                              const sp_sinmix_params *params)
+{
+    if (s->expected->method != BENCH_CHECK_SAMPLED || s->expected->have_values)
+        return CLI_EXIT_OK;
+    sp_stage sinmix = sp_sinmix_stage(params);
+    sp_pipeline_config config = {.chunk_records = setting->serial_chunk_records, .depth = 1};
+    sp_pipeline *serial = NULL;
+    int rc = bench_create_pipeline(s->ctx, &sinmix, config, "creating the serial pipeline",
+                                   &serial);
+    if (rc == CLI_EXIT_OK) {
+        bench_run_spec spec = {"serial", serial, sp_pipeline_run_serial, s->buffers->in,
+                               s->buffers->out, 0, NULL};
+        char label[96];
+        snprintf(label, sizeof label, "serial run for the expected output at iters %u",
+                 setting->iters);
+        double seconds = 0.0;
+        rc = bench_timed_run(s, &spec, label, NULL, &seconds);
+    }
+    sp_pipeline_destroy(serial);
     return rc;
 }

@@ -10,11 +10,17 @@
 enum cli_exit {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAILURE = 1, /* a runtime failure or a wrong answer */
-    CLI_EXIT_USAGE = 64   /* EX_USAGE: unknown command, bad option or value */
+    CLI_EXIT_USAGE = 64,  /* EX_USAGE: unknown command, bad option or value */
+    CLI_EXIT_HELP = -1    /* not an exit status: --help was printed, so stop; main exits 0 */
 };
 
-/* `streampipe bench [options]`; argv[0] is "bench". Returns a cli_exit code. */
+/* The commands: `streampipe bench [options]` and so on, argv[0] the command's name. Each
+ * returns a cli_exit code. */
 int bench_main(int argc, char **argv);
+int infer_main(int argc, char **argv);
+int latency_main(int argc, char **argv);
+int probe_main(int argc, char **argv);
+int run_main(int argc, char **argv);
 
 /* Prints "streampipe: <what>: SP_ERR_x (message): <detail>" on stderr and returns
  * CLI_EXIT_FAILURE. `detail` is the library's last-error text and may be "" or NULL. */
@@ -22,6 +28,12 @@ int cli_report_failure(const char *what, sp_status status, const char *detail);
 
 /* sp_context_create, or the failure reported as above ("opening the cuda backend"). */
 int cli_open_context(sp_backend_kind backend, int device, sp_context **out);
+
+/* sp_pipeline_create and sp_host_alloc, a failure reported as above with `what` and the
+ * context's last error. */
+int cli_create_pipeline(sp_context *ctx, const sp_pipeline_config *config, const char *what,
+                        sp_pipeline **out);
+int cli_host_alloc(sp_context *ctx, size_t bytes, const char *what, void **out);
 
 /* Prints "streampipe: <message>" on stderr and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)

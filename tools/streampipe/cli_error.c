@@ -25,6 +25,21 @@ int cli_open_context(sp_backend_kind backend, int device, sp_context **out)
     return rc;
 }
 
+int cli_create_pipeline(sp_context *ctx, const sp_pipeline_config *config, const char *what,
+                        sp_pipeline **out)
+{
+    sp_status status = sp_pipeline_create(ctx, config, out);
+    return status == SP_OK ? CLI_EXIT_OK
+                           : cli_report_failure(what, status, sp_context_last_error(ctx));
+}
+
+int cli_host_alloc(sp_context *ctx, size_t bytes, const char *what, void **out)
+{
+    sp_status status = sp_host_alloc(ctx, bytes, out);
+    return status == SP_OK ? CLI_EXIT_OK
+                           : cli_report_failure(what, status, sp_context_last_error(ctx));
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
     va_list ap;

@@ -1,4 +1,6 @@
-/* figures.h: one description of each figure, written as text or as JSON. */
+/* figures.h: one description of each figure, written as text or as JSON (by the small
+ * streaming writer below). */
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -7,6 +9,85 @@
 /* The formats are the callers' string literals, each beside the figure it shows; they come
  * here as arguments, which -Wformat-nonliteral cannot follow. */
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+static void write_escaped(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(out, "\\u%04x", *c);
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+/* The comma and the key that go before every item. */
+static void item_prefix(json_writer *w, const char *key)
+{
+    if (w->has_items[w->depth])
+        fputc(',', w->out);
+    w->has_items[w->depth] = 1;
+    if (key != NULL) {
+        write_escaped(w->out, key);
+        fputc(':', w->out);
+    }
+}
+
+static void open_level(json_writer *w, const char *key, char bracket)
+{
+    item_prefix(w, key);
+    fputc(bracket, w->out);
+    if (w->depth + 1 < JSON_MAX_DEPTH)
+        w->depth++;
+    w->has_items[w->depth] = 0;
+}
+
+static void close_level(json_writer *w, char bracket)
+{
+    fputc(bracket, w->out);
+    if (w->depth > 0)
+        w->depth--;
+}
+
+static void json_object_open(json_writer *w, const char *key) { open_level(w, key, '{'); }
+static void json_object_close(json_writer *w) { close_level(w, '}'); }
+static void json_array_open(json_writer *w, const char *key) { open_level(w, key, '['); }
+static void json_array_close(json_writer *w) { close_level(w, ']'); }
+
+static void json_string(json_writer *w, const char *key, const char *value)
+{
+    item_prefix(w, key);
+    write_escaped(w->out, value);
+}
+
+/* Not-a-number and infinities are written as null: JSON has no spelling for them. */
+static void json_number(json_writer *w, const char *key, double value)
+{
+    item_prefix(w, key);
+    if (isfinite(value))
+        fprintf(w->out, "%.9g", value);
+    else
+        fputs("null", w->out);
+}
+
+static void json_uint(json_writer *w, const char *key, unsigned long long value)
+{
+    item_prefix(w, key);
+    fprintf(w->out, "%llu", value);
+}
+
+static void json_bool(json_writer *w, const char *key, int value)
+{
+    item_prefix(w, key);
+    fputs(value ? "true" : "false", w->out);
+}
+
+/* ---- figures ---------------------------------------------------------------------------- */
 
 /* Labels take a column this wide, with the space after them, whatever their indent. */
 #define LABEL_COLUMN 17
@@ -17,7 +98,7 @@ void fig_begin(fig_out *o, FILE *out, int json)
     o->out = out;
     o->json = json;
     if (json) {
-        json_begin(&o->w, out);
+        o->w.out = out;
         json_object_open(&o->w, NULL);
     }
 }
@@ -26,7 +107,7 @@ void fig_end(fig_out *o)
 {
     if (o->json) {
         json_object_close(&o->w);
-        json_end(&o->w);
+        fputc('\n', o->out); /* the document ends the line */
     }
 }
 

@@ -6,7 +6,14 @@
 
 #include <stdio.h>
 
-#include "json.h"
+#define JSON_MAX_DEPTH 16
+
+/* A minimal streaming JSON writer: one object of numbers, strings, objects and arrays. */
+typedef struct json_writer {
+    FILE *out;
+    int depth;
+    int has_items[JSON_MAX_DEPTH]; /* a comma is due before the next item at this depth */
+} json_writer;
 
 typedef struct fig_out {
     FILE *out;

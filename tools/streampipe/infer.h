@@ -1,7 +1,7 @@
 /* `streampipe infer`: the digits MLP streamed through the pipeline. The flow, in infer.c:
- * options (infer_args.c) -> model, images, labels and the float64 reference (infer_data.c)
- * -> stages, pipeline and pinned stream (infer_run.c) -> timed runs, each output checked
- * (infer_run.c, infer_verify.c) -> text or JSON (infer_output.c). */
+ * options -> model, images, labels and the float64 reference (infer_data.c) -> stages,
+ * pipeline and pinned stream, timed runs, each output checked (infer_run.c, infer_data.c)
+ * -> text or JSON (infer_output.c). */
 #ifndef SP_CLI_INFER_H
 #define SP_CLI_INFER_H
 
@@ -24,8 +24,8 @@
 #define INFER_FP32_TOLERANCE 1e-4
 #define INFER_TF32_TOLERANCE 1e-2
 
-/* The job: what the options say (infer_args.c), then, once the backend and the images are
- * known, every value decided (infer.c). */
+/* The job: what the options say, then, once the backend and the images are known, every
+ * value decided (infer.c). */
 typedef struct infer_plan {
     const char *model_path;
     const char *input_path;
@@ -56,7 +56,6 @@ typedef struct infer_data {
     double *top_gap;         /* n x SP_MLP_CLASSES: (top - logit[c]) / max(1, max |logit|) */
 } infer_data;
 
-
 /* How one run's labels compare. */
 typedef struct infer_check {
     size_t checked;
@@ -76,11 +75,6 @@ typedef struct infer_results {
     double setup_s, fill_s; /* building stages, pipeline and pinned stream; replicating */
 } infer_results;
 
-/* `streampipe infer [options]`; argv[0] is "infer". Returns a cli_exit code. */
-int infer_main(int argc, char **argv);
-
-int infer_parse_args(int argc, char **argv, infer_plan *plan, int *help_shown);
-
 int infer_data_load(const infer_plan *plan, infer_data *data);
 void infer_data_free(infer_data *data);
 /* Copies the n images `replicate` times into dst (records x SP_MLP_INPUTS), in parallel. */
@@ -97,10 +91,6 @@ void infer_verify(const infer_data *data, const int32_t *labels, size_t records,
 /* Context, stages, pipeline, pinned stream, warm-up, the timed runs. */
 int infer_run_all(sp_context *ctx, const infer_plan *plan, const infer_data *data,
                   infer_results *results);
-
-/* The run with the lower-median time: a real run's report. */
-const sp_report *infer_median_report(const infer_results *results);
-
 
 /* The result as text, or as one JSON object with --json (infer_output.c). */
 void infer_print_result(const infer_plan *plan, const infer_data *data,

@@ -7,7 +7,7 @@
 
 static double rate(double amount, double seconds) { return seconds > 0.0 ? amount / seconds : 0.0; }
 
-const sp_report *infer_median_report(const infer_results *r)
+static const sp_report *median_report(const infer_results *r)
 {
     return &r->reports[cli_lower_median_index(r->seconds, r->runs)];
 }
@@ -89,6 +89,6 @@ void infer_print_result(const infer_plan *plan, const infer_data *data,
     checks(&o, plan, data, results);
     throughput(&o, plan, results);
     fig_text(&o, NULL, "\n");
-    cli_report_figures(&o, "the median run's report:", infer_median_report(results));
+    cli_report_figures(&o, "the median run's report:", median_report(results));
     fig_end(&o);
 }

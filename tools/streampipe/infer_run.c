@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 #include "infer.h"
 
 /* Everything a run needs, released together. */
@@ -46,16 +46,14 @@ static int job_build(const infer_plan *plan, const infer_data *data, infer_job *
                                  .chunk_records = plan->chunk,
                                  .depth = plan->depth,
                                  .graph = plan->graph};
-    st = sp_pipeline_create(job->ctx, &config, &job->pipeline);
-    if (st != SP_OK)
-        return cli_report_failure("creating the pipeline", st, sp_context_last_error(job->ctx));
-    st = sp_host_alloc(job->ctx, plan->records * SP_MLP_INPUTS, (void **)&job->in);
-    if (st == SP_OK)
-        st = sp_host_alloc(job->ctx, plan->records * sizeof(int32_t), (void **)&job->out);
-    if (st != SP_OK)
-        return cli_report_failure("allocating the pinned stream", st,
-                                  sp_context_last_error(job->ctx));
-    return CLI_EXIT_OK;
+    const char *what = "allocating the pinned stream";
+    int rc = cli_create_pipeline(job->ctx, &config, "creating the pipeline", &job->pipeline);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_host_alloc(job->ctx, plan->records * SP_MLP_INPUTS, what, (void **)&job->in);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_host_alloc(job->ctx, plan->records * sizeof(int32_t), what,
+                            (void **)&job->out);
+    return rc;
 }
 
 static int report_wrong(const infer_plan *plan, const infer_data *data, const int32_t *labels,

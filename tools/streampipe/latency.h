@@ -11,9 +11,6 @@
 #include "streampipe.h"
 #include "streampipe_ops.h"
 
-/* `streampipe latency [options]`; argv[0] is "latency". Returns a cli_exit code. */
-int latency_main(int argc, char **argv);
-
 #define LATENCY_UNSET (~0ULL) /* an option the user did not give */
 
 typedef struct latency_options {
@@ -31,10 +28,6 @@ typedef struct latency_options {
     int json;
 } latency_options;
 
-/* Parses argv; *help_shown is set when --help printed the usage. */
-int latency_parse_args(int argc, char **argv, latency_options *options, int *help_shown);
-/* Fills in what was left LATENCY_UNSET, now that the backend is known. */
-void latency_resolve(latency_options *options, sp_backend_kind backend);
 
 /* ---- the bulk pipeline, running on a thread of its own ------------------------------------ */
 
@@ -124,12 +117,5 @@ void latency_print_result(const latency_job *job, FILE *out);
 #define LATENCY_HIGH_PRIORITY (-5)
 #define LATENCY_P99_TARGET 2.0
 #define LATENCY_BULK_TARGET 0.85
-
-/* ---- verification ------------------------------------------------------------------------- */
-
-/* Elements of got[0..n) that differ from sinmix(in) (iters 0), or from in when `copy`, beyond
- * the tolerance the bench uses (1e-5 relative: device and host round differently). */
-size_t latency_mismatches(const float *in, const float *got, size_t n, int copy,
-                          unsigned workers);
 
 #endif /* SP_CLI_LATENCY_H */

@@ -2,9 +2,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "clock.h"
-#include "latency.h"
 #include "stats.h"
+#include "latency.h"
 
 static void record_failure(latency_bulk *b, sp_status status)
 {

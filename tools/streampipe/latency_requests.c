@@ -5,18 +5,15 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 #include "latency.h"
 
 static int alloc_pinned(sp_context *ctx, size_t records, float **out)
 {
     void *ptr = NULL;
-    sp_status status = sp_host_alloc(ctx, records * sizeof(float), &ptr);
+    int rc = cli_host_alloc(ctx, records * sizeof(float), "allocating request memory", &ptr);
     *out = ptr;
-    if (status != SP_OK)
-        return cli_report_failure("allocating request memory", status,
-                                  sp_context_last_error(ctx));
-    return CLI_EXIT_OK;
+    return rc;
 }
 
 int latency_requests_alloc(latency_requests *r, sp_context *ctx, size_t records, size_t count,
@@ -50,12 +47,6 @@ void latency_requests_free(latency_requests *r)
     memset(r, 0, sizeof *r);
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Nearest rank: the smallest value with at least p of the samples at or below it. */
 static double percentile(const double *sorted, size_t n, double p)
 {
@@ -65,7 +56,7 @@ static double percentile(const double *sorted, size_t n, double p)
 
 static void summarize(double *latency_s, size_t n, latency_stats *stats)
 {
-    qsort(latency_s, n, sizeof *latency_s, compare_double);
+    cli_sort(latency_s, n);
     stats->p50_us = percentile(latency_s, n, 0.50) * 1e6;
     stats->p99_us = percentile(latency_s, n, 0.99) * 1e6;
     stats->max_us = latency_s[n - 1] * 1e6;
@@ -85,10 +76,11 @@ int latency_requests_run(latency_requests *r, sp_pipeline *pipeline, size_t n, i
             return cli_report_failure("a request", status, sp_pipeline_last_error(pipeline));
         if (times)
             r->latency_s[k] = elapsed;
-        r->mismatches += latency_mismatches(in, r->out, r->records, 0, 1);
+        r->mismatches += bench_count_mismatches(in, r->out, r->records, 0, 1);
         r->checked++;
     }
     if (times)
         summarize(r->latency_s, n, stats);
     return CLI_EXIT_OK;
 }
+

@@ -3,10 +3,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "infer.h"
-#include "latency.h"
-#include "probe_cmd.h"
-#include "run_cmd.h"
 
 typedef struct cli_command {
     const char *name;
@@ -46,6 +42,8 @@ static const cli_command *find_command(const char *name)
  * only the error flag set and nothing for fflush to fail on. */
 static int finish_stdout(int rc)
 {
+    if (rc == CLI_EXIT_HELP)
+        rc = CLI_EXIT_OK;
     if (rc != CLI_EXIT_OK)
         return rc;
     if (fflush(stdout) != 0 || ferror(stdout)) {

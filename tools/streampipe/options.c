@@ -60,6 +60,18 @@ int cli_parse_count(const char *text, unsigned long long max, unsigned long long
     return 0;
 }
 
+int cli_next_item(const char **cursor, char *item, size_t size)
+{
+    const char *comma = strchr(*cursor, ',');
+    size_t length = comma != NULL ? (size_t)(comma - *cursor) : strlen(*cursor);
+    if (length >= size)
+        return -1;
+    memcpy(item, *cursor, length);
+    item[length] = '\0';
+    *cursor = comma != NULL ? comma + 1 : NULL;
+    return 0;
+}
+
 /* ---- one value into its field ------------------------------------------------------------ */
 
 /* Fields are unsigned, int or enum (4 bytes), or unsigned long long or size_t (8); the
@@ -208,8 +220,7 @@ static int check_required(const cli_command_options *command, const void *config
                            n_required == 1 ? "is" : "are");
 }
 
-int cli_parse_options(const cli_command_options *command, int argc, char **argv, void *config,
-                      int *help_shown)
+int cli_parse_options(const cli_command_options *command, int argc, char **argv, void *config)
 {
     struct option long_options[MAX_OPTIONS + 2];
     size_t n = command->n_options < MAX_OPTIONS ? command->n_options : MAX_OPTIONS;
@@ -221,15 +232,13 @@ int cli_parse_options(const cli_command_options *command, int argc, char **argv,
     }
     long_options[n] = (struct option){"help", no_argument, NULL, HELP_CODE};
     long_options[n + 1] = (struct option){NULL, 0, NULL, 0};
-    *help_shown = 0;
     optind = 1;
     opterr = 0; /* our own messages: getopt would name the program after the command */
     int code;
     while ((code = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         if (code == 'h' || code == HELP_CODE) {
             print_usage(command, stdout);
-            *help_shown = 1;
-            return CLI_EXIT_OK;
+            return CLI_EXIT_HELP;
         }
         if (code == '?')
             return cli_usage_error("%s: unknown option '%s' (see --help)", command->command,

@@ -66,10 +66,9 @@ typedef struct cli_command_options {
 } cli_command_options;
 
 /* Parses argv (argv[0] is the command's name) into `config`, which holds the defaults.
- * --help and -h print the usage on stdout and set *help_shown. Returns CLI_EXIT_OK, or
+ * --help and -h print the usage on stdout and return CLI_EXIT_HELP. Returns CLI_EXIT_OK, or
  * CLI_EXIT_USAGE after saying why on stderr. */
-int cli_parse_options(const cli_command_options *command, int argc, char **argv, void *config,
-                      int *help_shown);
+int cli_parse_options(const cli_command_options *command, int argc, char **argv, void *config);
 
 /* The option called `name`, or NULL: for checks that take an option's range elsewhere. */
 const cli_option *cli_find_option(const cli_command_options *command, const char *name);
@@ -78,5 +77,9 @@ const cli_option *cli_find_option(const cli_command_options *command, const char
  * power of two written "2^N". Returns 0 and sets *out when `text` is one and is <= max;
  * -1 otherwise. "128M", "2^27" and "134217728" are the same count. */
 int cli_parse_count(const char *text, unsigned long long max, unsigned long long *out);
+
+/* Copies the next comma-separated item of *cursor into item and moves past it (*cursor is
+ * NULL after the last item). Returns -1 when the item does not fit. */
+int cli_next_item(const char **cursor, char *item, size_t size);
 
 #endif /* SP_CLI_OPTIONS_H */

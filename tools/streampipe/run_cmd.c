@@ -59,9 +59,9 @@ static int library_depth(sp_context *ctx, const sp_pipeline_config *config, unsi
     sp_pipeline_config probe = *config;
     probe.chunk_records = 1;
     sp_pipeline *p = NULL;
-    sp_status st = sp_pipeline_create(ctx, &probe, &p);
-    if (st != SP_OK)
-        return cli_report_failure("creating the pipeline", st, sp_context_last_error(ctx));
+    int rc = cli_create_pipeline(ctx, &probe, "creating the pipeline", &p);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     *depth = sp_pipeline_depth(p);
     sp_pipeline_destroy(p);
     return CLI_EXIT_OK;
@@ -107,10 +107,7 @@ int run_make_pipeline(run_job *job, const run_options *o)
     int rc = o->max_pinned ? fit_pinned(job->ctx, o, &job->stages, &config) : CLI_EXIT_OK;
     if (rc != CLI_EXIT_OK)
         return rc;
-    sp_status st = sp_pipeline_create(job->ctx, &config, &job->pipeline);
-    if (st != SP_OK)
-        return cli_report_failure("creating the pipeline", st, sp_context_last_error(job->ctx));
-    return CLI_EXIT_OK;
+    return cli_create_pipeline(job->ctx, &config, "creating the pipeline", &job->pipeline);
 }
 
 double run_peak_rss_mib(void)
@@ -151,8 +148,10 @@ static int run_job_go(run_job *job, const run_options *o)
 {
     int rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK)
-        rc = run_files_open(&job->files, o->input_path, o->output_path,
-                            job->stages.in_record_bytes, job->stages.out_record_bytes);
+        rc = run_files_open_input(&job->files, o->input_path, o->output_path,
+                                  job->stages.in_record_bytes, job->stages.out_record_bytes);
+    if (rc == CLI_EXIT_OK)
+        rc = run_files_create_output(&job->files);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
     if (rc != CLI_EXIT_OK)
@@ -182,9 +181,8 @@ static int run_job_go(run_job *job, const run_options *o)
 int run_main(int argc, char **argv)
 {
     run_options o = {.backend = SP_BACKEND_AUTO};
-    int help_shown = 0;
-    int rc = cli_parse_options(&command, argc, argv, &o, &help_shown);
-    if (rc != CLI_EXIT_OK || help_shown)
+    int rc = cli_parse_options(&command, argc, argv, &o);
+    if (rc != CLI_EXIT_OK)
         return rc;
     run_mpi mpi;
     if (run_mpi_init(&mpi) != 0)

@@ -44,7 +44,6 @@ typedef struct run_job {
 
 struct run_mpi;
 
-int run_main(int argc, char **argv);
 /* The pipeline for the job's stages and files (--chunk, --depth, --max-pinned, --threads). */
 int run_make_pipeline(run_job *job, const run_options *o);
 double run_peak_rss_mib(void);

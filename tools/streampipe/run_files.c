@@ -10,9 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "clock.h"
-#include "run_files.h"
 #include "stats.h"
+#include "run_files.h"
 
 static int file_error(const char *what, const char *path, int err)
 {
@@ -116,13 +115,6 @@ int run_files_open_output(run_files *f, const char *temp_path)
     f->out_fd = open(temp_path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
     return f->out_fd >= 0 ? CLI_EXIT_OK
                           : file_error("cannot open the temporary output", temp_path, errno);
-}
-
-int run_files_open(run_files *f, const char *input, const char *output, size_t in_record_bytes,
-                   size_t out_record_bytes)
-{
-    int rc = run_files_open_input(f, input, output, in_record_bytes, out_record_bytes);
-    return rc == CLI_EXIT_OK ? run_files_create_output(f) : rc;
 }
 
 int run_files_sync(run_files *f)

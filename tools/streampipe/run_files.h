@@ -25,15 +25,11 @@ typedef struct run_files {
     char io_error[512];      /* the first read or write that failed, with errno's text */
 } run_files;
 
-/* Opens the input (a regular file of whole records), refuses an output that is the input,
- * and creates the temporary output beside OUTPUT with its final size allocated (a disk
- * without room fails here, before any work). Prints why and returns CLI_EXIT_FAILURE on a
- * missing, unreadable or wrongly sized file. */
-int run_files_open(run_files *f, const char *input, const char *output, size_t in_record_bytes,
-                   size_t out_record_bytes);
-/* The same in steps, for ranks of one run under MPI (run_ranks.c): the input opened and
- * checked; the temporary output created (by one rank) or opened by the name that one gave;
- * the output's writes of this process flushed to disk. */
+/* Opens the input (a regular file of whole records) and refuses an output that is the input;
+ * creates the temporary output beside OUTPUT with its final size allocated (a disk without
+ * room fails here, before any work), or, on the other ranks under MPI, opens it by the name
+ * rank 0 gave; flushes this process's writes to disk. Each prints why and returns
+ * CLI_EXIT_FAILURE on a missing, unreadable or wrongly sized file. */
 int run_files_open_input(run_files *f, const char *input, const char *output,
                          size_t in_record_bytes, size_t out_record_bytes);
 int run_files_create_output(run_files *f);

@@ -14,11 +14,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "clock.h"
+#include "stats.h"
 #include "figures.h"
 #include "run_cmd.h"
 #include "run_mpi.h"
-#include "stats.h"
 
 /* The figures each rank sends rank 0. */
 enum { FIG_RECORDS, FIG_FIRST, FIG_SECONDS, FIG_DEVICE, FIG_N };

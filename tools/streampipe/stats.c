@@ -1,13 +1,35 @@
-/* Medians and rates of repeated runs; see stats.h. */
-#include "stats.h"
-
+/* Clocks, medians and rates of repeated runs; see stats.h. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "stats.h"
+
+double cli_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+unsigned long long cli_clock_seed(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long mixed = (unsigned long long)ts.tv_sec * 1000000007ULL ^
+                               (unsigned long long)ts.tv_nsec;
+    return mixed & 0xFFFFFFFFULL;
+}
 
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+void cli_sort(double *values, size_t n)
+{
+    qsort(values, n, sizeof *values, compare_doubles);
 }
 
 /* Sorts a copy of values[0..n) into sorted; 0 when n is out of range. */
@@ -16,7 +38,7 @@ static int sorted_copy(const double *values, size_t n, double *sorted)
     if (n == 0 || n > CLI_MAX_SAMPLES)
         return 0;
     memcpy(sorted, values, n * sizeof *values);
-    qsort(sorted, n, sizeof *sorted, compare_doubles);
+    cli_sort(sorted, n);
     return 1;
 }
 

@@ -1,11 +1,21 @@
-/* Medians and rates of repeated runs, for every command that times them. */
+/* Clocks, medians and rates of repeated runs, for every command that times them. */
 #ifndef SP_CLI_STATS_H
 #define SP_CLI_STATS_H
 
 #include <stddef.h>
 
+/* Seconds on a monotonic clock, for intervals only. */
+double cli_now_s(void);
+
+/* A seed that differs from run to run, taken from the real-time clock. Kept below 2^32 so
+ * that it survives a JSON reader that holds numbers as doubles. */
+unsigned long long cli_clock_seed(void);
+
 /* At most this many values: the commands' repeat limits. */
 #define CLI_MAX_SAMPLES 100
+
+/* Sorts values[0..n) in place, smallest first. */
+void cli_sort(double *values, size_t n);
 
 /* The median of values[0..n) (the mean of the middle two for even n); 0 when n is 0 or more
  * than CLI_MAX_SAMPLES. */
