@@ -591,3 +591,17 @@ void sp_engine_fill_report(const sp_pipeline *p, sp_report *report)
     report->staging_threads = sp_staging_pool_threads(p->pool);
     report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
 }
+
+void sp_engine_batches_report(const sp_pipeline *p, const sp_batch_totals *t, double makespan_s,
+                              sp_report *report)
+{
+    memset(report, 0, sizeof *report);
+    sp_engine_fill_report(p, report);
+    report->records = t->records;
+    report->chunks = t->chunks;
+    report->batches = t->batches;
+    report->staged_in = t->staged_in;
+    report->staged_out = t->staged_out;
+    report->graph = t->replayed;
+    report->makespan_s = makespan_s;
+}

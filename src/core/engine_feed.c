@@ -3,7 +3,6 @@
  * which costs about two chunk-times of lost overlap per unit (a third of a 4-chunk unit);
  * fed as batches, as a stream's are, the ring stays full from the first unit to the last. */
 #include <stdio.h>
-#include <string.h>
 
 #include "core/clock.h"
 #include "core/run.h"
@@ -15,14 +14,9 @@ static void no_batch_events(void *owner, void *batch)
     (void)batch;
 }
 
-typedef struct feed_totals {
-    size_t records, chunks, batches;
-    int staged_in, staged_out, replayed;
-} feed_totals;
-
 /* Every batch next() gives, then every slot retired; the first failure stops both. */
 static sp_status feed_all(sp_pipeline *p, sp_feed_next_fn next, void *user,
-                          const sp_engine_hooks *hooks, feed_totals *t)
+                          const sp_engine_hooks *hooks, sp_batch_totals *t)
 {
     sp_feed_batch b;
     size_t base = 0;
@@ -46,18 +40,10 @@ static sp_status feed_all(sp_pipeline *p, sp_feed_next_fn next, void *user,
     return st;
 }
 
-static void feed_report(const sp_pipeline *p, const feed_totals *t, double makespan_s,
+static void feed_report(const sp_pipeline *p, const sp_batch_totals *t, double makespan_s,
                         sp_report *report)
 {
-    memset(report, 0, sizeof *report);
-    sp_engine_fill_report(p, report);
-    report->records = t->records;
-    report->chunks = t->chunks;
-    report->batches = t->batches;
-    report->staged_in = t->staged_in;
-    report->staged_out = t->staged_out;
-    report->graph = t->replayed;
-    report->makespan_s = makespan_s;
+    sp_engine_batches_report(p, t, makespan_s, report);
     snprintf(report->notes, sizeof report->notes, "%zu batches through one ring without "
              "draining between them: no per-operation timings", t->batches);
 }
@@ -71,7 +57,7 @@ sp_status sp_pipeline_run_feed(sp_pipeline *p, sp_feed_next_fn next, void *user,
     if (st != SP_OK)
         return st;
     sp_engine_hooks hooks = {NULL, no_batch_events, no_batch_events};
-    feed_totals totals = {0};
+    sp_batch_totals totals = {0};
     sp_engine_reset(p);
     double t0 = sp_now();
     st = feed_all(p, next, user, &hooks, &totals);

@@ -177,6 +177,15 @@ void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks, sp_status s
                        sp_engine_failure *failure);
 /* The report's figures that are the pipeline's (depth, chunk, threads, pinned bytes). */
 void sp_engine_fill_report(const sp_pipeline *p, sp_report *report);
+/* What batches fed through the ring add up to (streams, sp_pipeline_run_feed), and the report
+ * they make: those counts, the pipeline's figures and the makespan; no per-operation timings,
+ * so no engines. The caller writes the notes. */
+typedef struct sp_batch_totals {
+    size_t records, chunks, batches;
+    int staged_in, staged_out, replayed;
+} sp_batch_totals;
+void sp_engine_batches_report(const sp_pipeline *p, const sp_batch_totals *totals,
+                              double makespan_s, sp_report *report);
 
 /* Fills the report from the run and the times sp_run_finish kept in the pipeline. */
 void sp_run_report(const sp_run *run, sp_report *report);

@@ -497,15 +497,10 @@ const char *sp_stream_last_error(const sp_stream *s)
 
 static void stream_report(const sp_stream *s, sp_report *report)
 {
-    memset(report, 0, sizeof *report);
-    sp_engine_fill_report(s->p, report);
-    report->records = s->records;
-    report->chunks = s->chunks;
-    report->batches = s->batches;
-    report->staged_in = s->any_staged_in;
-    report->staged_out = s->any_staged_out;
-    report->graph = s->any_replayed;
-    report->makespan_s = s->t_last > s->t_first ? s->t_last - s->t_first : 0.0;
+    sp_batch_totals totals = {s->records, s->chunks, s->batches, s->any_staged_in,
+                              s->any_staged_out, s->any_replayed};
+    sp_engine_batches_report(s->p, &totals,
+                             s->t_last > s->t_first ? s->t_last - s->t_first : 0.0, report);
     snprintf(report->notes, sizeof report->notes, "a stream records no per-operation timings: "
              "%zu batches, makespan from the first submit to the last batch complete%s",
              s->batches, s->any_replayed ? "; full chunks replayed from graphs" : "");
