@@ -14,7 +14,9 @@
  *
  * Threads: a group runs on one thread at a time; its stage functions run as in sp_pipeline_run
  * of each member pipeline, on that member's thread (CUDA) or workers (HOST), several devices at
- * once: a stage's `user` must tolerate calls from several threads at once.
+ * once: a stage's `user` must tolerate calls from several threads at once (the MLP's stage
+ * sets do not: they serve one pipeline at a time, so a group of several members cannot share
+ * one; streampipe_mlp.h).
  */
 #ifndef STREAMPIPE_GROUP_H
 #define STREAMPIPE_GROUP_H
@@ -30,7 +32,8 @@ typedef struct sp_group sp_group;
 /* What one device did in the last run. Fixed (streampipe.h, top). */
 typedef struct sp_group_device_stats {
     int device;       /* the device number given at creation (HOST: its position) */
-    size_t units;     /* work units it ran */
+    size_t units;     /* work units it took (after a failed run: those it had taken when the
+                         failure stopped it, the failed one and any not yet started included) */
     size_t records;   /* records of those units */
     double busy_s;    /* host seconds its thread spent running units */
     sp_status status; /* SP_OK, or why its last unit failed */

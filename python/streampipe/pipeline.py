@@ -274,10 +274,19 @@ class Pipeline:
         return dicts
 
     def _check_group_devices(self) -> None:
-        """Python CUDA stages get views on the context's device, and built-in stages made for
-        a context (the MLP's weights) live on its device: a group may spread them over that
-        device only."""
+        """Stage sets that serve one pipeline at a time (the MLP's) cannot be shared by the
+        members of a group, which run at once; Python CUDA stages get views on the context's
+        device, and built-in stages made for a context live on its device: a group may spread
+        them over that device only."""
         assert self.devices is not None
+        shared = [s.name for s in self.stages if s._exclusive is not None]
+        if shared and len(self.devices) > 1:
+            self._c = None  # frees the group
+            raise Unsupported(
+                f"stages {shared} serve one pipeline at a time (their state is per call), and "
+                f"a group of {len(self.devices)} runs its members at once: make a set per "
+                "member, or use a single pipeline"
+            )
         bound = [s.name for s in self.stages
                  if s._context is not None or (s._builtin is None and s.cuda is not None)]
         others = sorted({d for d in self.devices if d != self.context.device})
@@ -295,8 +304,9 @@ class Pipeline:
         ``busy_s`` and ``report`` (its :class:`Report`). Raises InvalidArgument otherwise."""
         if self.devices is None:
             raise InvalidArgument("device_reports() is for pipelines of Context.group")
-        return [dict(m, report=Report._make(self, m["report"], -1))
-                for m in self._c.group_members()]
+        with self._idle():  # not while a run on another thread rewrites them
+            members = self._c.group_members()
+        return [dict(m, report=Report._make(self, m["report"], -1)) for m in members]
 
     # ---- facts ----------------------------------------------------------------------------
 

@@ -106,3 +106,21 @@ def test_what_a_group_does_not_do(host_ctx: sp.Context) -> None:
 def test_bad_device_lists(host_ctx: sp.Context, devices: object) -> None:
     with pytest.raises(sp.InvalidArgument):
         host_ctx.group(devices)  # type: ignore[arg-type]
+
+
+def test_an_mlp_stage_set_is_not_shared_by_a_group(ctx: sp.Context) -> None:
+    """The MLP's stages keep per-call state for one pipeline at a time; two members running
+    at once would share it."""
+    from helpers import models_dir
+
+    model = models_dir() / "digits_mlp.safetensors"
+    if not model.exists():
+        pytest.skip(f"no model at {model}")
+    try:
+        stages = ctx.mlp_stages(model)
+    except sp.Unsupported as exc:
+        pytest.skip(f"no MLP here: {exc}")
+    with pytest.raises(sp.Unsupported, match="one pipeline at a time"):
+        ctx.group(members(ctx, 2)).pipeline(stages, np.uint8, (64,))
+    p = ctx.group(members(ctx, 1)).pipeline(stages, np.uint8, (64,))  # one member: fine
+    assert p.run(np.zeros((10, 64), np.uint8)).shape == (10,)

@@ -2,9 +2,11 @@
  * units of an array run (src/group/). A run per unit would fill and drain the ring each time,
  * which costs about two chunk-times of lost overlap per unit (a third of a 4-chunk unit);
  * fed as batches, as a stream's are, the ring stays full from the first unit to the last. */
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "core/clock.h"
+#include "core/context.h"
 #include "core/run.h"
 #include "core/run_at.h"
 
@@ -65,9 +67,12 @@ sp_status sp_pipeline_run_feed(sp_pipeline *p, sp_feed_next_fn next, void *user,
         sp_engine_failure f;
         sp_engine_recover(p, &hooks, st, &f); /* every queue drained; the text stays */
         st = f.status;
+        if (atomic_load(&p->ctx->lost))
+            st = SP_ERR_DEVICE_LOST; /* whatever failed first, as sp_run_finish says */
     }
+    p->last_makespan_s = sp_now() - t0;
     if (st == SP_OK && report)
-        feed_report(p, &totals, sp_now() - t0, report);
+        feed_report(p, &totals, p->last_makespan_s, report);
     sp_pipeline_release(p);
     return st;
 }

@@ -43,6 +43,7 @@ typedef struct sp_run {
     int event_timing;        /* GPU operations were timed by events (run_timing.c) */
     int activity_timing;     /* ... or by the backend's activity records (run_timing.c) */
     double activity_start_s, activity_read_s; /* what starting and reading them took */
+    char activity_note[200]; /* why they were asked for and not used, or are incomplete */
     double t0;               /* host clock at the first enqueue */
     double t_submitted;      /* host clock when the last chunk had been enqueued */
     double wait_s;           /* of that, host time spent waiting for slots to come free */

@@ -262,6 +262,11 @@ void sp_run_report(const sp_run *run, sp_report *report)
                  "starting them took %.3f ms of the run, reading them %.3f ms after it",
                  used ? "; " : "", 1e3 * run->activity_start_s, 1e3 * run->activity_read_s);
     }
+    if (run->activity_note[0] != '\0') { /* never a silent fallback */
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
+                 run->activity_note);
+    }
     if (p->copy_by_kernel && !p->ctx->ops->copy_kernel) { /* never a silent fallback */
         size_t used = strlen(report->notes);
         snprintf(report->notes + used, sizeof report->notes - used,

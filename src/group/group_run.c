@@ -83,12 +83,12 @@ static sp_status member_io_units(group_job *job, sp_group_member *m)
         sp_report unit_report;
         sp_io unit = *job->io;
         unit.n_records = count;
+        m->stats.units++; /* counted when taken, as an array run's are (streampipe_group.h) */
+        m->stats.records += count;
         sp_status st = sp_pipeline_run_io_at(m->pipeline, &unit, first,
                                              job->want_report ? &unit_report : NULL);
         if (st != SP_OK)
             return st;
-        m->stats.units++;
-        m->stats.records += count;
         if (job->want_report)
             sp_group_report_add(&m->report, &unit_report);
     }

@@ -53,12 +53,17 @@ static uint64_t g_base_ns;         /* its activity_start */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static CUptiResult g_init_result = CUPTI_SUCCESS;
 
-/* RUNTIME: CUPTI emits an external correlation record only before an API record, so the
- * runtime's API records must be on although nothing else reads them. */
+/* RUNTIME and DRIVER: CUPTI emits an external correlation record only before an API record,
+ * so the API records must be on although nothing else reads them; DRIVER for the kernels
+ * launched through the driver API (CuPy's, cuBLASLt's), RUNTIME for cudaLaunchKernel's. */
 static const CUpti_ActivityKind g_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+/* Not CUSTOM0, which the PyTorch profiler pushes too: a kernel inside a torch op would be
+ * linked to its id. (Other CUPTI clients in the process still conflict: the callbacks are the
+ * process's, and collect disables the kinds; README says so.) */
+#define OUR_CORRELATION_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 #define N_KINDS (sizeof g_kinds / sizeof g_kinds[0])
 
 /* The CUPTI functions used, from the library dlopen found. */
@@ -93,6 +98,8 @@ static int grow(void **items, size_t *cap, size_t n, size_t size)
 
 static void keep_op(uint32_t correlation, uint64_t start, uint64_t end)
 {
+    if (start == 0 || end < start)
+        return; /* incomplete: a forced flush can hand over records not yet finished */
     if (!grow((void **)&g_act.ops, &g_act.cap_ops, g_act.n_ops, sizeof *g_act.ops)) {
         g_act.dropped++;
         return;
@@ -130,7 +137,7 @@ static void keep_record(const CUpti_Activity *rec)
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const CUpti_ActivityExternalCorrelation *x = (const CUpti_ActivityExternalCorrelation *)rec;
-        if (x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+        if (x->externalKind == OUR_CORRELATION_KIND)
             keep_link(x->correlationId, x->externalId);
         break;
     }
@@ -249,9 +256,10 @@ sp_status sp_cuda_activity_start(void *impl)
         return SP_ERR_UNSUPPORTED;
     }
     clear_records();
-    CUptiResult r = set_kinds(1);
+    /* the base first: the run's host spans start before this call, and enabling takes time */
+    CUptiResult r = cupti.timestamp(&g_base_ns);
     if (r == CUPTI_SUCCESS)
-        r = cupti.timestamp(&g_base_ns);
+        r = set_kinds(1);
     if (r != CUPTI_SUCCESS) {
         (void)set_kinds(0);
         atomic_store(&g_busy, 0);
@@ -263,7 +271,7 @@ sp_status sp_cuda_activity_start(void *impl)
 sp_status sp_cuda_activity_push(void *impl, uint64_t id)
 {
     (void)impl;
-    CUptiResult r = cupti.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+    CUptiResult r = cupti.push(OUR_CORRELATION_KIND, id);
     return r == CUPTI_SUCCESS ? SP_OK : cupti_fail(r, "marking an operation for CUPTI");
 }
 
@@ -271,7 +279,7 @@ void sp_cuda_activity_pop(void *impl)
 {
     (void)impl;
     uint64_t id = 0;
-    (void)cupti.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
+    (void)cupti.pop(OUR_CORRELATION_KIND, &id);
 }
 
 static int by_correlation(const void *a, const void *b)
@@ -292,7 +300,7 @@ static sp_status deliver(sp_activity_fn fn, void *user)
         activity_link key = {op->correlation, 0};
         const activity_link *link = bsearch(&key, g_act.links, g_act.n_links,
                                             sizeof *g_act.links, by_correlation);
-        if (link && op->end >= op->start)
+        if (link)
             fn(user, link->id, 1e-9 * (double)(int64_t)(op->start - g_base_ns),
                1e-9 * (double)(int64_t)(op->end - g_base_ns));
     }
