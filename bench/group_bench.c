@@ -20,6 +20,8 @@
 #include "streampipe_group.h"
 #include "streampipe_ops.h"
 
+#include "bench_util.h"
+
 enum { PLAIN, GROUP1, GROUP2, N_MODES };
 static const char *const mode_names[N_MODES] = {"plain pipeline", "group of 1 device",
                                                 "group of 2 on 1 device"};
@@ -34,37 +36,6 @@ typedef struct workload {
     const char *name;
     unsigned iters;
 } workload;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static size_t sampled_bad(const float *in, const float *got, size_t n, unsigned iters)
-{
-    size_t bad = 0;
-    for (size_t k = 0; k < (1u << 16); k++) {
-        size_t i = (size_t)((k * 2654435761ull) % n);
-        float want = sp_sinmix_one(in[i], iters);
-        double mag = fabs((double)want) > 1.0 ? fabs((double)want) : 1.0;
-        bad += !(fabs((double)got[i] - (double)want) <= 1e-5 * (1.0 + iters) * mag);
-    }
-    return bad;
-}
 
 static size_t count_bad(const float *got, const float *want, size_t n)
 {

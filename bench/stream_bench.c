@@ -29,30 +29,13 @@
 #include "streampipe.h"
 #include "streampipe_ops.h"
 
+#include "bench_util.h"
+
 typedef struct bench_args {
     sp_backend_kind backend;
     size_t batches, batch_records, source_records;
     int repeat;
 } bench_args;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return v[n / 2];
-}
 
 /* The generator: record i's value in [-4, 4), a pattern of PATTERN values (a multiplicative
  * hash of the index) repeated. A generator must cost less than the host copy it saves for the
@@ -158,18 +141,6 @@ static size_t count_bad(const float *got, const float *want, size_t n)
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += memcmp(&got[i], &want[i], sizeof *got) != 0;
-    return bad;
-}
-
-static size_t sampled_bad(const float *got, size_t n, unsigned iters)
-{
-    size_t bad = 0;
-    for (size_t k = 0; k < (1u << 16); k++) {
-        size_t i = (size_t)((k * 2654435761ull) % n);
-        float want = sp_sinmix_one(value_of(i), iters);
-        double mag = fabs((double)want) > 1.0 ? fabs((double)want) : 1.0;
-        bad += !(fabs((double)got[i] - (double)want) <= 1e-5 * (1.0 + iters) * mag);
-    }
     return bad;
 }
 
@@ -309,7 +280,7 @@ static int bench_source(sp_context *ctx, const bench_args *a, double t[SRC_MODES
                 *pinned_mib = (double)report.pinned_bytes / (1 << 20);
             if (!have_want && st == SP_OK) { /* the first run's output: the expected one */
                 memcpy(want, out, n * sizeof(float));
-                *bad += sampled_bad(want, n, params.iters);
+                *bad += sampled_bad(pageable, want, n, params.iters);
                 for (size_t i = 0; i < n; i++)
                     *bad += isnan(want[i]);
                 have_want = 1;
