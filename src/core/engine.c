@@ -409,23 +409,17 @@ static sp_status run_pipelined(sp_pipeline *p, const void *in, size_t n_records,
     return sp_run_finish(&r, st, report);
 }
 
-sp_status sp_pipeline_run_at(sp_pipeline *p, const void *in, size_t n_records, void *out,
-                             size_t first_record, sp_report *report)
+sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void *out,
+                          sp_report *report)
 {
     if (!p)
         return SP_ERR_INVALID_ARGUMENT;
     sp_status st = sp_pipeline_claim(p, "sp_pipeline_run");
     if (st != SP_OK)
         return st;
-    st = run_pipelined(p, in, n_records, out, first_record, report);
+    st = run_pipelined(p, in, n_records, out, 0, report);
     sp_pipeline_release(p);
     return st;
-}
-
-sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void *out,
-                          sp_report *report)
-{
-    return sp_pipeline_run_at(p, in, n_records, out, 0, report);
 }
 
 static sp_status check_io(sp_pipeline *p, const sp_io *io)

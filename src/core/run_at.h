@@ -1,14 +1,12 @@
-/* Runs whose records are numbered from first_record rather than 0: what a stage sees in
- * sp_chunk.first_record, and what a source and sink are asked for, is first_record + the
- * record's index in the run. For sp_group (src/group/), whose units are slices of one run:
- * a stage that depends on a record's position sees the same numbers as in one whole run. */
+/* Runs whose records are numbered from a first record rather than 0: what a stage sees in
+ * sp_chunk.first_record, and what a source and sink are asked for, is that plus the record's
+ * index in the run. For sp_group (src/group/), whose units are slices of one run: a stage
+ * that depends on a record's position sees the same numbers as in one whole run. */
 #ifndef SP_RUN_AT_H
 #define SP_RUN_AT_H
 
 #include "streampipe.h"
 
-sp_status sp_pipeline_run_at(sp_pipeline *pipeline, const void *in, size_t n_records,
-                             void *out, size_t first_record, sp_report *report);
 /* io->n_records records, numbered from first_record (positional io only in sp_group; a
  * sequential one is numbered the same way). */
 sp_status sp_pipeline_run_io_at(sp_pipeline *pipeline, const sp_io *io, size_t first_record,
