@@ -29,12 +29,14 @@ compile: $(BUILD_DIR)/CMakeCache.txt
 # Configure only once: a later `make` reuses the cache (and whatever options it holds).
 # tools/setup.sh first installs what is missing (or stops with the line to run) and names a
 # Python with nanobind, numpy and pytest (PYTHON if given and fit, else python3, else a venv it
-# makes in $(BUILD_DIR)/venv) for the Python package and its tests.
+# makes in $(BUILD_DIR)/venv) for the Python package and its tests; without one the C build
+# goes on and the python_tests entry fails saying what to install.
 $(BUILD_DIR)/CMakeCache.txt:
 	mkdir -p $(BUILD_DIR)
 	PYTHON=$(PYTHON) tools/setup.sh $(abspath $(BUILD_DIR))/venv > $(BUILD_DIR)/python-for-tests
+	py=$$(cat $(BUILD_DIR)/python-for-tests); \
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DSP_WERROR=ON -DSP_PYTHON=AUTO \
-	  -DPython_EXECUTABLE=$$(cat $(BUILD_DIR)/python-for-tests) $(CMAKE_ARGS)
+	  $${py:+-DPython_EXECUTABLE=$$py} $(CMAKE_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR)
