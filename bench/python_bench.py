@@ -378,15 +378,24 @@ def where_the_time_goes(torch: Any, iters: int, chunk: int, chunks: int) -> dict
             "limit": limit}
 
 
-def torch_section(sp: Any, ctx: Any, works: dict[str, Workload], repeat: int, chunk: int,
-                  depths: list[int], builtin_pinned: dict[str, float]) -> None:
+def torch_on_cuda(ctx: Any, section: str) -> Any:
+    """torch, when it imports and has the context's CUDA device; else None, the section's skip
+    emitted with the reason."""
     try:
         import torch
     except ImportError as exc:
-        emit({"section": "torch", "skipped": f"no torch: {exc}"})
-        return
+        emit({"section": section, "skipped": f"no torch: {exc}"})
+        return None
     if not torch.cuda.is_available() or ctx.backend != "cuda":
-        emit({"section": "torch", "skipped": "torch has no CUDA device, or the context is not CUDA"})
+        emit({"section": section, "skipped": "torch has no CUDA device, or the context is not CUDA"})
+        return None
+    return torch
+
+
+def torch_section(sp: Any, ctx: Any, works: dict[str, Workload], repeat: int, chunk: int,
+                  depths: list[int], builtin_pinned: dict[str, float]) -> None:
+    torch = torch_on_cuda(ctx, "torch")
+    if torch is None:
         return
     torch.cuda.set_device(ctx.device)
     for name, work in works.items():
@@ -501,13 +510,8 @@ def mlp_section(sp: Any, ctx: Any, repeat: int, replicate: int) -> None:
                   "samples_per_s": n / r["median_s"], "accuracy": accuracy(out),
                   "depth": p.depth, "chunk_records": p.chunk_records(n),
                   "bad_elements": r["bad_elements"]})
-    try:
-        import torch
-    except ImportError as exc:
-        emit({"section": "mlp", "skipped": f"the PyTorch MLP needs torch: {exc}"})
-        return
-    if not torch.cuda.is_available() or ctx.backend != "cuda":
-        emit({"section": "mlp", "skipped": "the PyTorch MLP needs a CUDA device"})
+    torch = torch_on_cuda(ctx, "mlp")
+    if torch is None:
         return
     sys.path.insert(0, str(HERE))
     import torch_mlp_baseline as baseline  # the careful PyTorch MLP: its model and ring
