@@ -15,7 +15,8 @@
  * reference within the bench's tolerance. Prints a table and one JSON line last.
  *
  * usage: stream_bench [--backend host|cuda] [--batches B] [--batch-records M]
- *                     [--source-records N] [--repeat R] */
+ *                     [--source-records N] [--repeat R] [--source-only]
+ *                     [--source-chunk RECORDS] [--staging-threads T] */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +36,9 @@ typedef struct bench_args {
     sp_backend_kind backend;
     size_t batches, batch_records, source_records;
     int repeat;
+    int source_only;            /* --source-only: skip the batches */
+    size_t source_chunk;        /* --source-chunk: records per chunk of the source runs; 0 = choose */
+    unsigned staging_threads;   /* --staging-threads: of the source runs; 0 = choose */
 } bench_args;
 
 /* The generator: record i's value in [-4, 4), a pattern of PATTERN values (a multiplicative
@@ -242,7 +246,9 @@ static int bench_source(sp_context *ctx, const bench_args *a, double t[SRC_MODES
     size_t n = a->source_records;
     sp_sinmix_params params = {.iters = 100};
     sp_stage stage = sp_sinmix_stage(&params);
-    sp_pipeline_config cfg = {.in_record_bytes = 4, .stages = &stage, .n_stages = 1};
+    sp_pipeline_config cfg = {.in_record_bytes = 4, .stages = &stage, .n_stages = 1,
+                              .chunk_records = a->source_chunk,
+                              .staging_threads = a->staging_threads};
     sp_pipeline *p = NULL;
     float *pageable = malloc(n * sizeof(float)), *out_pageable = malloc(n * sizeof(float));
     float *want = malloc(n * sizeof(float)), *pin_in = NULL, *pin_out = NULL;
@@ -303,10 +309,39 @@ static int bench_source(sp_context *ctx, const bench_args *a, double t[SRC_MODES
     return 0;
 }
 
+static void print_batches(const bench_args *a, const char *backend, const double tb[3])
+{
+    double gb = (double)(a->batches * a->batch_records) * 8.0 / 1e9;
+    printf("%zu batches of %zu records (%s), transfer workload, pinned, median of %d:\n",
+           a->batches, a->batch_records, backend, a->repeat);
+    printf("  one run          %8.2f ms  %6.1f GB/s\n", 1e3 * tb[0], gb / tb[0]);
+    printf("  %zu runs       %8.2f ms  %6.1f GB/s  (%.1f us drain+restart per run)\n",
+           a->batches, 1e3 * tb[1], gb / tb[1], 1e6 * (tb[1] - tb[0]) / (double)a->batches);
+    printf("  one stream       %8.2f ms  %6.1f GB/s  = %.3f of the one run\n", 1e3 * tb[2],
+           gb / tb[2], tb[0] / tb[2]);
+}
+
+static void print_source(const bench_args *a, const double ts[SRC_MODES], double pinned_mib)
+{
+    printf("seed workload, %zu records, chunk %zu, %u staging threads (0: chosen), median of "
+           "%d (source held %.1f MiB pinned):\n", a->source_records, a->source_chunk,
+           a->staging_threads, a->repeat, pinned_mib);
+    for (int mode = 0; mode < SRC_MODES; mode++)
+        printf("  %-36s %8.2f ms  %.2fx the pageable array\n", source_mode_names[mode],
+               1e3 * ts[mode], ts[SRC_PAGEABLE] / ts[mode]);
+}
+
 static int parse(int argc, char **argv, bench_args *a)
 {
-    *a = (bench_args){SP_BACKEND_AUTO, 1000, 1u << 18, (size_t)1 << 27, 5};
-    for (int i = 1; i + 1 < argc; i += 2) {
+    *a = (bench_args){SP_BACKEND_AUTO, 1000, 1u << 18, (size_t)1 << 27, 5, 0, 0, 0};
+    for (int i = 1; i < argc; i += 2) {
+        if (strcmp(argv[i], "--source-only") == 0) {
+            a->source_only = 1;
+            i--;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return 0;
         if (strcmp(argv[i], "--backend") == 0)
             a->backend = strcmp(argv[i + 1], "host") == 0 ? SP_BACKEND_HOST : SP_BACKEND_CUDA;
         else if (strcmp(argv[i], "--batches") == 0)
@@ -317,6 +352,10 @@ static int parse(int argc, char **argv, bench_args *a)
             a->source_records = strtoull(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--repeat") == 0)
             a->repeat = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--source-chunk") == 0)
+            a->source_chunk = strtoull(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--staging-threads") == 0)
+            a->staging_threads = (unsigned)strtoul(argv[i + 1], NULL, 10);
         else
             return 0;
     }
@@ -330,7 +369,8 @@ int main(int argc, char **argv)
     bench_args a;
     if (!parse(argc, argv, &a)) {
         fprintf(stderr, "usage: stream_bench [--backend host|cuda] [--batches B] "
-                "[--batch-records M] [--source-records N] [--repeat R (1..64)]\n");
+                "[--batch-records M] [--source-records N] [--repeat R (1..64)] [--source-only] "
+                "[--source-chunk RECORDS] [--staging-threads T]\n");
         return 64;
     }
     sp_context *ctx = NULL;
@@ -340,25 +380,16 @@ int main(int argc, char **argv)
         sp_context_destroy(ctx);
         return rc;
     }
-    double tb[3], ts[SRC_MODES], pinned_mib = 0;
+    double tb[3] = {0}, ts[SRC_MODES], pinned_mib = 0;
     size_t bad_b = 0, bad_s = 0;
-    int rc = bench_batches(ctx, &a, tb, &bad_b);
+    int rc = a.source_only ? 0 : bench_batches(ctx, &a, tb, &bad_b);
     if (rc == 0)
         rc = bench_source(ctx, &a, ts, &bad_s, &pinned_mib);
     if (rc == 0) {
-        double gb = (double)(a.batches * a.batch_records) * 8.0 / 1e9;
-        printf("%zu batches of %zu records (%s), transfer workload, pinned, median of %d:\n",
-               a.batches, a.batch_records, sp_backend_name(sp_context_backend(ctx)), a.repeat);
-        printf("  one run          %8.2f ms  %6.1f GB/s\n", 1e3 * tb[0], gb / tb[0]);
-        printf("  %zu runs       %8.2f ms  %6.1f GB/s  (%.1f us drain+restart per run)\n",
-               a.batches, 1e3 * tb[1], gb / tb[1], 1e6 * (tb[1] - tb[0]) / (double)a.batches);
-        printf("  one stream       %8.2f ms  %6.1f GB/s  = %.3f of the one run\n", 1e3 * tb[2],
-               gb / tb[2], tb[0] / tb[2]);
-        printf("seed workload, %zu records, median of %d (source held %.1f MiB pinned):\n",
-               a.source_records, a.repeat, pinned_mib);
-        for (int mode = 0; mode < SRC_MODES; mode++)
-            printf("  %-36s %8.2f ms  %.2fx the pageable array\n", source_mode_names[mode],
-                   1e3 * ts[mode], ts[SRC_PAGEABLE] / ts[mode]);
+        const char *backend = sp_backend_name(sp_context_backend(ctx));
+        if (!a.source_only)
+            print_batches(&a, backend, tb);
+        print_source(&a, ts, pinned_mib);
         printf("bad elements: %zu (batches), %zu (source)\n", bad_b, bad_s);
         printf("{\"tool\":\"stream_bench\",\"backend\":\"%s\",\"batches\":%zu,\"batch_records\":"
                "%zu,\"one_run_s\":%.6f,\"many_runs_s\":%.6f,\"stream_s\":%.6f,"
@@ -366,10 +397,11 @@ int main(int argc, char **argv)
                "\"pageable_s\":%.6f,\"pinned_s\":%.6f,\"source_vs_pageable\":%.4f,"
                "\"source_streaming_s\":%.6f,\"source_streaming_vs_pageable\":%.4f,"
                "\"pinned_mib\":%.2f,\"bad_elements\":%zu}\n",
-               sp_backend_name(sp_context_backend(ctx)), a.batches, a.batch_records, tb[0],
-               tb[1], tb[2], tb[0] / tb[2], a.source_records, ts[SRC_PLAIN], ts[SRC_PAGEABLE],
-               ts[SRC_PINNED], ts[SRC_PAGEABLE] / ts[SRC_PLAIN], ts[SRC_STREAMING],
-               ts[SRC_PAGEABLE] / ts[SRC_STREAMING], pinned_mib, bad_b + bad_s);
+               backend, a.source_only ? 0 : a.batches, a.batch_records, tb[0], tb[1], tb[2],
+               tb[2] > 0 ? tb[0] / tb[2] : 0.0, a.source_records, ts[SRC_PLAIN],
+               ts[SRC_PAGEABLE], ts[SRC_PINNED], ts[SRC_PAGEABLE] / ts[SRC_PLAIN],
+               ts[SRC_STREAMING], ts[SRC_PAGEABLE] / ts[SRC_STREAMING], pinned_mib,
+               bad_b + bad_s);
         rc = bad_b + bad_s ? 1 : 0;
     }
     sp_context_destroy(ctx);
