@@ -7,7 +7,7 @@
  *            (sp_pipeline_run_io: values made straight into pinned staging, results copied
  *            straight out of it into a pageable array) against the same values as a pageable
  *            array, and as a pinned one; the source twice: with plain stores and memcpy, and
- *            with non-temporal stores both ways (as the library's own staging copies)
+ *            with sp_copy_nontemporal both ways (as the library's own staging copies)
  *
  * Every output element of every timed run is checked: against the C reference for
  * iterations 0 (bit for bit), and for the source runs against the array run's output (the
@@ -23,9 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "streampipe.h"
 #include "streampipe_ops.h"
@@ -37,7 +34,7 @@ typedef struct bench_args {
     size_t batches, batch_records, source_records;
     int repeat;
     int source_only;            /* --source-only: skip the batches */
-    size_t source_chunk;        /* --source-chunk: records per chunk of the source runs; 0 = choose */
+    size_t source_chunk;        /* --source-chunk: records per chunk, source runs; 0 = choose */
     unsigned staging_threads;   /* --staging-threads: of the source runs; 0 = choose */
 } bench_args;
 
@@ -60,34 +57,6 @@ static void make_pattern(void)
 
 static float value_of(size_t i) { return g_pattern[i % PATTERN]; }
 
-/* A copy with non-temporal stores (what the library's staging copies use): the destination,
- * pinned staging read by the copy engine or a big output array, is not read again soon, and a
- * plain store would first read each line it writes (a third more memory traffic). */
-static void copy_streaming(void *dst, const void *src, size_t bytes)
-{
-#if defined(__SSE2__)
-    char *d = dst;
-    const char *s = src;
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-    if (head > bytes)
-        head = bytes;
-    memcpy(d, s, head);
-    d += head, s += head, bytes -= head;
-    for (; bytes >= 64; d += 64, s += 64, bytes -= 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)s + 1);
-        __m128i c = _mm_loadu_si128((const __m128i *)s + 2), e = _mm_loadu_si128((const __m128i *)s + 3);
-        _mm_stream_si128((__m128i *)d, a);
-        _mm_stream_si128((__m128i *)d + 1, b);
-        _mm_stream_si128((__m128i *)d + 2, c);
-        _mm_stream_si128((__m128i *)d + 3, e);
-    }
-    memcpy(d, s, bytes);
-    _mm_sfence(); /* the stores are weakly ordered: visible before the piece is handed on */
-#else
-    memcpy(dst, src, bytes);
-#endif
-}
-
 typedef void (*copy_fn)(void *dst, const void *src, size_t bytes);
 
 /* value_of over [first, first + n) into out, the pattern's pieces copied with `copy`. */
@@ -104,7 +73,7 @@ static void fill_values(float *out, size_t first, size_t n, copy_fn copy)
 
 static void copy_plain(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 
-static sp_status generate(void *dst, size_t first, size_t max, size_t *records, void *user)
+static sp_status generate_memcpy(void *dst, size_t first, size_t max, size_t *records, void *user)
 {
     (void)user;
     fill_values(dst, first, max, copy_plain);
@@ -113,11 +82,11 @@ static sp_status generate(void *dst, size_t first, size_t max, size_t *records, 
 }
 
 /* The same values with non-temporal stores: no read of the pinned lines before writing. */
-static sp_status generate_streaming(void *dst, size_t first, size_t max, size_t *records,
+static sp_status generate_nontemporal(void *dst, size_t first, size_t max, size_t *records,
                                     void *user)
 {
     (void)user;
-    fill_values(dst, first, max, copy_streaming);
+    fill_values(dst, first, max, sp_copy_nontemporal);
     *records = max;
     return SP_OK;
 }
@@ -126,17 +95,17 @@ typedef struct sink_target {
     float *out;
 } sink_target;
 
-static sp_status collect(const void *src, size_t first, size_t records, void *user)
+static sp_status collect_memcpy(const void *src, size_t first, size_t records, void *user)
 {
     sink_target *t = user;
     memcpy(t->out + first, src, records * sizeof(float));
     return SP_OK;
 }
 
-static sp_status collect_streaming(const void *src, size_t first, size_t records, void *user)
+static sp_status collect_nontemporal(const void *src, size_t first, size_t records, void *user)
 {
     sink_target *t = user;
-    copy_streaming(t->out + first, src, records * sizeof(float));
+    sp_copy_nontemporal(t->out + first, src, records * sizeof(float));
     return SP_OK;
 }
 
@@ -235,10 +204,10 @@ static int bench_batches(sp_context *ctx, const bench_args *a, double t[3], size
 /* ---- a generator source against arrays ---------------------------------------------------- */
 
 /* The runs compared, in the order they run in each repeat. */
-enum { SRC_PLAIN, SRC_PAGEABLE, SRC_PINNED, SRC_STREAMING, SRC_MODES };
+enum { SRC_MEMCPY, SRC_PAGEABLE, SRC_PINNED, SRC_NONTEMPORAL, SRC_MODES };
 static const char *const source_mode_names[SRC_MODES] = {
-    "source (plain stores, memcpy sink)", "pageable array", "pinned array",
-    "source (streaming stores both ways)"};
+    "source, memcpy both ways", "pageable array", "pinned array",
+    "source, sp_copy_nontemporal both ways"};
 
 static int bench_source(sp_context *ctx, const bench_args *a, double t[SRC_MODES], size_t *bad,
                         double *pinned_mib)
@@ -262,11 +231,11 @@ static int bench_source(sp_context *ctx, const bench_args *a, double t[SRC_MODES
     for (size_t i = 0; i < n; i++)
         pageable[i] = pin_in[i] = value_of(i);
     sink_target sink = {out_pageable};
-    sp_io io = {.read = generate, .write = collect, .write_user = &sink, .n_records = n,
-                .positional = 1};
-    sp_io io_streaming = io;
-    io_streaming.read = generate_streaming;
-    io_streaming.write = collect_streaming;
+    sp_io io = {.read = generate_memcpy, .write = collect_memcpy, .write_user = &sink,
+                .n_records = n, .positional = 1};
+    sp_io io_nontemporal = io;
+    io_nontemporal.read = generate_nontemporal;
+    io_nontemporal.write = collect_nontemporal;
     double times[SRC_MODES][64];
     *bad = 0;
     int have_want = 0;
@@ -276,13 +245,13 @@ static int bench_source(sp_context *ctx, const bench_args *a, double t[SRC_MODES
             memset(out, 0xFF, n * sizeof(float));
             sp_report report;
             double t0 = now_s();
-            if (mode == SRC_PLAIN || mode == SRC_STREAMING)
-                st = sp_pipeline_run_io(p, mode == SRC_PLAIN ? &io : &io_streaming, &report);
+            if (mode == SRC_MEMCPY || mode == SRC_NONTEMPORAL)
+                st = sp_pipeline_run_io(p, mode == SRC_MEMCPY ? &io : &io_nontemporal, &report);
             else
                 st = sp_pipeline_run(p, mode == SRC_PAGEABLE ? pageable : pin_in, n, out,
                                      &report);
             double dt = now_s() - t0;
-            if (mode == SRC_PLAIN)
+            if (mode == SRC_MEMCPY)
                 *pinned_mib = (double)report.pinned_bytes / (1 << 20);
             if (!have_want && st == SP_OK) { /* the first run's output: the expected one */
                 memcpy(want, out, n * sizeof(float));
@@ -327,7 +296,7 @@ static void print_source(const bench_args *a, const double ts[SRC_MODES], double
            "%d (source held %.1f MiB pinned):\n", a->source_records, a->source_chunk,
            a->staging_threads, a->repeat, pinned_mib);
     for (int mode = 0; mode < SRC_MODES; mode++)
-        printf("  %-36s %8.2f ms  %.2fx the pageable array\n", source_mode_names[mode],
+        printf("  %-40s %8.2f ms  %.2fx the pageable array\n", source_mode_names[mode],
                1e3 * ts[mode], ts[SRC_PAGEABLE] / ts[mode]);
 }
 
@@ -395,12 +364,12 @@ int main(int argc, char **argv)
                "%zu,\"one_run_s\":%.6f,\"many_runs_s\":%.6f,\"stream_s\":%.6f,"
                "\"stream_vs_one_run\":%.4f,\"source_records\":%zu,\"source_s\":%.6f,"
                "\"pageable_s\":%.6f,\"pinned_s\":%.6f,\"source_vs_pageable\":%.4f,"
-               "\"source_streaming_s\":%.6f,\"source_streaming_vs_pageable\":%.4f,"
+               "\"source_memcpy_s\":%.6f,\"source_memcpy_vs_pageable\":%.4f,"
                "\"pinned_mib\":%.2f,\"bad_elements\":%zu}\n",
                backend, a.source_only ? 0 : a.batches, a.batch_records, tb[0], tb[1], tb[2],
-               tb[2] > 0 ? tb[0] / tb[2] : 0.0, a.source_records, ts[SRC_PLAIN],
-               ts[SRC_PAGEABLE], ts[SRC_PINNED], ts[SRC_PAGEABLE] / ts[SRC_PLAIN],
-               ts[SRC_STREAMING], ts[SRC_PAGEABLE] / ts[SRC_STREAMING], pinned_mib,
+               tb[2] > 0 ? tb[0] / tb[2] : 0.0, a.source_records, ts[SRC_NONTEMPORAL],
+               ts[SRC_PAGEABLE], ts[SRC_PINNED], ts[SRC_PAGEABLE] / ts[SRC_NONTEMPORAL],
+               ts[SRC_MEMCPY], ts[SRC_PAGEABLE] / ts[SRC_MEMCPY], pinned_mib,
                bad_b + bad_s);
         rc = bad_b + bad_s ? 1 : 0;
     }

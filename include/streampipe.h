@@ -506,6 +506,15 @@ typedef struct sp_io {
 
 #define SP_IO_INIT {.size = sizeof(sp_io)}
 
+/* memcpy with non-temporal stores, as the library's own staging copies: for a source copying
+ * its data into pinned staging, or a sink copying results out into a large array, where the
+ * destination is not read again soon. A plain store first reads each destination line it
+ * writes, a third more host memory traffic; on the H200 host a generator source ran at 1.03x
+ * a pageable array with memcpy and 1.43x with this (bench/PERF.md). Any alignment; copies
+ * under 64 KiB are a plain memcpy, which keeps the data in cache for whoever reads it. The
+ * stores are complete (fenced) when it returns. dst and src must not overlap. */
+void sp_copy_nontemporal(void *dst, const void *src, size_t bytes);
+
 /* Streams io->n_records records from the source through the stages into the sink: read fills
  * a slot's pinned staging buffer directly and write consumes results straight from pinned
  * memory, so no user array is copied and the pinned memory held is the slots' (the report's

@@ -7,7 +7,6 @@
 
 #include "core/plan.h"
 #include "core/staging_pool.h"
-#include "core/stream_copy.h"
 #include "core/timeline.h"
 #include "harness.h"
 
@@ -321,7 +320,7 @@ TEST(staging_pool_handoffs_under_pauses)
 
 /* Every head alignment and tail length around the streaming threshold, bytes past the end
  * untouched. */
-TEST(stream_copy_every_alignment)
+TEST(copy_nontemporal_every_alignment)
 {
     enum { MAX = 256 * 1024 + 200 };
     unsigned char *src = malloc(MAX), *dst = malloc(MAX + 64);
@@ -333,7 +332,7 @@ TEST(stream_copy_every_alignment)
         for (size_t shift = 0; shift < 16; shift++) {
             size_t n = sizes[k];
             memset(dst, 0x5A, MAX + 64);
-            sp_stream_copy(dst + shift, src + (15 - shift), n);
+            sp_copy_nontemporal(dst + shift, src + (15 - shift), n);
             CHECK_MSG(memcmp(dst + shift, src + (15 - shift), n) == 0, "n=%zu shift=%zu", n,
                       shift);
             CHECK_MSG(dst[shift + n] == 0x5A, "n=%zu shift=%zu: wrote past the end", n, shift);
@@ -360,7 +359,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(span_coverage),
         TEST_ENTRY(staging_pool_copies_every_byte),
         TEST_ENTRY(staging_pool_handoffs_under_pauses),
-        TEST_ENTRY(stream_copy_every_alignment),
+        TEST_ENTRY(copy_nontemporal_every_alignment),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

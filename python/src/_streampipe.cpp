@@ -76,6 +76,14 @@ NB_MODULE(_streampipe, m)
     m.def("status_name", [](int s) { return std::string(sp_status_name((sp_status)s)); });
     m.def("status_message", [](int s) { return std::string(sp_status_message((sp_status)s)); });
     m.def("backend_name", [](int k) { return std::string(sp_backend_name((sp_backend_kind)k)); });
+    // Sizes, contiguity and overlap are checked by streampipe.copy_nontemporal.
+    m.def("copy_nontemporal",
+          [](nb::ndarray<nb::c_contig, nb::device::cpu> dst,
+             nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> src, size_t bytes) {
+              nb::gil_scoped_release unlocked; // a staging-sized copy: other threads run on
+              sp_copy_nontemporal(dst.data(), src.data(), bytes);
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("bytes"));
     // The library was built with CUDA when its built-in stage has a CUDA function.
     m.def("built_with_cuda", [] {
         static const sp_sinmix_params params{};

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from . import _streampipe
 from .context import Context
+from .copy import copy_nontemporal
 from . import errors
 from .errors import (
     BackendError,
@@ -60,6 +61,7 @@ __all__ = [
     "DeviceArray",
     "CudaStream",
     "sinmix",
+    "copy_nontemporal",
     "MLPModel",
     "Report",
     "EngineReport",

@@ -193,3 +193,53 @@ def test_bad_sources(host_ctx: sp.Context) -> None:
         with pytest.raises(sp.InvalidArgument, match="open stream"):
             p.run_io(lambda dst, first, n: 0, sink)
         s.submit(np.ones(3, np.float32)).result(timeout=30)
+
+
+def test_copy_nontemporal_in_a_source_and_sink(ctx: sp.Context, rng: np.random.Generator) -> None:
+    p = ctx.pipeline(sp.sinmix(3), np.float32, chunk_records=40000, depth=4, staging_threads=2)
+    n = 40000 * 5 + 77  # pieces of every size: over and under the 64 KiB plain-memcpy limit
+    x = rng.uniform(-50, 50, n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+
+    def read(dst: np.ndarray, first: int, max_records: int) -> int:
+        sp.copy_nontemporal(dst, x[first:first + max_records])
+        return max_records
+
+    def write(src: np.ndarray, first: int) -> None:
+        sp.copy_nontemporal(out[first:first + src.shape[0]], src)
+
+    assert p.run_io(read, write, n_records=n, positional=True) == n
+    assert_sinmix(out, x, 3)
+
+
+@pytest.mark.parametrize("shift", range(0, 17, 3))
+def test_copy_nontemporal_bytes(rng: np.random.Generator, shift: int) -> None:
+    # every alignment of dst, other dtypes and shapes: the bytes copied as they are
+    src = rng.integers(0, 256, 300_001, dtype=np.uint8)
+    room = np.full(300_001 + 32, 0xA5, np.uint8)
+    dst = room[shift:shift + 300_001]
+    sp.copy_nontemporal(dst, src)
+    np.testing.assert_array_equal(dst, src)
+    assert (room[:shift] == 0xA5).all() and (room[shift + 300_001:] == 0xA5).all()
+    words = np.zeros((25, 4), np.int32)
+    sp.copy_nontemporal(words, src[:400])
+    assert words.tobytes() == src[:400].tobytes()
+
+
+def test_copy_nontemporal_refuses(rng: np.random.Generator) -> None:
+    a = rng.uniform(size=1000).astype(np.float32)
+    b = np.zeros(1000, np.float32)
+    cases = [
+        ((b[:999], a), "3996 bytes and src 4000"),   # sizes differ: nothing copied
+        ((b, a.astype(np.float64)[:1000]), "bytes"),
+        ((b[::2], a[:500]), "C-contiguous"),
+        ((b, a[::-1]), "C-contiguous"),
+        ((a[1:], a[:-1]), "overlap"),
+        ((np.frombuffer(bytes(4000), np.float32), a), "read-only"),
+        (([0.0] * 1000, a), "numpy array"),
+    ]
+    for (dst, src), why in cases:
+        with pytest.raises(sp.InvalidArgument, match=why):
+            sp.copy_nontemporal(dst, src)  # type: ignore[arg-type]
+    assert (b == 0).all()
+    sp.copy_nontemporal(b[:0], a[:0])  # zero bytes: nothing to do

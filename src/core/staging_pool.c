@@ -28,7 +28,6 @@
 
 #include "core/clock.h"
 #include "core/staging_pool.h"
-#include "core/stream_copy.h"
 
 /* Below this a single memcpy beats waking workers. */
 #define SP_PARALLEL_COPY_MIN (512u * 1024u)
@@ -106,7 +105,7 @@ static int all_pieces_done(const sp_staging_pool *pool, unsigned long unused)
 static void run_piece(sp_staging_pool *pool, const sp_copy *copy, size_t off, size_t len)
 {
     if (!copy->fn) {
-        sp_stream_copy((char *)copy->dst + off, (const char *)copy->src + off, len);
+        sp_copy_nontemporal((char *)copy->dst + off, (const char *)copy->src + off, len);
         return;
     }
     sp_status st = copy->fn(copy->arg, off, len);

@@ -1,18 +1,20 @@
+/* sp_copy_nontemporal (streampipe.h): the staging pool's copies, and sources' and sinks'. */
 #include <stdint.h>
 #include <string.h>
 
-#include "core/stream_copy.h"
+#include "streampipe.h"
 
 #if defined(__SSE2__) && !defined(SP_STAGING_PLAIN_MEMCPY)
 #include <emmintrin.h>
 
 /* Below this a plain memcpy is as fast and keeps the data in cache for whoever reads it. */
-#define SP_STREAM_MIN (64u * 1024u)
+#define SP_NONTEMPORAL_MIN (64u * 1024u)
 
-void sp_stream_copy(void *dst, const void *src, size_t bytes)
+void sp_copy_nontemporal(void *dst, const void *src, size_t bytes)
 {
-    if (bytes < SP_STREAM_MIN) {
-        memcpy(dst, src, bytes);
+    if (bytes < SP_NONTEMPORAL_MIN) {
+        if (bytes > 0)
+            memcpy(dst, src, bytes);
         return;
     }
     char *d = dst;
@@ -39,6 +41,6 @@ void sp_stream_copy(void *dst, const void *src, size_t bytes)
 
 #else
 
-void sp_stream_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+void sp_copy_nontemporal(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 
 #endif
