@@ -12,6 +12,6 @@
 
 #define SP_VERSION_MAJOR 0
 #define SP_VERSION_MINOR 5
-#define SP_VERSION_PATCH 0
+#define SP_VERSION_PATCH 1
 
 #endif /* STREAMPIPE_VERSION_H */
