@@ -21,6 +21,8 @@ import cupy
 import numpy as np
 import torch
 
+from ring import TorchRing  # beside this file: the one ring, shared with python_bench
+
 WORKLOADS = {"seed": (1 << 27, 100), "transfer": (1 << 28, 0), "compute": (1 << 27, 1000)}
 
 
@@ -31,43 +33,15 @@ def plain_kernel():
     return cupy.RawKernel(body.replace("cuda_runtime.h", ""), "plain_sinmix")
 
 
-class Ring:
-    def __init__(self, kernel, chunk, depth, iters):
-        self.kernel, self.chunk, self.depth, self.iters = kernel, chunk, depth, iters
-        dev = torch.device("cuda")
-        self.d_in = [torch.empty(chunk, dtype=torch.float32, device=dev) for _ in range(depth)]
-        self.d_out = [torch.empty(chunk, dtype=torch.float32, device=dev) for _ in range(depth)]
-        self.h2d, self.comp, self.d2h = (torch.cuda.Stream() for _ in range(3))
-        self.h2d_done = [torch.cuda.Event() for _ in range(depth)]
-        self.comp_done = [torch.cuda.Event() for _ in range(depth)]
-        self.d2h_done = [torch.cuda.Event() for _ in range(depth)]
-
-    def launch(self, src, dst, n):
-        with cupy.cuda.ExternalStream(self.comp.cuda_stream):
-            self.kernel(((n + 255) // 256,), (256,),
-                        (cupy.uint64(src.data_ptr()), cupy.uint64(dst.data_ptr()),
-                         cupy.uint64(n), cupy.uint32(self.iters)))
-
-    def run(self, host_in, host_out):
-        n = host_in.numel()
-        for i, lo in enumerate(range(0, n, self.chunk)):
-            b, hi = i % self.depth, min(n, lo + self.chunk)
-            d_in, d_out = self.d_in[b][: hi - lo], self.d_out[b][: hi - lo]
-            if i >= self.depth:  # WAR: chunk i-K's kernel read d_in[b]
-                self.h2d.wait_event(self.comp_done[b])
-            with torch.cuda.stream(self.h2d):
-                d_in.copy_(host_in[lo:hi], non_blocking=True)
-                self.h2d_done[b].record()
-            self.comp.wait_event(self.h2d_done[b])
-            if i >= self.depth:  # WAR: chunk i-K's d2h read d_out[b]
-                self.comp.wait_event(self.d2h_done[b])
-            self.launch(d_in, d_out, hi - lo)
-            self.comp_done[b].record(self.comp)
-            self.d2h.wait_event(self.comp_done[b])
-            with torch.cuda.stream(self.d2h):
-                host_out[lo:hi].copy_(d_out, non_blocking=True)
-                self.d2h_done[b].record()
-        self.d2h.synchronize()
+def plain_stage(kernel, iters):
+    """The plain kernel as the ring's stage, launched on the current (compute) stream."""
+    def launch(src, dst):
+        n = src.numel()
+        with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            kernel(((n + 255) // 256,), (256,),
+                   (cupy.uint64(src.data_ptr()), cupy.uint64(dst.data_ptr()),
+                    cupy.uint64(n), cupy.uint32(iters)))
+    return launch
 
 
 def reference(x, iters):
@@ -99,11 +73,12 @@ def main():
     gen = torch.Generator().manual_seed(time.time_ns())
     host_in = (torch.rand(n, generator=gen) * 8 - 4).pin_memory()
     host_out = torch.empty(n, dtype=torch.float32).pin_memory()
-    ring = Ring(kernel, a.chunk_records, a.depth, iters)
+    stage = plain_stage(kernel, iters)
+    ring = TorchRing(torch, stage, a.chunk_records, a.depth)
     d_all = host_in.cuda()
     d_want = torch.empty_like(d_all)
     with torch.cuda.stream(ring.comp):
-        ring.launch(d_all, d_want, n)
+        stage(d_all, d_want)
     ring.comp.synchronize()
     want = d_want.cpu()
     del d_all, d_want
