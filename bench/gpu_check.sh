@@ -354,6 +354,10 @@ fi
 # Streams and a generator source (issue 11): bench/stream_bench, one JSON line kept.
 stream_bench_one() {
     "$BUILD/bench/stream_bench" --backend cuda --repeat 5 | tee -a "$MAIN_LOG" | grep '^{' >>"$BENCH_JSON"
+    # the source against the arrays once more, in a second process: pageable runs spread
+    # between processes on this host, more than within one
+    "$BUILD/bench/stream_bench" --backend cuda --repeat 7 --source-only | tee -a "$MAIN_LOG" |
+        grep '^{' >>"$BENCH_JSON"
 }
 export -f stream_bench_one
 export BUILD MAIN_LOG
