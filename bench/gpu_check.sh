@@ -172,6 +172,20 @@ else
     record ctest FAIL 0 "no $BUILD/CTestTestfile.cmake (build failed?)"
 fi
 
+# ---- 3b. the Python package on CUDA, with torch and CuPy stages ---------------------------------
+# Offline: nanobind and scikit-build-core are on the machine, so no build isolation.
+python_suite() {
+    local root=$PWD
+    local cjson=()
+    [[ -n ${SP_CJSON_ROOT:-} ]] && cjson=(-C cmake.define.SP_WITH_CJSON=ON
+        -C "cmake.define.SP_CJSON_ROOT=$SP_CJSON_ROOT")
+    python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . &&
+        (cd /tmp && SP_TEST_MODELS="$root/models" python3 "$root/python/tests/run.py" \
+            "$root/python/tests")
+}
+export -f python_suite
+run_phase python 150 "$BENCH_RESERVE_S" "$CTEST_LOG" python_suite
+
 # ---- 4. compute-sanitizer over the CUDA conformance test ---------------------------------
 CONFORMANCE=$BUILD/tests/test_conformance
 SANITIZER=$(command -v compute-sanitizer)
@@ -188,28 +202,14 @@ sanitize() { # TOOL [extra options]: exit 77 (the test skipped) counts as a fail
 export -f sanitize
 export SANITIZER CONFORMANCE
 # GPU_CHECK_SANITIZERS=0 leaves them out (a call that only re-measures, after a call that ran them
-# on the same engine code); the table says so.
-SANITIZER_TOOLS="memcheck racecheck initcheck synccheck"
+# on the same engine code); the table says so. GPU_CHECK_SANITIZER_TOOLS picks some ("graph" is
+# memcheck in graph mode). racecheck comes last: it looks at shared memory only (the MLP head and
+# copy kernels), never ended within 150 s on the quick list, and so takes what time is left.
+SANITIZER_TOOLS=${GPU_CHECK_SANITIZER_TOOLS:-memcheck initcheck synccheck graph racecheck}
 if [[ ${GPU_CHECK_SANITIZERS:-1} == 0 ]]; then
     record sanitizers SKIP 0 "GPU_CHECK_SANITIZERS=0"
     SANITIZER_TOOLS=""
 fi
-for tool in $SANITIZER_TOOLS; do
-    if [[ ! -x $CONFORMANCE ]]; then
-        record "sanitizer-$tool" FAIL 0 "$CONFORMANCE was not built"
-        continue
-    fi
-    if [[ -z $SANITIZER ]]; then
-        record "sanitizer-$tool" FAIL 0 "compute-sanitizer not found"
-        continue
-    fi
-    extra=()
-    [[ $tool == memcheck ]] && extra=(--leak-check full)
-    cap=$SANITIZER_CAP_S
-    # racecheck looks at shared memory only (the MLP head and copy kernels); it never ended
-    # within 150 s on the quick list, so it gets the same cap as the others
-    run_phase "sanitizer-$tool" "$cap" "$BENCH_RESERVE_S" "$SAN_LOG" sanitize "$tool" "${extra[@]}"
-done
 # Graph mode under memcheck (issue 5): the conformance suite in graph mode, then the graph
 # tests. One of those makes CUDA refuse a capture on purpose, so API errors are not reported
 # for that binary; memory errors are.
@@ -220,24 +220,25 @@ sanitize_graph() {
             --report-api-errors no --print-limit 50 "$(dirname "$CONFORMANCE")/test_graph" cuda
 }
 export -f sanitize_graph
-if [[ -x $CONFORMANCE && -n $SANITIZER && -n $SANITIZER_TOOLS ]]; then
-    run_phase sanitizer-memcheck-graph "$SANITIZER_CAP_S" "$BENCH_RESERVE_S" "$SAN_LOG" \
-        sanitize_graph
-fi
-
-# ---- 4b. the Python package on CUDA, with torch and CuPy stages ---------------------------------
-# Offline: nanobind and scikit-build-core are on the machine, so no build isolation.
-python_suite() {
-    local root=$PWD
-    local cjson=()
-    [[ -n ${SP_CJSON_ROOT:-} ]] && cjson=(-C cmake.define.SP_WITH_CJSON=ON
-        -C "cmake.define.SP_CJSON_ROOT=$SP_CJSON_ROOT")
-    python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . &&
-        (cd /tmp && SP_TEST_MODELS="$root/models" python3 "$root/python/tests/run.py" \
-            "$root/python/tests")
-}
-export -f python_suite
-run_phase python 150 "$BENCH_RESERVE_S" "$CTEST_LOG" python_suite
+for tool in $SANITIZER_TOOLS; do
+    name=sanitizer-$tool
+    [[ $tool == graph ]] && name=sanitizer-memcheck-graph
+    if [[ ! -x $CONFORMANCE ]]; then
+        record "$name" FAIL 0 "$CONFORMANCE was not built"
+        continue
+    fi
+    if [[ -z $SANITIZER ]]; then
+        record "$name" FAIL 0 "compute-sanitizer not found"
+        continue
+    fi
+    if [[ $tool == graph ]]; then
+        run_phase "$name" "$SANITIZER_CAP_S" "$BENCH_RESERVE_S" "$SAN_LOG" sanitize_graph
+        continue
+    fi
+    extra=()
+    [[ $tool == memcheck ]] && extra=(--leak-check full)
+    run_phase "$name" "$SANITIZER_CAP_S" "$BENCH_RESERVE_S" "$SAN_LOG" sanitize "$tool" "${extra[@]}"
+done
 
 # ---- 5. benchmarks -----------------------------------------------------------------------
 # GPU_CHECK_BENCH=0 leaves them out (a call for the tests alone, after one that measured):
