@@ -1,14 +1,19 @@
 /* White-box tests of the core's pure parts: the planner, the timeline figures on hand-built
- * timelines with known answers, and the staging pool. */
+ * timelines with known answers, and the staging pool; and of src/util's whole-file reader,
+ * which the model loader and the CLI share. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/plan.h"
 #include "core/staging_pool.h"
 #include "core/timeline.h"
 #include "harness.h"
+#include "util/read_file.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 
@@ -344,6 +349,114 @@ TEST(copy_nontemporal_every_alignment)
     return TEST_OK;
 }
 
+/* ---- src/util/read_file.c ------------------------------------------------------------------ */
+
+/* A fresh folder under TMPDIR (or /tmp) for the files of one test. */
+static int make_scratch(char *dir, size_t size)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, size, "%s/sp_read_XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    return CHECK(mkdtemp(dir) != NULL);
+}
+
+static int write_file(const char *path, const unsigned char *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!CHECK_MSG(f != NULL, "cannot create %s", path))
+        return 0;
+    int ok = CHECK(fwrite(bytes, 1, n, f) == n);
+    return CHECK(fclose(f) == 0) && ok;
+}
+
+/* `path` is refused as `want`, the reason holding `says`, and *bytes and *size untouched. */
+static void expect_refused(const char *path, size_t max_bytes, sp_read_result want,
+                           const char *says)
+{
+    unsigned char sentinel = 0;
+    unsigned char *bytes = &sentinel;
+    size_t size = 12345;
+    char why[512] = "";
+    harness_context("reading %s", path);
+    CHECK_EQ(sp_read_regular_file("test", path, max_bytes, &bytes, &size, why, sizeof why), want);
+    CHECK_HAS(why, says);
+    CHECK_HAS(why, path); /* the reason names the file */
+    CHECK(bytes == &sentinel);
+    CHECK_EQ(size, 12345);
+    /* no buffer for the reason is allowed too */
+    CHECK_EQ(sp_read_regular_file("test", path, max_bytes, &bytes, &size, NULL, 0), want);
+    harness_context("%s", "");
+}
+
+/* A file is read whole, up to and at max_bytes; an empty one gives an empty buffer. */
+TEST(read_file_reads_whole_files)
+{
+    char dir[512], path[600];
+    if (!make_scratch(dir, sizeof dir))
+        return TEST_FAIL;
+    snprintf(path, sizeof path, "%s/data", dir);
+    unsigned char data[3000];
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 0x4ead);
+    rng_fill(&rng, data, sizeof data);
+    size_t sizes[] = {0, 1, sizeof data};
+    for (size_t k = 0; k < ARRAY_LEN(sizes) && write_file(path, data, sizes[k]); k++) {
+        unsigned char *bytes = NULL;
+        size_t size = 99999;
+        char why[512] = "";
+        CHECK_EQ(sp_read_regular_file("test", path, sizes[k], &bytes, &size, why, sizeof why),
+                 SP_READ_OK);
+        CHECK_MSG(why[0] == '\0', "a reason was written on success: %s", why);
+        CHECK_EQ(size, sizes[k]);
+        CHECK(bytes != NULL);
+        CHECK_MSG(bytes == NULL || memcmp(bytes, data, sizes[k]) == 0, "%zu bytes differ",
+                  sizes[k]);
+        free(bytes);
+    }
+    CHECK(unlink(path) == 0);
+    CHECK(rmdir(dir) == 0);
+    return TEST_OK;
+}
+
+/* Each refusal with its kind and a reason naming the file; a FIFO at once, not waited on (the
+ * test's short timeout turns a hang into a failure). */
+TEST(read_file_refuses_what_cannot_work)
+{
+    char dir[512], path[600];
+    if (!make_scratch(dir, sizeof dir))
+        return TEST_FAIL;
+    snprintf(path, sizeof path, "%s/missing", dir);
+    expect_refused(path, 100, SP_READ_CANNOT_OPEN, "cannot open the test file");
+    expect_refused(path, 100, SP_READ_CANNOT_OPEN, "No such file or directory");
+    expect_refused(dir, 100, SP_READ_NOT_REGULAR, "is not a regular file (it is a directory)");
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    if (CHECK(mkfifo(path, 0600) == 0)) {
+        expect_refused(path, 100, SP_READ_NOT_REGULAR, "is not a regular file (it is a FIFO)");
+        CHECK(unlink(path) == 0);
+    }
+    expect_refused("/dev/null", 100, SP_READ_NOT_REGULAR, "(it is a character device)");
+    snprintf(path, sizeof path, "%s/eleven", dir);
+    if (write_file(path, (const unsigned char *)"eleven byte", 11)) {
+        expect_refused(path, 10, SP_READ_TOO_BIG, "has 11 bytes; over 10 are refused");
+        expect_refused(path, 0, SP_READ_TOO_BIG, "has 11 bytes; over 0 are refused");
+        CHECK(unlink(path) == 0);
+    }
+    CHECK(rmdir(dir) == 0);
+    return TEST_OK;
+}
+
+/* A file whose contents do not match fstat's size fails instead of being cut: /proc files say
+ * 0 bytes and have more, so the read past the end finds some. */
+TEST(read_file_refuses_a_file_that_changed_size)
+{
+    struct stat info;
+    if (stat("/proc/self/stat", &info) != 0 || !S_ISREG(info.st_mode) || info.st_size != 0) {
+        harness_skip_reason("no /proc/self/stat of 0 bytes here");
+        return TEST_SKIP;
+    }
+    expect_refused("/proc/self/stat", 100, SP_READ_SIZE_CHANGED, "changed size while it was read");
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -360,6 +473,9 @@ int main(int argc, char **argv)
         TEST_ENTRY(staging_pool_copies_every_byte),
         TEST_ENTRY(staging_pool_handoffs_under_pauses),
         TEST_ENTRY(copy_nontemporal_every_alignment),
+        TEST_ENTRY(read_file_reads_whole_files),
+        TEST_ENTRY_T(read_file_refuses_what_cannot_work, 10),
+        TEST_ENTRY(read_file_refuses_a_file_that_changed_size),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

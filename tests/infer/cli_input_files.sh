@@ -41,6 +41,7 @@ expect 1 "is not a regular file (it is a directory)" --model "$model" --input "$
 expect 1 "has 314572800 bytes; over 268435456 are refused" --model "$model" --input "$dir/big"
 expect 1 "has 314572800 bytes; over 4194304 are refused" --model "$model" --input "$images" \
     --labels "$dir/big"
-expect 1 "has 314572800 bytes; model files over" --model "$dir/big" --input "$images"
+expect 1 "the model file '$dir/big' has 314572800 bytes; over 268435456 are refused" \
+    --model "$dir/big" --input "$images"
 expect 0 "" --model "$model" --input "$images" --labels "$labels" --repeat 1
 exit "$failed"

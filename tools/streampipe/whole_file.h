@@ -1,4 +1,5 @@
-/* Reading a whole input file into memory for the CLI, refusing up front what cannot work. */
+/* Reading a whole input file into memory for the CLI, refusing up front what cannot work
+ * (src/util/read_file.h does the reading; this reports in the CLI's style). */
 #ifndef SP_CLI_WHOLE_FILE_H
 #define SP_CLI_WHOLE_FILE_H
 
