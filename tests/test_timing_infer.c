@@ -180,6 +180,14 @@ static double check_delayed_spans(const rig *r, size_t g)
     return most;
 }
 
+static size_t count_inferred(const rig *r, size_t g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->chunks; i++)
+        n += (size_t)inferred(r, g, i);
+    return n;
+}
+
 static const sp_engine_report *engine_named(const sp_report *rep, const char *name)
 {
     for (size_t e = 0; e < rep->n_engines; e++)
@@ -189,12 +197,33 @@ static const sp_engine_report *engine_named(const sp_report *rep, const char *na
     return NULL;
 }
 
-static size_t count_inferred(const rig *r, size_t g)
+/* The busy time's upper bound rests on sleeps overrunning by less than SLACK_S per
+ * operation on average, which a loaded 2-core machine breaks now and then (once by 16 ms over
+ * 10 chunks, with compilers beside it). A start inferred too early inflates every run alike,
+ * so the bound counts only when BOUND_TRIES runs in a row break it; the order and lower-bound
+ * checks, which no load can break, count in every run. Checks the last run of r on engine g
+ * (report name `name`); may run r again. */
+#define BOUND_TRIES 3
+static void check_busy(rig *r, size_t g, const char *name)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < r->chunks; i++)
-        n += (size_t)inferred(r, g, i);
-    return n;
+    for (int attempt = 1;; attempt++) {
+        check_order(r);
+        double most = check_delayed_spans(r, g);
+        const sp_engine_report *e = engine_named(&r->report, name);
+        if (e == NULL)
+            return;
+        CHECK_MSG(e->busy_s >= 2 * DELAY_S * (double)r->chunks - EPS,
+                  "%s was busy %.6f s for %zu chunks of at least 2 delays of %.6f s", name,
+                  e->busy_s, r->chunks, DELAY_S);
+        if (e->busy_s <= most || attempt == BOUND_TRIES) {
+            CHECK_MSG(e->busy_s <= most,
+                      "%s was busy %.6f s for %zu chunks; its delays allow at most %.6f (in "
+                      "%d runs in a row)", name, e->busy_s, r->chunks, most, BOUND_TRIES);
+            return;
+        }
+        if (!rig_run(r))
+            return;
+    }
 }
 
 /* ---- the tests ------------------------------------------------------------------------- */
@@ -211,16 +240,10 @@ TEST(busy_queue_starts_are_inferred)
         return TEST_FAIL;
     }
     for (int run = 0; run < 2 && rig_run(&r); run++) {
-        check_order(&r);
-        double most = check_delayed_spans(&r, 2);
         CHECK_MSG(count_inferred(&r, 2) >= r.chunks / 2,
                   "only %zu of %zu operations on the busy queue had their start inferred",
                   count_inferred(&r, 2), r.chunks);
-        const sp_engine_report *e = engine_named(&r.report, "bravo");
-        if (e)
-            CHECK_MSG(e->busy_s >= 2 * DELAY_S * (double)r.chunks - EPS && e->busy_s <= most,
-                      "bravo was busy %.6f s for %zu chunks of at least 2 delays of %.6f s; "
-                      "its delays allow at most %.6f", e->busy_s, r.chunks, DELAY_S, most);
+        check_busy(&r, 2, "bravo");
     }
     rig_close(&r);
     return TEST_OK;
@@ -259,13 +282,7 @@ TEST(idle_queue_gets_a_start_event)
         return TEST_FAIL;
     }
     if (rig_run(&r)) {
-        check_order(&r);
-        double most = check_delayed_spans(&r, 2);
-        const sp_engine_report *e = engine_named(&r.report, "d2h");
-        if (e)
-            CHECK_MSG(e->busy_s >= 2 * DELAY_S * (double)r.chunks - EPS && e->busy_s <= most,
-                      "d2h was busy %.6f s for %zu chunks of at least 2 delays of %.6f s; "
-                      "its delays allow at most %.6f", e->busy_s, r.chunks, DELAY_S, most);
+        check_busy(&r, 2, "d2h");
         for (size_t i = 0; i < r.chunks; i++) {
             CHECK_MSG(!inferred(&r, 0, i), "h2d chunk %zu: start inferred on an idle queue", i);
             if (i > 0)
