@@ -934,6 +934,30 @@ static void check_quiet(sweeper *w, size_t submitted)
                   "batch %zu's output was written after sp_stream_close returned", k);
 }
 
+/* Takes the DONE of batch `done` (INPUT_RELEASED events pass by) and checks it: the output
+ * when it succeeded; after DEVICE_LOST, a stream that refuses later submits; otherwise a
+ * reason. Returns 0 when no event came. */
+static int take_done(sweeper *w, sp_stream *s, outcome *o, size_t done)
+{
+    sp_stream_event ev;
+    do {
+        if (!CHECK_STATUS(sp_stream_next(s, &ev, 20.0), SP_OK, sp_stream_last_error(s)))
+            return 0;
+    } while (ev.kind != SP_EVENT_DONE);
+    CHECK_EQ(ev.tag, done);
+    note(o, ev.status);
+    if (ev.status == SP_OK) {
+        compare_records(w->want[done], w->out[done], sw_sizes[done], 3, "output");
+    } else if (ev.status == SP_ERR_DEVICE_LOST) {
+        w->lost_dones++;
+        CHECK_STATUS(sp_stream_submit(s, NULL, 0, NULL, 77), SP_ERR_DEVICE_LOST,
+                     sp_stream_last_error(s));
+    } else {
+        CHECK(sp_stream_last_error(s)[0] != '\0');
+    }
+    return 1;
+}
+
 /* One life of a stream: create, open, submit, take every event, close, destroy. With
  * `verify`, every status must be SP_OK. */
 static outcome attempt(sweeper *w, int verify)
@@ -961,41 +985,11 @@ static outcome attempt(sweeper *w, int verify)
         }
         submitted++;
         /* max_in_flight 2: take a DONE before the third submit */
-        while (submitted - done >= 2) {
-            sp_stream_event ev;
-            sp_status got = sp_stream_next(s, &ev, 20.0);
-            if (!CHECK_STATUS(got, SP_OK, sp_stream_last_error(s)))
-                break;
-            if (ev.kind != SP_EVENT_DONE)
-                continue;
-            CHECK_EQ(ev.tag, done);
-            note(&o, ev.status);
-            if (ev.status == SP_OK)
-                compare_records(w->want[done], w->out[done], sw_sizes[done], 3, "output");
-            else if (ev.status == SP_ERR_DEVICE_LOST && ++w->lost_dones) /* later submits */
-                CHECK_STATUS(sp_stream_submit(s, NULL, 0, NULL, 77), SP_ERR_DEVICE_LOST,
-                             sp_stream_last_error(s));
-            else
-                CHECK(sp_stream_last_error(s)[0] != '\0');
+        while (submitted - done >= 2 && take_done(w, s, &o, done))
             done++;
-        }
     }
-    while (st == SP_OK && done < submitted) {
-        sp_stream_event ev;
-        sp_status got = sp_stream_next(s, &ev, 20.0);
-        if (!CHECK_STATUS(got, SP_OK, sp_stream_last_error(s)))
-            break;
-        if (ev.kind != SP_EVENT_DONE)
-            continue;
-        CHECK_EQ(ev.tag, done);
-        note(&o, ev.status);
-        if (ev.status == SP_OK)
-            compare_records(w->want[done], w->out[done], sw_sizes[done], 3, "output");
-        else if (ev.status == SP_ERR_DEVICE_LOST && ++w->lost_dones)
-            CHECK_STATUS(sp_stream_submit(s, NULL, 0, NULL, 77), SP_ERR_DEVICE_LOST,
-                         sp_stream_last_error(s));
+    while (st == SP_OK && done < submitted && take_done(w, s, &o, done))
         done++;
-    }
     if (st == SP_OK) {
         sp_status closed = sp_stream_close(s, NULL);
         CHECK_MSG(closed == SP_OK || o.first != SP_OK, "close says %s where every batch was "
