@@ -509,8 +509,8 @@ typedef struct sp_io {
 /* memcpy with non-temporal stores, as the library's own staging copies: for a source copying
  * its data into pinned staging, or a sink copying results out into a large array, where the
  * destination is not read again soon. A plain store first reads each destination line it
- * writes, a third more host memory traffic; on the H200 host a generator source ran at 1.09x
- * a pageable array with memcpy and 1.34x with this (medians of five processes,
+ * writes, a third more host memory traffic; on the H200 host a generator source ran at 1.03x
+ * a pageable array with memcpy and 1.42x with this (medians of seven processes,
  * bench/PERF.md). Any alignment; copies under 64 KiB are a plain memcpy, which keeps the data
  * in cache for whoever reads it. The stores are complete (fenced) when it returns. dst and
  * src must not overlap. */

@@ -13,8 +13,8 @@ def copy_nontemporal(dst: np.ndarray, src: np.ndarray) -> None:
     stores, the GIL released: for a source filling its pinned staging view from an array of
     its own, or a sink copying results out into a large array. ``dst[...] = src`` stores
     plainly, which first reads every line it writes, a third more host memory traffic; on
-    the H200 host a C source ran at 1.09x a pageable array with memcpy and 1.34x with this
-    (medians of five processes, bench/PERF.md). Both must be C-contiguous host arrays of the
+    the H200 host a C source ran at 1.03x a pageable array with memcpy and 1.42x with this
+    (medians of seven processes, bench/PERF.md). Both must be C-contiguous host arrays of the
     same number of bytes (any dtypes: the bytes are copied as they are), ``dst`` writable, and
     they must not overlap.
     """
