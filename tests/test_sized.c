@@ -44,6 +44,19 @@ static sp_status create_with(sp_context *ctx, const sp_pipeline_config *cfg)
     return st;
 }
 
+/* A HOST context and a pipeline of no stages over float records; 0 (and nothing left open)
+ * when either fails. */
+static int open_float_pipeline(sp_context **ctx, sp_pipeline **p)
+{
+    sp_pipeline_config cfg = {.in_record_bytes = sizeof(float)};
+    if (CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, ctx), SP_OK) &&
+        CHECK_EQ(sp_pipeline_create(*ctx, &cfg, p), SP_OK))
+        return 1;
+    sp_context_destroy(*ctx);
+    *ctx = NULL;
+    return 0;
+}
+
 TEST(pipeline_config_by_its_size)
 {
     sp_context *ctx = NULL;
@@ -93,12 +106,8 @@ TEST(stream_config_and_io_by_their_size)
 {
     sp_context *ctx = NULL;
     sp_pipeline *p = NULL;
-    sp_pipeline_config cfg = {.in_record_bytes = sizeof(float)};
-    if (!CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, &ctx), SP_OK) ||
-        !CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK)) {
-        sp_context_destroy(ctx);
+    if (!open_float_pipeline(&ctx, &p))
         return TEST_FAIL;
-    }
     struct {
         sp_stream_config known;
         unsigned char extra[8];
@@ -126,12 +135,8 @@ TEST(report_reserved_words_are_zero)
 {
     sp_context *ctx = NULL;
     sp_pipeline *p = NULL;
-    sp_pipeline_config cfg = {.in_record_bytes = sizeof(float)};
-    if (!CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, &ctx), SP_OK) ||
-        !CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK)) {
-        sp_context_destroy(ctx);
+    if (!open_float_pipeline(&ctx, &p))
         return TEST_FAIL;
-    }
     float in[RECORDS] = {0}, out[RECORDS];
     sp_report report;
     memset(&report, 0xab, sizeof report); /* no set-up needed: the run fills all of it */
