@@ -77,9 +77,12 @@ static void free_members(sp_group *g)
     g->n = 0;
 }
 
-/* What is left of a group whose creation failed: its error text and status, no members. */
-static sp_status creation_failed(sp_group *g, sp_status status)
+/* The end of a creation: on failure, what is left of the group is its error text and
+ * status, no members. */
+static sp_status creation_done(sp_group *g, sp_status status)
 {
+    if (status == SP_OK)
+        return SP_OK;
     free_members(g);
     g->create_status = status;
     return status;
@@ -131,8 +134,7 @@ sp_status sp_group_create_contexts(sp_context *const *contexts, size_t n,
     sp_group *g = *out = group_new();
     if (!g)
         return SP_ERR_OUT_OF_MEMORY;
-    sp_status st = add_members(g, contexts, n, config);
-    return st == SP_OK ? SP_OK : creation_failed(g, st);
+    return creation_done(g, add_members(g, contexts, n, config));
 }
 
 /* The caller named devices (not NULL, not empty, not {-1}). */
@@ -141,15 +143,22 @@ static int devices_listed(const int *devices, size_t n)
     return devices && n > 0 && !(n == 1 && devices[0] == -1);
 }
 
+/* Whether the GPUs are probed for: neither listed nor n HOST stand-ins asked for. */
+static int probing(sp_backend_kind kind, const int *devices, size_t n)
+{
+    return !devices_listed(devices, n) && !(kind == SP_BACKEND_HOST && !devices && n > 0);
+}
+
 /* How many contexts to open: the listed devices; n host backends for HOST (the stand-in for
  * n GPUs) when n > 0 and none are listed; else every GPU that opens, 0, 1, ... until one is
- * refused as not existing, or one context when the backend turned out to be HOST. */
+ * refused as not existing, or one context when the backend turned out to be HOST. ctx has
+ * room for n contexts, or SP_GROUP_MAX_PROBE when probing. */
 static sp_status open_contexts(sp_group *g, sp_backend_kind kind, const int *devices, size_t n,
                                sp_context **ctx, size_t *opened)
 {
     int listed = devices_listed(devices, n);
-    int probe = !listed && !(kind == SP_BACKEND_HOST && !devices && n > 0);
-    size_t want = listed || !probe ? n : SP_GROUP_MAX_PROBE;
+    int probe = probing(kind, devices, n);
+    size_t want = probe ? SP_GROUP_MAX_PROBE : n;
     *opened = 0;
     for (size_t k = 0; k < want; k++) {
         int device = listed ? devices[k] : (int)k;
@@ -177,9 +186,7 @@ static sp_status create_on_devices(sp_group *g, sp_backend_kind kind, const int 
     if (!config)
         return sp_group_fail(g, SP_ERR_INVALID_ARGUMENT, "sp_group_create: config is NULL");
     int listed = devices_listed(devices, n);
-    size_t slots = listed || (kind == SP_BACKEND_HOST && !devices && n > 0) ? n
-                                                                           : SP_GROUP_MAX_PROBE;
-    sp_context **ctx = calloc(slots, sizeof *ctx);
+    sp_context **ctx = calloc(probing(kind, devices, n) ? SP_GROUP_MAX_PROBE : n, sizeof *ctx);
     if (!ctx)
         return sp_group_fail(g, SP_ERR_OUT_OF_MEMORY, "sp_group_create: no memory");
     size_t opened = 0;
@@ -208,8 +215,7 @@ sp_status sp_group_create(sp_backend_kind kind, const int *devices, size_t n,
     sp_group *g = *out = group_new();
     if (!g)
         return SP_ERR_OUT_OF_MEMORY;
-    sp_status st = create_on_devices(g, kind, devices, n, config);
-    return st == SP_OK ? SP_OK : creation_failed(g, st);
+    return creation_done(g, create_on_devices(g, kind, devices, n, config));
 }
 
 size_t sp_group_size(const sp_group *g) { return g ? g->n : 0; }
