@@ -29,8 +29,9 @@ def copy_nontemporal(dst: np.ndarray, src: np.ndarray) -> None:
     if dst.nbytes != src.nbytes:
         raise InvalidArgument(f"copy_nontemporal: dst holds {dst.nbytes} bytes and src "
                               f"{src.nbytes}")
-    if dst.nbytes and np.may_share_memory(dst, src):  # bounds only: contiguous arrays
+    if dst.nbytes == 0:
+        return
+    if np.may_share_memory(dst, src):  # bounds only: exact for contiguous arrays
         raise InvalidArgument("copy_nontemporal: dst and src overlap")
-    if dst.nbytes:
-        _c.copy_nontemporal(dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8),
-                            dst.nbytes)
+    _c.copy_nontemporal(dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8),
+                        dst.nbytes)
