@@ -54,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "streampipe_export.h"  /* SP_API */
 #include "streampipe_version.h" /* SP_VERSION_MAJOR, _MINOR, _PATCH */
 
 #ifdef __cplusplus
@@ -61,7 +62,7 @@ extern "C" {
 #endif
 
 /* "MAJOR.MINOR.PATCH" of the library that is linked (may differ from the header's). */
-const char *sp_version(void);
+SP_API const char *sp_version(void);
 
 typedef enum sp_status {
     SP_OK = 0,
@@ -78,9 +79,9 @@ typedef enum sp_status {
 } sp_status;
 
 /* "SP_ERR_INVALID_ARGUMENT"; "SP_UNKNOWN_STATUS" for values outside the table. */
-const char *sp_status_name(sp_status status);
+SP_API const char *sp_status_name(sp_status status);
 /* "invalid argument"; "unknown status" for values outside the table. */
-const char *sp_status_message(sp_status status);
+SP_API const char *sp_status_message(sp_status status);
 
 typedef enum sp_backend_kind {
     SP_BACKEND_AUTO = 0, /* CUDA when built and a GPU is present, else HOST */
@@ -89,7 +90,7 @@ typedef enum sp_backend_kind {
 } sp_backend_kind;
 
 /* "auto", "host", "cuda". */
-const char *sp_backend_name(sp_backend_kind kind);
+SP_API const char *sp_backend_name(sp_backend_kind kind);
 
 typedef struct sp_context sp_context;
 typedef struct sp_pipeline sp_pipeline;
@@ -100,21 +101,21 @@ typedef struct sp_pipeline sp_pipeline;
  * handle, or out NULL: SP_ERR_INVALID_ARGUMENT). A context that failed to open says why in
  * sp_context_last_error, reports SP_BACKEND_AUTO as its backend, and every call that needs
  * its backend returns the status the open failed with. */
-sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
+SP_API sp_status sp_context_create(sp_backend_kind kind, int device, sp_context **out);
 /* Gives up the caller's handle: pass ctx to no call after this one. The context itself
  * lives on until its last pipeline is destroyed too, so a context and its pipelines may be
  * destroyed in any order, from any thread, and the pipelines left can still be run.
  * Whichever destroy comes last closes the backend (what that means for host memory of the
  * context: sp_host_alloc). */
-void sp_context_destroy(sp_context *ctx);
+SP_API void sp_context_destroy(sp_context *ctx);
 /* HOST or CUDA: what AUTO resolved to. */
-sp_backend_kind sp_context_backend(const sp_context *ctx);
+SP_API sp_backend_kind sp_context_backend(const sp_context *ctx);
 /* What the last failed call on this context did wrong, opening it included; "" when
  * nothing has failed. The text stays valid until the next call on the context. With several
  * threads on one context, read sp_pipeline_last_error instead: a failure on another thread
  * may rewrite this text. NULL (no handle: sp_context_create ran out of memory) gives a text
  * that says so. */
-const char *sp_context_last_error(const sp_context *ctx);
+SP_API const char *sp_context_last_error(const sp_context *ctx);
 
 /* ---- host memory the copy engines can read directly ------------------------------------- */
 
@@ -124,12 +125,12 @@ const char *sp_context_last_error(const sp_context *ctx);
  * by then, and registrations not undone, stay valid while pipelines of the context remain,
  * so that their runs may still use them, and go with the context when the last of those is
  * destroyed (HOST frees what is left then): do not touch them after that. */
-sp_status sp_host_alloc(sp_context *ctx, size_t bytes, void **out);
-void sp_host_free(sp_context *ctx, void *ptr);
+SP_API sp_status sp_host_alloc(sp_context *ctx, size_t bytes, void **out);
+SP_API void sp_host_free(sp_context *ctx, void *ptr);
 /* Pins memory the user already owns. Memory that is already registered or pinned is accepted
  * and left as it is (sp_host_unregister of it is then a no-op). */
-sp_status sp_host_register(sp_context *ctx, void *ptr, size_t bytes);
-sp_status sp_host_unregister(sp_context *ctx, void *ptr);
+SP_API sp_status sp_host_register(sp_context *ctx, void *ptr, size_t bytes);
+SP_API sp_status sp_host_unregister(sp_context *ctx, void *ptr);
 
 /* ---- stages ------------------------------------------------------------------------------ */
 
@@ -161,7 +162,7 @@ typedef sp_status (*sp_stage_fn)(const sp_chunk *chunk, void *user);
  * The run fails with SP_ERR_STAGE_FAILED as for any failing stage. Call it from the stage
  * function itself, on the thread that runs it, with the chunk it was given; anywhere else it
  * only returns the status (the message has no run to go to). */
-sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const char *fmt, ...)
+SP_API sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -174,7 +175,7 @@ sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const char *fmt
  * unsupported call; SP_ERR_BACKEND otherwise. Errors that do not corrupt the context are
  * consumed (as cudaGetLastError does), so that a later check does not see them again. In a
  * build without CUDA every nonzero value gives SP_ERR_UNSUPPORTED. */
-sp_status sp_cuda_error_status(int cuda_error);
+SP_API sp_status sp_cuda_error_status(int cuda_error);
 
 /* Room to grow (see the top of this file): its size is fixed, so that arrays of stages keep
  * their stride; later fields take the reserved words, which must be zero (as any initialiser
@@ -283,24 +284,24 @@ typedef struct sp_pipeline_config {
  *
  * Allocates every buffer the pipeline needs (device buffers for each stage boundary, pinned
  * staging) once; runs reuse them. The config and stages are copied. */
-sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *config,
-                             sp_pipeline **out);
+SP_API sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *config,
+                                    sp_pipeline **out);
 /* Frees the pipeline and gives back its hold on the context (the last one closes a context
  * whose handle is gone: sp_context_destroy); refused while the pipeline runs (above). */
-void sp_pipeline_destroy(sp_pipeline *pipeline);
+SP_API void sp_pipeline_destroy(sp_pipeline *pipeline);
 /* What the last failed call on this pipeline did wrong; "" when nothing has failed. */
-const char *sp_pipeline_last_error(const sp_pipeline *pipeline);
+SP_API const char *sp_pipeline_last_error(const sp_pipeline *pipeline);
 /* Bytes of output per record: the last stage's out_record_bytes, or in_record_bytes. */
-size_t sp_pipeline_out_record_bytes(const sp_pipeline *pipeline);
+SP_API size_t sp_pipeline_out_record_bytes(const sp_pipeline *pipeline);
 /* Records per chunk a run of n_records would use (a chosen chunk shrinks for short runs). */
-size_t sp_pipeline_chunk_records(const sp_pipeline *pipeline, size_t n_records);
+SP_API size_t sp_pipeline_chunk_records(const sp_pipeline *pipeline, size_t n_records);
 /* Slots in the ring (the config's depth, or the one chosen). */
-unsigned sp_pipeline_depth(const sp_pipeline *pipeline);
+SP_API unsigned sp_pipeline_depth(const sp_pipeline *pipeline);
 /* Host seconds the last run spent submitting work (sp_report.submit_s), also when it was run
  * without a report; 0 before the first run. */
-double sp_pipeline_last_submit_s(const sp_pipeline *pipeline);
+SP_API double sp_pipeline_last_submit_s(const sp_pipeline *pipeline);
 /* Of that, the time the host waited for slots to come free (sp_report.wait_s). */
-double sp_pipeline_last_wait_s(const sp_pipeline *pipeline);
+SP_API double sp_pipeline_last_wait_s(const sp_pipeline *pipeline);
 /* Host seconds from the last run's first enqueue until every queue had drained: the same
  * clock readings as sp_report.makespan_s, taken the same way whether or not a report was
  * asked for, so the figure excludes what a run with a report does after the drain (reading
@@ -308,7 +309,7 @@ double sp_pipeline_last_wait_s(const sp_pipeline *pipeline);
  * and sp_pipeline_run_serial, also when the run failed once started (then up to its drain).
  * These three getters read 0 before the first run and after a run that did not start: no
  * records, bad arguments, a lost context, no memory for the timeline. */
-double sp_pipeline_last_makespan_s(const sp_pipeline *pipeline);
+SP_API double sp_pipeline_last_makespan_s(const sp_pipeline *pipeline);
 
 /* ---- the report of one run ---------------------------------------------------------------- */
 
@@ -399,14 +400,14 @@ typedef struct sp_report {
  * a whole run. That does not let another pipeline's copies through sooner (the copy engines
  * serve one busy queue until it is empty): a latency-critical pipeline beside a bulk one
  * should set copy_by_kernel (bench/PERF.md, latency under load). */
-sp_status sp_pipeline_run(sp_pipeline *pipeline, const void *in, size_t n_records, void *out,
-                          sp_report *report);
+SP_API sp_status sp_pipeline_run(sp_pipeline *pipeline, const void *in, size_t n_records, void *out,
+                                 sp_report *report);
 
 /* The textbook way, for baselines: for each chunk, a synchronous copy straight from the user's
  * memory to the device, the stages, and a synchronous copy back; nothing overlaps. Same
  * arguments, same results and same report figures as sp_pipeline_run. */
-sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n_records,
-                                 void *out, sp_report *report);
+SP_API sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, size_t n_records,
+                                        void *out, sp_report *report);
 
 /* ---- streams: batches submitted as they arrive, one ring under all of them ------------------
  *
@@ -460,23 +461,23 @@ typedef struct sp_stream_event {
 
 /* Opens a stream on the pipeline (config may be NULL: the defaults). The pipeline must not be
  * running and may have one stream open at a time. */
-sp_status sp_stream_open(sp_pipeline *pipeline, const sp_stream_config *config,
-                         sp_stream **out);
+SP_API sp_status sp_stream_open(sp_pipeline *pipeline, const sp_stream_config *config,
+                                sp_stream **out);
 /* Queues a batch of n_records from `in` to `out` (n_records * out record bytes). Checks the
  * arguments at once (as sp_pipeline_run does) and touches nothing when they are wrong. Blocks
  * while max_in_flight batches are held, or returns SP_ERR_WOULD_BLOCK when nonblocking. */
-sp_status sp_stream_submit(sp_stream *stream, const void *in, size_t n_records, void *out,
-                           uint64_t tag);
+SP_API sp_status sp_stream_submit(sp_stream *stream, const void *in, size_t n_records, void *out,
+                                  uint64_t tag);
 /* The next event, in order. timeout_s: 0 polls, < 0 waits for ever (so does one of more than
  * 1e9 s, INFINITY included); SP_ERR_TIMEOUT when none came in time, SP_ERR_INVALID_ARGUMENT
  * when nothing is submitted that could still give one. */
-sp_status sp_stream_next(sp_stream *stream, sp_stream_event *event, double timeout_s);
+SP_API sp_status sp_stream_next(sp_stream *stream, sp_stream_event *event, double timeout_s);
 /* What the last failure on this stream was ("" when none). Valid until the next call. */
-const char *sp_stream_last_error(const sp_stream *stream);
+SP_API const char *sp_stream_last_error(const sp_stream *stream);
 /* Drains (every submitted batch completes; events not taken are dropped), stops the engine
  * thread and frees the stream. `report` (may be NULL) covers the whole stream. Returns SP_OK,
  * or the status of the first failure since the stream was opened. NULL is a no-op. */
-sp_status sp_stream_close(sp_stream *stream, sp_report *report);
+SP_API sp_status sp_stream_close(sp_stream *stream, sp_report *report);
 
 /* ---- sources and sinks: data that is not an array in memory ------------------------------ */
 
@@ -514,7 +515,7 @@ typedef struct sp_io {
  * bench/PERF.md). Any alignment; copies under 64 KiB are a plain memcpy, which keeps the data
  * in cache for whoever reads it. The stores are complete (fenced) when it returns. dst and
  * src must not overlap. */
-void sp_copy_nontemporal(void *dst, const void *src, size_t bytes);
+SP_API void sp_copy_nontemporal(void *dst, const void *src, size_t bytes);
 
 /* Streams io->n_records records from the source through the stages into the sink: read fills
  * a slot's pinned staging buffer directly and write consumes results straight from pinned
@@ -524,7 +525,7 @@ void sp_copy_nontemporal(void *dst, const void *src, size_t bytes);
  * several at once, for pieces of whole records. A failing source or sink fails the run with
  * SP_ERR_STAGE_FAILED naming it and the records; the run drains and the pipeline can run
  * again. Graph mode is not used for sources. */
-sp_status sp_pipeline_run_io(sp_pipeline *pipeline, const sp_io *io, sp_report *report);
+SP_API sp_status sp_pipeline_run_io(sp_pipeline *pipeline, const sp_io *io, sp_report *report);
 
 #ifdef __cplusplus
 }

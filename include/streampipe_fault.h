@@ -50,13 +50,13 @@ typedef struct sp_fault_stats {
 
 /* Like sp_context_create, with the fault backend around the chosen one. cfg may be NULL.
  * As sp_context_create, *out is a handle also on failure, whose last error says why. */
-sp_status sp_context_create_fault(sp_backend_kind kind, int device, const sp_fault_config *cfg,
-                                  sp_context **out);
+SP_API sp_status sp_context_create_fault(sp_backend_kind kind, int device,
+                                         const sp_fault_config *cfg, sp_context **out);
 /* Replaces the configuration and restarts the call count. SP_ERR_INVALID_ARGUMENT if ctx was
  * not made by sp_context_create_fault. Call it while no run is in progress on the context: the
  * count is shared by every pipeline of the context. */
-sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *cfg);
-sp_status sp_fault_get_stats(const sp_context *ctx, sp_fault_stats *out);
+SP_API sp_status sp_fault_set(sp_context *ctx, const sp_fault_config *cfg);
+SP_API sp_status sp_fault_get_stats(const sp_context *ctx, sp_fault_stats *out);
 
 #ifdef __cplusplus
 }

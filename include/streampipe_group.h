@@ -48,36 +48,36 @@ typedef struct sp_group_device_stats {
  * Whether or not it succeeds, *out is a handle to destroy (NULL only when there was no memory
  * for it: SP_ERR_OUT_OF_MEMORY); a failed one says why in sp_group_last_error (naming the
  * device), has no members, and its runs return the status creation failed with. */
-sp_status sp_group_create(sp_backend_kind kind, const int *devices, size_t n_devices,
-                          const sp_pipeline_config *config, sp_group **out);
+SP_API sp_status sp_group_create(sp_backend_kind kind, const int *devices, size_t n_devices,
+                                 const sp_pipeline_config *config, sp_group **out);
 /* The same over contexts the caller opened (e.g. with sp_context_create_fault): the group
  * takes a pipeline on each and does not destroy them; destroy them after the group, or before
  * (a context lives on while a pipeline of it remains: sp_context_destroy). Fails, and
  * yields a handle, as sp_group_create. */
-sp_status sp_group_create_contexts(sp_context *const *contexts, size_t n_contexts,
-                                   const sp_pipeline_config *config, sp_group **out);
+SP_API sp_status sp_group_create_contexts(sp_context *const *contexts, size_t n_contexts,
+                                          const sp_pipeline_config *config, sp_group **out);
 /* Frees the pipelines, and the contexts the group opened. NULL is a no-op. */
-void sp_group_destroy(sp_group *group);
+SP_API void sp_group_destroy(sp_group *group);
 
-size_t sp_group_size(const sp_group *group);
+SP_API size_t sp_group_size(const sp_group *group);
 /* Member k's pipeline (for its out record size, chunk choice, ...); NULL when k is out of
  * range. Do not run or destroy it while the group runs. */
-sp_pipeline *sp_group_pipeline(const sp_group *group, size_t k);
+SP_API sp_pipeline *sp_group_pipeline(const sp_group *group, size_t k);
 /* Records per work unit; 0 (the default) = choose: 4 chunks of what a device's share of the
  * run would be cut into. Fewer records per unit balance better and drain the ring oftener. */
-void sp_group_set_unit_records(sp_group *group, size_t unit_records);
+SP_API void sp_group_set_unit_records(sp_group *group, size_t unit_records);
 
 /* Runs n_records from `in` into `out` as sp_pipeline_run does, over every device. On failure
  * the failing device's error is kept (sp_group_last_error, sp_group_failed_device), the other
  * devices take no new units and finish the ones they hold, and the run returns the failing
  * device's status; what `out` holds is then undefined. The group can run again afterwards.
  * `report` may be NULL; when given it holds the merged figures (below). */
-sp_status sp_group_run(sp_group *group, const void *in, size_t n_records, void *out,
-                       sp_report *report);
+SP_API sp_status sp_group_run(sp_group *group, const void *in, size_t n_records, void *out,
+                              sp_report *report);
 /* The same over a source and sink: positional io only (io->positional, io->n_records known),
  * since units of several devices read and write at once. Each unit's run is asked for the
  * records of its slice, numbered within the whole io. */
-sp_status sp_group_run_io(sp_group *group, const sp_io *io, sp_report *report);
+SP_API sp_status sp_group_run_io(sp_group *group, const sp_io *io, sp_report *report);
 
 /* The merged report of a run: records and chunks are sums, makespan_s is the wall time of
  * the whole run, engines[] are each engine's sums over devices (max_chunk_s the largest),
@@ -86,16 +86,16 @@ sp_status sp_group_run_io(sp_group *group, const sp_io *io, sp_report *report);
  *
  * sp_group_device_report: device k's figures over its units, merged the same way but with
  * makespan_s its busy time. SP_ERR_INVALID_ARGUMENT for k out of range. */
-sp_status sp_group_device_report(const sp_group *group, size_t k, sp_report *out);
-sp_status sp_group_device_stats_get(const sp_group *group, size_t k,
-                                    sp_group_device_stats *out);
+SP_API sp_status sp_group_device_report(const sp_group *group, size_t k, sp_report *out);
+SP_API sp_status sp_group_device_stats_get(const sp_group *group, size_t k,
+                                           sp_group_device_stats *out);
 
 /* What the last failed call on the group did wrong, its creation included, with the device
  * index ("device 2: ..."); "" when nothing has failed. Valid until the next call on the
  * group. */
-const char *sp_group_last_error(const sp_group *group);
+SP_API const char *sp_group_last_error(const sp_group *group);
 /* The member index whose failure failed the last run; -1 when none did. */
-int sp_group_failed_device(const sp_group *group);
+SP_API int sp_group_failed_device(const sp_group *group);
 
 #ifdef __cplusplus
 }

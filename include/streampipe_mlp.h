@@ -61,22 +61,22 @@ typedef struct sp_mlp_layer {
  * Whether or not it succeeds, *out is a model to free with sp_mlp_free (NULL only when there
  * was no memory for it, SP_ERR_OUT_OF_MEMORY, or out is NULL); a model that failed to load
  * says why in sp_mlp_last_error, has no layers, and sp_mlp_stages_create refuses it. */
-sp_status sp_mlp_load_file(const char *path, sp_mlp **out);
+SP_API sp_status sp_mlp_load_file(const char *path, sp_mlp **out);
 /* The same from a file's bytes in memory (which need not outlive the model). */
-sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out);
+SP_API sp_status sp_mlp_load_bytes(const void *bytes, size_t size, sp_mlp **out);
 /* Why the model failed to load ("" when it loaded). */
-const char *sp_mlp_last_error(const sp_mlp *model);
+SP_API const char *sp_mlp_last_error(const sp_mlp *model);
 /* 1 when the model loaded (its layers are there), else 0 (NULL included). */
-int sp_mlp_loaded(const sp_mlp *model);
-void sp_mlp_free(sp_mlp *model);
+SP_API int sp_mlp_loaded(const sp_mlp *model);
+SP_API void sp_mlp_free(sp_mlp *model);
 
 /* Layer 0..SP_MLP_LAYERS-1 (fc1, fc2, fc3); all zero for a NULL model or a bad index. */
-sp_mlp_layer sp_mlp_layer_at(const sp_mlp *model, size_t layer);
+SP_API sp_mlp_layer sp_mlp_layer_at(const sp_mlp *model, size_t layer);
 
 /* The model in double precision, written plainly, for checking every other path: logits
  * (n x SP_MLP_CLASSES) of n images (n x SP_MLP_INPUTS bytes). */
-void sp_mlp_reference_logits(const sp_mlp *model, const unsigned char *pixels, size_t n,
-                             double *logits);
+SP_API void sp_mlp_reference_logits(const sp_mlp *model, const unsigned char *pixels, size_t n,
+                                    double *logits);
 
 /* ---- the stages ----------------------------------------------------------------------------- */
 
@@ -87,7 +87,7 @@ typedef enum sp_mlp_precision {
 } sp_mlp_precision;
 
 /* "fp32", "tf32"; "?" otherwise. */
-const char *sp_mlp_precision_name(sp_mlp_precision precision);
+SP_API const char *sp_mlp_precision_name(sp_mlp_precision precision);
 
 typedef struct sp_mlp_stages sp_mlp_stages;
 
@@ -103,18 +103,18 @@ typedef struct sp_mlp_stages sp_mlp_stages;
  * Whether or not it succeeds, *out is a handle to destroy (NULL only for
  * SP_ERR_OUT_OF_MEMORY, or out NULL); one that failed says why in sp_mlp_stages_last_error
  * and has no stages (sp_mlp_stages_list gives NULL). */
-sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model, sp_mlp_precision precision,
-                               sp_mlp_stages **out);
-void sp_mlp_stages_destroy(sp_mlp_stages *stages);
+SP_API sp_status sp_mlp_stages_create(sp_context *ctx, const sp_mlp *model,
+                                      sp_mlp_precision precision, sp_mlp_stages **out);
+SP_API void sp_mlp_stages_destroy(sp_mlp_stages *stages);
 
 /* The SP_MLP_STAGES stages, in pipeline order, for sp_pipeline_config.stages; NULL when
  * their creation failed. */
-const sp_stage *sp_mlp_stages_list(const sp_mlp_stages *stages);
+SP_API const sp_stage *sp_mlp_stages_list(const sp_mlp_stages *stages);
 
 /* Why creating the stages failed ("" when it did not). Failures during a run are the
  * pipeline's (sp_pipeline_last_error), which the stages give their cause through
  * sp_chunk_fail. */
-const char *sp_mlp_stages_last_error(const sp_mlp_stages *stages);
+SP_API const char *sp_mlp_stages_last_error(const sp_mlp_stages *stages);
 
 #ifdef __cplusplus
 }

@@ -19,12 +19,12 @@ typedef struct sp_sinmix_params {
 
 /* A stage running sinmix with *params (which must outlive the pipeline). Its cuda function is
  * NULL when the library was built without CUDA. (sp_stage keeps its size: streampipe.h.) */
-sp_stage sp_sinmix_stage(const sp_sinmix_params *params);
+SP_API sp_stage sp_sinmix_stage(const sp_sinmix_params *params);
 
 /* The reference: out[i] = sinmix(in[i]) in plain C, float arithmetic. in == out is allowed. */
-void sp_sinmix_reference(const float *in, float *out, size_t n, unsigned iters);
+SP_API void sp_sinmix_reference(const float *in, float *out, size_t n, unsigned iters);
 /* One element, for checks. */
-float sp_sinmix_one(float x, unsigned iters);
+SP_API float sp_sinmix_one(float x, unsigned iters);
 
 #ifdef __cplusplus
 }

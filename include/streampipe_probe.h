@@ -142,13 +142,14 @@ typedef struct sp_probe_result {
  * memory are the probe's own; nothing of it is left behind. Errors: SP_ERR_INVALID_ARGUMENT
  * (a NULL argument, a value out of range), SP_ERR_OUT_OF_MEMORY, and whatever the backend
  * returns; sp_context_last_error says what failed. */
-sp_status sp_probe_run(sp_context *ctx, const sp_probe_config *cfg, sp_probe_result *out);
+SP_API sp_status sp_probe_run(sp_context *ctx, const sp_probe_config *cfg, sp_probe_result *out);
 
 /* The least time the copy engines need, by the probe's pinned figures, to move bytes_in to
  * the device and bytes_out back: both directions at once at the both_* rates while both
  * have data, then the rest at the one-way rate. A ceiling to quote a pipeline against (the
  * pipeline moves the same bytes and cannot beat it). 0 when the figures are missing. */
-double sp_probe_copy_seconds(const sp_probe_result *probe, size_t bytes_in, size_t bytes_out);
+SP_API double sp_probe_copy_seconds(const sp_probe_result *probe, size_t bytes_in,
+                                    size_t bytes_out);
 
 #ifdef __cplusplus
 }

@@ -33,13 +33,14 @@ extern "C" {
  * without one leaves the timeline alone). SP_ERR_INVALID_ARGUMENT when an argument is NULL
  * or there is no such run to write: none was made, or the last one failed or had no records.
  * SP_ERR_BACKEND when writing to f fails ("writing the trace failed: <reason>"). */
-sp_status sp_pipeline_write_trace(const sp_pipeline *pipeline, FILE *f);
+SP_API sp_status sp_pipeline_write_trace(const sp_pipeline *pipeline, FILE *f);
 
 /* Writes the SVG timeline of the same run. `report` is the report that run filled, whose
  * figures are printed beside the lanes; NULL computes the same figures from the timeline.
  * SP_ERR_INVALID_ARGUMENT as for sp_pipeline_write_trace, and when `report` is not of that
  * run (its chunk or engine counts differ); SP_ERR_BACKEND when writing fails. */
-sp_status sp_pipeline_write_svg(const sp_pipeline *pipeline, const sp_report *report, FILE *f);
+SP_API sp_status sp_pipeline_write_svg(const sp_pipeline *pipeline, const sp_report *report,
+                                       FILE *f);
 
 #ifdef __cplusplus
 }
