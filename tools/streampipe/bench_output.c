@@ -54,7 +54,7 @@ void bench_job_figures(fig_out *o, const bench_plan *plan)
     static const char *const graph_names[] = {"off", "on", "auto"}; /* sp_graph_mode's */
     char bytes[32];
     unsigned long long each_way = plan->records * sizeof(float);
-    cli_tool_figures(o, "streampipe bench");
+    cli_tool_figures(o, "bench");
     fig_str(o, "backend", "backend", plan->backend == SP_BACKEND_CUDA ? "%s" :
             "%s (CPU worker threads, no GPU)", sp_backend_name(plan->backend));
     fig_uint(o, "device", plan->backend == SP_BACKEND_CUDA ? "device" : NULL, "%llu",

@@ -25,7 +25,7 @@ static void setup(fig_out *o, const infer_plan *plan, const infer_data *data,
                   const infer_results *r)
 {
     const int cuda = plan->backend == SP_BACKEND_CUDA;
-    cli_tool_figures(o, "streampipe infer");
+    cli_tool_figures(o, "infer");
     fig_str(o, "backend", "backend", cuda ? "%s" : "%s (CPU worker threads, no GPU)",
             sp_backend_name(plan->backend));
     fig_uint(o, "device", cuda ? "device" : NULL, "%llu", (unsigned long long)plan->device);

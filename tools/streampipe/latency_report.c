@@ -2,6 +2,7 @@
  * setup, a row per phase and the verdict on the targets. */
 #include "figures.h"
 #include "latency.h"
+#include "report_out.h"
 
 /* p99 with priority over p99 alone, and a phase's bulk rate over bulk alone. */
 static double p99_ratio(const latency_job *j)
@@ -18,8 +19,7 @@ static void setup(fig_out *o, const latency_job *j)
 {
     const latency_options *opt = &j->options;
     const double mib = 1 << 20;
-    fig_str(o, "command", NULL, NULL, "latency");
-    fig_text(o, NULL, "streampipe latency (library %s)\n", sp_version());
+    cli_tool_figures(o, "latency");
     fig_str(o, "backend", "backend", "%s", sp_backend_name(sp_context_backend(j->ctx)));
     fig_uint(o, "seed", "seed", "%llu", opt->seed);
     fig_uint(o, "requests", "requests", "%llu per phase, one at a time, sinmix iters 0, pinned",

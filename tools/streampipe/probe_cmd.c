@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "figures.h"
 #include "options.h"
+#include "report_out.h"
 #include "streampipe_probe.h"
 
 typedef struct probe_options {
@@ -52,8 +53,7 @@ static const char *size_text(size_t bytes, char *buf, size_t size)
 static void header(fig_out *o, const sp_probe_result *r, int device)
 {
     char copy[32], pin[32];
-    fig_str(o, "library", NULL, NULL, sp_version());
-    fig_text(o, NULL, "streampipe probe (library %s)\n", sp_version());
+    cli_tool_figures(o, "probe");
     fig_str(o, "backend", "backend", r->backend == SP_BACKEND_CUDA ? "%s" :
             "%s (CPU worker threads, no GPU)", sp_backend_name(r->backend));
     if (r->backend == SP_BACKEND_CUDA)

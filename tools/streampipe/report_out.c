@@ -13,11 +13,12 @@ static const char *engine_kind_name(sp_engine_kind kind)
     return "unknown";
 }
 
-void cli_tool_figures(fig_out *o, const char *tool)
+void cli_tool_figures(fig_out *o, const char *command)
 {
-    fig_str(o, "tool", NULL, NULL, tool);
+    fig_str(o, "tool", NULL, NULL, "streampipe");
     fig_str(o, "version", NULL, NULL, sp_version());
-    fig_text(o, NULL, "%s (library %s)\n", tool, sp_version());
+    fig_str(o, "command", NULL, NULL, command);
+    fig_text(o, NULL, "streampipe %s (library %s)\n", command, sp_version());
 }
 
 const char *cli_format_bytes(double bytes, char *buf, size_t size)

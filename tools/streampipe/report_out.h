@@ -8,8 +8,10 @@
 #include "figures.h"
 #include "streampipe.h"
 
-/* The first figures of a result: "tool" and "version"; text: "streampipe bench (library V)". */
-void cli_tool_figures(fig_out *o, const char *tool);
+/* The first figures of every command's result, the one set of keys that says what wrote it:
+ * "tool":"streampipe", "version":"X.Y.Z" (the library's, as --version prints it) and
+ * "command":"bench" (probe, latency, infer, run); text: "streampipe bench (library X.Y.Z)". */
+void cli_tool_figures(fig_out *o, const char *command);
 /* "1.5 MiB", "2.00 GiB" into buf. */
 const char *cli_format_bytes(double bytes, char *buf, size_t size);
 /* The report as the "report" member of the JSON object; as text, under `title`: the memory

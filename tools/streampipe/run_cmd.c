@@ -120,7 +120,7 @@ void run_print_job(fig_out *out, const run_job *job, const run_options *o)
 {
     const run_files *f = &job->files;
     double bytes = (double)f->n_records * (double)f->in_record_bytes;
-    cli_tool_figures(out, "streampipe run");
+    cli_tool_figures(out, "run");
     fig_str(out, "backend", "backend", "%s", sp_backend_name(sp_context_backend(job->ctx)));
     fig_str(out, "input", "input", "%s", f->input_path);
     fig_str(out, "output", "output", "%s", f->output_path);
