@@ -2,15 +2,16 @@
 # cli_options.sh CLI: the option tables (tools/streampipe/options.c) on every command, without
 # running a job: each bad value, unknown option, missing value, stray argument or missing
 # required option exits 64 with a message naming the option; --help and -h exit 0 and list
-# every option; counts take suffixes and 2^N.
+# every option; counts take suffixes and 2^N. Each call gets 10 s: a value that should have
+# been refused starts a job, which fails as exit 124 rather than hanging the test.
 cli=$1
 failures=0
 expect() { # expect RC PATTERN ARGS...: exit status RC and PATTERN on stderr (or stdout for 0)
     want=$1 pattern=$2
     shift 2
-    out=$("$cli" "$@" 2>&1 >/dev/null)
+    out=$(timeout 10 "$cli" "$@" 2>&1 >/dev/null)
     rc=$?
-    [ "$rc" -eq 0 ] && out=$("$cli" "$@" 2>/dev/null)
+    [ "$rc" -eq 0 ] && out=$(timeout 10 "$cli" "$@" 2>/dev/null)
     if [ "$rc" -ne "$want" ] || ! printf '%s' "$out" | grep -q -- "$pattern"; then
         echo "FAIL: $* -> exit $rc (want $want), output lacks '$pattern': $out" | head -c 400
         echo
@@ -29,6 +30,12 @@ for cmd in bench infer latency probe run; do
 done
 expect 64 "--records: '1x' is not a count in \[1, 1099511627776\]" bench --records 1x
 expect 64 "--records: '0' is not a count" bench --records 0
+# sinmix iterations have one bound, bench's --iters and its iters sweep as run's sinmix:iters
+expect 64 "--iters: '99999999' is not a count in \[0, 1000000\]" bench --iters 99999999
+expect 64 "'1000001' is not a valid iters value (a count in \[0, 1000000\])" \
+    bench --sweep iters --sweep-values 10,1000001
+expect 64 "iters is not a count up to 1000000" run --input a --output b \
+    --stages sinmix:iters=1000001
 expect 64 "--graph: 'sometimes' is not off, on or auto" bench --graph sometimes
 expect 64 "--memory: 'x' is not pageable or pinned" bench --memory x
 expect 64 "--workload: unknown workload 'x'" bench --workload x

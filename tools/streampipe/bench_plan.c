@@ -174,7 +174,7 @@ static const cli_option options[] = {
     CLI_DEVICE_OPTION(bench_plan),
     CLI_APPLY("workload", "NAME", apply_workload, "a preset job (see below)"),
     CLI_COUNT("records", "N", bench_plan, records, 1, MAX_RECORDS, "records (float32 each)"),
-    CLI_COUNT("iters", "N", bench_plan, iters, 0, BENCH_UNSET_UINT - 1,
+    CLI_COUNT("iters", "N", bench_plan, iters, 0, CLI_SINMIX_MAX_ITERS,
               "sinmix iterations per element (compute weight)"),
     CLI_COUNT("chunk", "N", bench_plan, chunk_records, 0, MAX_RECORDS,
               "records per chunk, 0 = library's choice; one above\n"

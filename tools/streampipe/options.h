@@ -52,6 +52,10 @@ typedef struct cli_option {
     CLI_COUNT("device", "N", type, device, 0, INT_MAX, "GPU index (default 0)")
 #define CLI_JSON_OPTION(type) \
     CLI_FLAG("json", type, json, "one JSON object on stdout instead of text")
+/* The most sinmix iterations per element that bench --iters (and its iters sweep) and run's
+ * sinmix:iters=N take: on two CPU cores 1000 already takes half a minute over bench's small
+ * workload, so a million is hours, and more only looks like a hang. */
+#define CLI_SINMIX_MAX_ITERS 1000000ULL
 /* sp_graph_mode's order: OFF, ON, AUTO. */
 #define CLI_GRAPH_NAMES "off|on|auto"
 

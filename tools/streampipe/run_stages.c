@@ -7,8 +7,6 @@
 #include "cli.h"
 #include "run_cmd.h"
 
-#define SINMIX_MAX_ITERS 1000000ULL
-
 static int parse_sinmix(const char *spec, run_stage_list *list)
 {
     unsigned long long iters = 100;
@@ -16,9 +14,9 @@ static int parse_sinmix(const char *spec, run_stage_list *list)
     if (*params == ':') {
         if (strncmp(params + 1, "iters=", 6) != 0)
             return cli_usage_error("--stages: '%s': sinmix takes iters=N", spec);
-        if (cli_parse_count(params + 7, SINMIX_MAX_ITERS, &iters) != 0)
+        if (cli_parse_count(params + 7, CLI_SINMIX_MAX_ITERS, &iters) != 0)
             return cli_usage_error("--stages: '%s': iters is not a count up to %llu", spec,
-                                   SINMIX_MAX_ITERS);
+                                   CLI_SINMIX_MAX_ITERS);
     } else if (*params != '\0') {
         return cli_usage_error("--stages: unknown stage '%s'", spec);
     }
