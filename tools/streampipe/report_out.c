@@ -1,3 +1,5 @@
+#include <string.h>
+
 #include "report_out.h"
 #include "stats.h"
 
@@ -85,18 +87,31 @@ static const char *when(int shown, const char *label)
     return shown ? label : NULL;
 }
 
+/* Why a report has no engine times, from what the report says rather than a guess: a run
+ * that fed its batches through one ring without draining (a group's array run, a stream)
+ * says "no per-operation timings" in its notes (streampipe.h, streampipe_group.h); one in
+ * graph mode, which replays whole chunks, sets `graph`. */
+static const char *untimed_reason(const sp_report *r)
+{
+    if (strstr(r->notes, "no per-operation timings") != NULL)
+        return "batches fed through one ring, untimed: see the notes";
+    if (r->graph)
+        return "graph mode: chunks replayed whole";
+    return "the report has no engine times";
+}
+
 void cli_report_figures(fig_out *o, const char *title, const sp_report *r)
 {
     fig_group(o, "report", title);
     shape(o, r);
-    int timed = r->n_engines > 0; /* graph mode replays whole chunks, not timed per operation */
+    int timed = r->n_engines > 0;
     if (timed)
         engine_table(o, r);
     fig_num(o, "makespan_s", "makespan", "%.4f s", r->makespan_s);
     fig_num(o, "submit_s", when(!timed, "host submit"), "%.4f s", r->submit_s);
     fig_num(o, "wait_s", when(!timed, "waiting for slots"), "%.4f s", r->wait_s);
     if (!timed)
-        fig_text(o, "per engine", "not measured (graph mode: chunks replayed whole)\n");
+        fig_text(o, "per engine", "not measured (%s)\n", untimed_reason(r));
     fig_num(o, "bound_s", when(timed, "bound"),
             "%.4f s (largest engine total; host staging counts the time either direction was "
             "copying)", r->bound_s);
