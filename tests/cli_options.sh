@@ -55,5 +55,31 @@ expect 0 "--save-predictions FILE" infer --help
 expect 0 "--request-copy engine|kernel" latency --help
 expect 0 "--quick" probe --help
 expect 0 "--max-pinned BYTES" run --help
+# Every option's help says its default, and a count's its range ("[1, 2^40]", made from the
+# table), as the README promises; files and the required LIST have no default to give. An
+# option's help runs from its "  --name VALUE" line to the next option. The counts found
+# are counted too, so that a help the reader cannot parse fails instead of passing empty.
+annotations() { # annotations COMMAND MIN_COUNTS
+    "$cli" "$1" --help | awk -v cmd="$1" -v min="$2" '
+        function check() {
+            if (name == "" || value == "" || value ~ /^FILE/ || value == "LIST") return
+            numeric = value ~ /^[A-Z]+$/ && value != "NAME" || value ~ /^[0-9|]+$/
+            counts += numeric
+            if (numeric && text !~ /\[[0-9^]+, [0-9^]+\]/)
+                { print "FAIL: " cmd " --" name ": no range in: " text; bad++ }
+            if (text !~ /default/)
+                { print "FAIL: " cmd " --" name ": no default in: " text; bad++ }
+        }
+        /^  --/ { check(); left = substr($0, 3); sub(/  .*/, "", left); split(left, w, " ")
+                  name = substr(w[1], 3); value = w[2]; text = $0; next }
+        /^                             / { text = text " " $0; next }
+        { check(); name = "" }
+        END { check()
+              if (counts < min) { print "FAIL: " cmd ": " counts " counts, want " min; bad++ }
+              exit bad > 0 }'
+}
+for spec in bench:10 infer:5 latency:8 probe:1 run:5; do
+    annotations "${spec%%:*}" "${spec#*:}" || failures=$((failures + 1))
+done
 [ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
 echo "ok: option tables"

@@ -172,22 +172,26 @@ static int apply_devices(const char *value, void *config)
 static const cli_option options[] = {
     CLI_BACKEND_OPTION(bench_plan),
     CLI_DEVICE_OPTION(bench_plan),
-    CLI_APPLY("workload", "NAME", apply_workload, "a preset job (see below)"),
-    CLI_COUNT("records", "N", bench_plan, records, 1, MAX_RECORDS, "records (float32 each)"),
+    CLI_APPLY("workload", "NAME", apply_workload,
+              "a preset job (the list below says which is the default)"),
+    CLI_COUNT("records", "N", bench_plan, records, 1, MAX_RECORDS,
+              "records, float32 each (default: the workload's)"),
     CLI_COUNT("iters", "N", bench_plan, iters, 0, CLI_SINMIX_MAX_ITERS,
-              "sinmix iterations per element (compute weight)"),
+              "sinmix iterations per element, the compute weight\n"
+              "(default: the workload's)"),
     CLI_COUNT("chunk", "N", bench_plan, chunk_records, 0, MAX_RECORDS,
-              "records per chunk, 0 = library's choice; one above\n"
-              "--records is cut to them (the notes say so)"),
+              "records per chunk, 0 = library's choice (default:\n"
+              "the workload's); one above --records is cut to them\n"
+              "(the notes say so)"),
     CLI_COUNT("depth", "K", bench_plan, depth, 0, SP_MAX_DEPTH,
-              "slots in the buffer ring, 0 = library's choice"),
+              "slots in the buffer ring (default 0: the library's\nchoice)"),
     CLI_COUNT("threads", "T", bench_plan, staging_threads, 0, 1024,
-              "host staging threads, 0 = library's choice"),
+              "host staging threads (default 0: the library's\nchoice)"),
     CLI_COUNT("streams", "S", bench_plan, stage_streams, 0, SP_MAX_STAGE_STREAMS,
               "queues the sinmix stage's chunks take turns on\n"
               "(concurrent kernels; default 1)"),
     CLI_COUNT("piece", "BYTES", bench_plan, copy_piece_bytes, 0, SIZE_MAX,
-              "enqueue copies in pieces of at most BYTES (default:\nwhole chunks)"),
+              "enqueue copies in pieces of at most BYTES (default\n0: whole chunks)"),
     CLI_CHOICE("graph", CLI_GRAPH_NAMES, bench_plan, graph,
                "replay groups of chunks from CUDA graphs (default\n"
                "off); not off: stream mode is timed beside it"),
@@ -201,8 +205,9 @@ static const cli_option options[] = {
     CLI_COUNT("repeat", "N", bench_plan, repeat, 1, BENCH_MAX_REPEAT,
               "timed runs of each kind; medians are quoted\n(default 5 on cuda, 3 on host)"),
     CLI_COUNT("serial-chunk", "N", bench_plan, serial_chunk_records, 0, MAX_RECORDS,
-              "records per chunk of the serial baseline\n"
-              "(default 16M records on cuda, else the same as --chunk)"),
+              "records per chunk of the serial baseline, 0 =\n"
+              "library's choice (default 16M records on cuda, else\n"
+              "the same as --chunk)"),
     CLI_COUNT("seed", "S", bench_plan, seed, 0, BENCH_UNSET_SEED - 1,
               "input data seed (default from the clock; printed)"),
     CLI_JSON_OPTION(bench_plan),
@@ -214,11 +219,14 @@ static const cli_option options[] = {
     CLI_APPLY("devices", "all|N,M,...", apply_devices,
               "one sp_group run over these devices (all or -1: every\n"
               "visible GPU; on host, as many host backends as listed),\n"
-              "instead of the comparison; merged and per-device figures"),
+              "instead of the comparison; merged and per-device figures\n"
+              "(default: no group run)"),
     CLI_STRING("sweep", "chunk|depth|iters", bench_plan, sweep_name,
-               "time the pipelined run at each value of one setting"),
+               "time the pipelined run at each value of one setting\n"
+               "(default: no sweep, the comparison)"),
     CLI_STRING("sweep-values", "A,B,...", bench_plan, sweep_values,
-               "the values to sweep (counts; at most 32)"),
+               "the values to sweep: at most 32 counts, each in the\n"
+               "swept option's range (default: the lists below)"),
 };
 
 static void print_more(FILE *out)

@@ -31,7 +31,7 @@ static const cli_option options[] = {
     CLI_COUNT("chunk", "N", infer_plan, chunk, 1, MAX_RECORDS,
               "records per chunk (default 256k on cuda, 4k on host)"),
     CLI_COUNT("depth", "K", infer_plan, depth, 0, SP_MAX_DEPTH,
-              "slots in the buffer ring, 0 = library's choice"),
+              "slots in the buffer ring (default 0: the library's\nchoice)"),
     CLI_CHOICE("graph", CLI_GRAPH_NAMES, infer_plan, graph,
                "replay groups of chunks from CUDA graphs (default off)"),
     CLI_COUNT("streams", "N", infer_plan, streams, 1, SP_MAX_STAGE_STREAMS,

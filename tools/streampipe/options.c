@@ -151,8 +151,39 @@ static int apply_value(const cli_option *o, const char *text, void *config)
 /* ---- the usage text ---------------------------------------------------------------------- */
 
 #define HELP_COLUMN 26
+#define HELP_INDENT (2 + HELP_COLUMN + 1) /* where each line of an option's help starts */
+#define HELP_WIDTH 80                     /* a count's range goes on a line of its own past it */
 
-static void print_option(FILE *out, const char *name, const char *value, const char *help)
+/* A count as --help shows it: powers of two from 2^16 as "2^N", which the parser takes too
+ * (2^40 reads better than 1099511627776), the others in decimal. */
+static void format_count(unsigned long long value, char *buf, size_t size)
+{
+    int bit = 0;
+    while (bit < 63 && (1ULL << bit) < value)
+        bit++;
+    if (value >= 1ULL << 16 && value == 1ULL << bit)
+        snprintf(buf, size, "2^%d", bit);
+    else
+        snprintf(buf, size, "%llu", value);
+}
+
+/* "[1, 2^40]": a count's range, made from its table entry so that the help cannot drift from
+ * what the parser takes; "" for other kinds. */
+static const char *range_text(const cli_option *o, char *buf, size_t size)
+{
+    char min[32], max[32];
+    if (o->kind != CLI_OPT_COUNT)
+        return "";
+    format_count(o->min, min, sizeof min);
+    format_count(o->max, max, sizeof max);
+    snprintf(buf, size, "[%s, %s]", min, max);
+    return buf;
+}
+
+/* The help, its continuation lines indented, then `range` after its last line, or under it
+ * when the line would pass HELP_WIDTH. */
+static void print_option(FILE *out, const char *name, const char *value, const char *help,
+                         const char *range)
 {
     char left[64];
     snprintf(left, sizeof left, "--%s%s%s", name, value ? " " : "", value ? value : "");
@@ -160,11 +191,19 @@ static void print_option(FILE *out, const char *name, const char *value, const c
         fprintf(out, "  %s\n  %-*s ", left, HELP_COLUMN, "");
     else
         fprintf(out, "  %-*s ", HELP_COLUMN, left);
+    size_t column = HELP_INDENT;
     for (const char *c = help; *c != '\0'; c++) {
         fputc(*c, out);
-        if (*c == '\n')
+        column++;
+        if (*c == '\n') {
             fprintf(out, "  %-*s ", HELP_COLUMN, "");
+            column = HELP_INDENT;
+        }
     }
+    if (range[0] != '\0' && column + 1 + strlen(range) > HELP_WIDTH)
+        fprintf(out, "\n  %-*s %s", HELP_COLUMN, "", range);
+    else if (range[0] != '\0')
+        fprintf(out, " %s", range);
     fputc('\n', out);
 }
 
@@ -173,9 +212,10 @@ static void print_usage(const cli_command_options *command, FILE *out)
     fputs(command->intro, out);
     for (size_t i = 0; i < command->n_options; i++) {
         const cli_option *o = &command->options[i];
-        print_option(out, o->name, o->value, o->help);
+        char range[80];
+        print_option(out, o->name, o->value, o->help, range_text(o, range, sizeof range));
     }
-    print_option(out, "help", NULL, "this text");
+    print_option(out, "help", NULL, "this text", "");
     if (command->outro != NULL)
         fputs(command->outro, out);
     if (command->print_more != NULL)
