@@ -18,7 +18,8 @@ static const cli_option options[] = {
                  "images: N x 64 bytes, grey levels 0..16, row-major\n"
                  "(a regular file, at most 256 MiB)"),
     CLI_STRING("labels", "FILE", infer_plan, labels_path,
-               "their labels: N bytes, 0..9 (optional: accuracy)"),
+               "their labels, one byte per image, 0..9 (optional:\n"
+               "accuracy)"),
     CLI_COUNT("replicate", "N", infer_plan, replicate, 1, MAX_RECORDS,
               "stream the images N times over (default 1)"),
     CLI_BACKEND_OPTION(infer_plan),
@@ -38,7 +39,9 @@ static const cli_option options[] = {
               "queues per stage, so that chunks run side by side\n"
               "(default 1; each GEMM chunk has its own workspace)"),
     CLI_STRING("save-predictions", "FILE", infer_plan, predictions_path,
-               "the last run's labels, one byte per record"),
+               "the last run's labels, one byte per image (0..9),\n"
+               "as --labels holds them, so cmp compares the two\n"
+               "(run --stages mlp: writes an int32 per image)"),
     CLI_JSON_OPTION(infer_plan),
 };
 

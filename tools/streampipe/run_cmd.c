@@ -21,7 +21,8 @@ static const cli_option options[] = {
                  "moved into place only when the whole run succeeded"),
     CLI_REQUIRED("stages", "LIST", run_options, stages_text,
                  "the stage chain, joined by ',': sinmix:iters=N (float32 records),\n"
-                 "mlp:MODEL.safetensors[:fp32|tf32] (64-byte images to labels)"),
+                 "mlp:MODEL.safetensors[:fp32|tf32] (64-byte images in; out, the\n"
+                 "head's records: one little-endian int32 label per image, 0..9)"),
     CLI_BACKEND_OPTION(run_options),
     CLI_DEVICE_OPTION(run_options),
     CLI_COUNT("chunk", "N", run_options, chunk_records, 1, 1ULL << 32,
@@ -31,7 +32,8 @@ static const cli_option options[] = {
               "slots in the buffer ring (default: the library's choice)"),
     CLI_COUNT("max-pinned", "BYTES", run_options, max_pinned, 4096, 1ULL << 40,
               "most pinned staging memory to hold (depth x chunk x the bytes\n"
-              "of a record in and out); the chunk shrinks to fit"),
+              "of a record in and out); the chunk shrinks to fit (default: no\n"
+              "bound, the chunk and depth decide)"),
     CLI_COUNT("threads", "N", run_options, staging_threads, 0, 1024,
               "staging threads reading and writing the files (default: the CPUs)"),
     CLI_JSON_OPTION(run_options),
