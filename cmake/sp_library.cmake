@@ -18,7 +18,12 @@ function(sp_library name)
   endforeach()
 
   add_library(${name}_obj OBJECT ${L_SOURCES})
-  set_target_properties(${name}_obj PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  # Hidden by default: the shared library exports what the public headers mark SP_API
+  # (include/streampipe_export.h, under SP_BUILDING_LIBRARY) and the few internal functions
+  # src/backend/backend.h exports for the fault library, nothing else (tools/exports_check.sh).
+  set_target_properties(${name}_obj PROPERTIES POSITION_INDEPENDENT_CODE ON
+                        C_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden
+                        VISIBILITY_INLINES_HIDDEN ON)
   target_include_directories(${name}_obj PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     PRIVATE ${PROJECT_SOURCE_DIR}/src ${L_INCLUDES})
@@ -47,6 +52,12 @@ function(sp_library name)
   endforeach()
   set_target_properties(${name} PROPERTIES VERSION ${PROJECT_VERSION} OUTPUT_NAME ${name}
                         SOVERSION ${SP_SOVERSION} EXPORT_NAME ${L_EXPORT_NAME})
+  # Every symbol the shared library uses must be defined at link time: a call into another of
+  # our libraries' hidden functions then fails to link here, not to load in a user's program.
+  # (Not under the sanitizers, whose runtime in the program provides some of them.)
+  if(NOT SP_SANITIZE)
+    target_link_options(${name} PRIVATE "LINKER:-z,defs")
+  endif()
   set_target_properties(${name}_static PROPERTIES OUTPUT_NAME ${name}
                         EXPORT_NAME ${L_EXPORT_NAME}_static)
   add_library(streampipe::${L_EXPORT_NAME} ALIAS ${name})

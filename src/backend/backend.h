@@ -165,7 +165,22 @@ const sp_backend_ops *sp_backend_cuda_ops(void);
 
 /* ---- wrapping: a backend put around the one a context opens ------------------------------
  * For libraries that extend a backend without the core knowing them (streampipe_fault wraps
- * HOST or CUDA to inject failures and delays, as SQLite's test VFS wraps the real one). */
+ * HOST or CUDA to inject failures and delays, as SQLite's test VFS wraps the real one).
+ *
+ * libstreampipe_fault.so is such a library, so the four functions a wrapper calls in the core
+ * (sp_context_create_wrapped, sp_context_fail, sp_context_backend_impl, sp_backend_fail) are
+ * the only internal ones libstreampipe.so exports besides the public API (SP_API). They are
+ * not public: no header in include/ declares them and they carry no ABI promise, since only a
+ * library built from the same tree calls them. Their symbols say so: SP_INTERNAL_EXPORT gives
+ * each the symbol sp_internal_<name> (the C name stays), so that nm -D tells them from the
+ * public API. tools/exports_check.sh allows exactly these; keep the list this short (what else
+ * a wrapper shares with the core is header-only, as live_list.h). */
+#if defined(__GNUC__)
+#define SP_INTERNAL_EXPORT(name) \
+    __asm__("sp_internal_" #name) __attribute__((visibility("default")))
+#else
+#define SP_INTERNAL_EXPORT(name)
+#endif
 
 /* Given the backend a context opened, returns in *ops and *impl the table and impl the
  * context is to use instead. On SP_OK the wrapper owns inner_impl (its close() closes it);
@@ -175,16 +190,19 @@ typedef sp_status (*sp_backend_wrap_fn)(const sp_backend_ops *inner, void *inner
 /* sp_context_create with `wrap` put around the backend it opens (arg passed to it); the
  * context reports the inner backend's kind. Fails, and reports it, as sp_context_create. */
 sp_status sp_context_create_wrapped(sp_backend_kind kind, int device, sp_backend_wrap_fn wrap,
-                                    void *arg, sp_context **out);
+                                    void *arg, sp_context **out)
+    SP_INTERNAL_EXPORT(context_create_wrapped);
 /* Stores the formatted text as ctx's last error (sp_context_last_error) and returns `status`;
  * SP_ERR_DEVICE_LOST also marks the context lost. How a wrapper's own entry points report. */
 sp_status sp_context_fail(sp_context *ctx, sp_status status, const char *fmt, ...)
+    SP_INTERNAL_EXPORT(context_fail)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 /* ctx's impl when its backend table is `ops` (a wrapper finding its own state), else NULL. */
-void *sp_context_backend_impl(const sp_context *ctx, const sp_backend_ops *ops);
+void *sp_context_backend_impl(const sp_context *ctx, const sp_backend_ops *ops)
+    SP_INTERNAL_EXPORT(context_backend_impl);
 
 /* Whether p lies in [base, base + bytes): how graph_rebase matches a copy's host side. */
 static inline int sp_backend_in_range(const void *p, const void *base, size_t bytes)
@@ -193,8 +211,9 @@ static inline int sp_backend_in_range(const void *p, const void *base, size_t by
     return a >= b && a - b < bytes;
 }
 
-/* Thread-local reason for the last backend failure on this thread (printf-style). */
-void sp_backend_fail(const char *fmt, ...)
+/* Thread-local reason for the last backend failure on this thread (printf-style). A wrapper
+ * in another library sets the core's (exported: the wrapping section above). */
+void sp_backend_fail(const char *fmt, ...) SP_INTERNAL_EXPORT(backend_fail)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
