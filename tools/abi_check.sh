@@ -16,7 +16,9 @@
 #   2. checks that the header's version, sp_version(), the soname, pkg-config's and the CMake
 #      package's versions agree
 #   3. dumps the public ABI with abidw (libabigail): the functions declared in include/ and
-#      the types they reach, nothing internal (the library also exports internal symbols)
+#      the types they reach, nothing internal (the libraries export the public API only, but
+#      libstreampipe.so also the wrap hook's few sp_internal_* functions, which carry no ABI
+#      promise: src/backend/backend.h; tools/exports_check.sh checks what is exported)
 #   4. compares it with abidiff against the committed baseline, abi/libstreampipe-X.Y.abi
 #      (abi/libstreampipe_mlp-X.Y.abi, abi/libstreampipe_fault-X.Y.abi for the others),
 #      which records the soname it was made for: the same soname must have the same ABI,
