@@ -7,12 +7,17 @@ from typing import Any, Iterable, Union
 
 import numpy as np
 
+from . import _streampipe as _c
 from .errors import InvalidArgument
 
 ShapeLike = Union[int, Iterable[int]]
 
 # DLPack type codes (dlpack.h): what the binding needs to describe an array it makes.
 _DLPACK_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+
+# The most elements along a dimension, and bytes in all, of any array: numpy's limit (intp),
+# which is within the size_t the binding converts sizes to.
+MAX_ARRAY = min(int(np.iinfo(np.intp).max), _c.SIZE_MAX)
 
 
 def as_dtype(dtype: Any, what: str) -> np.dtype:
@@ -52,23 +57,36 @@ def as_count(value: Any, what: str, low: int = 0, high: int | None = None) -> in
 
 
 def as_shape(shape: ShapeLike, what: str) -> tuple[int, ...]:
-    """A shape: an int or a sequence of non-negative ints."""
+    """A shape: an int or a sequence of ints in 0..MAX_ARRAY."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        return (as_count(shape, what),)
+        return (as_count(shape, what, 0, MAX_ARRAY),)
     try:
         items = tuple(shape)  # type: ignore[arg-type]  # a bool: TypeError, handled below
     except TypeError as exc:
         raise InvalidArgument(
             f"{what} must be an int or a tuple of ints, not {type(shape).__name__}"
         ) from exc
-    return tuple(as_count(n, f"{what}[{i}]") for i, n in enumerate(items))
+    return tuple(as_count(n, f"{what}[{i}]", 0, MAX_ARRAY) for i, n in enumerate(items))
 
 
-def record_bytes(dt: np.dtype, shape: tuple[int, ...], what: str) -> int:
-    """Bytes of one record of `shape`; records must not be empty."""
+def array_bytes(dt: np.dtype, shape: tuple[int, ...], what: str, noun: str = "an array") -> int:
+    """Bytes of `noun` of `shape` (from as_shape), or InvalidArgument when that is more than an
+    array can hold (MAX_ARRAY, which size_t holds)."""
     n = dt.itemsize
     for d in shape:
         n *= d
+    if n > MAX_ARRAY:
+        raise InvalidArgument(
+            f"{what}: {noun} of shape {shape} of {dt} is more bytes ({n}) than an array can "
+            f"hold ({MAX_ARRAY})"
+        )
+    return n
+
+
+def record_bytes(dt: np.dtype, shape: tuple[int, ...], what: str) -> int:
+    """Bytes of one record of `shape` (from as_shape); records must not be empty, nor larger
+    than an array can hold."""
+    n = array_bytes(dt, shape, what, "a record")
     if n == 0:
         raise InvalidArgument(f"{what}: a record of shape {shape} holds no bytes")
     return n

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 import numpy as np
 
 from . import _streampipe as _c
-from ._dtypes import ShapeLike, as_count, as_dtype, as_shape, dlpack_code
+from ._dtypes import ShapeLike, array_bytes, as_count, as_dtype, as_shape, dlpack_code
 from .errors import InvalidArgument
 from .pipeline import Pipeline
 from .stage import Stage
@@ -58,13 +58,9 @@ class Context:
         """
         dt = as_dtype(dtype, "dtype")
         dims = as_shape(shape, "shape")
-        nbytes = dt.itemsize
-        for d in dims:
-            nbytes *= d
+        nbytes = array_bytes(dt, dims, "pinned_empty")
         if nbytes == 0:
             return np.empty(dims, dt)
-        if nbytes > _c.SIZE_MAX:
-            raise InvalidArgument(f"shape {dims} of {dt} is more bytes than memory can hold")
         code, bits = dlpack_code(dt)
         return self._c.pinned_array(nbytes, list(dims), code, bits)
 

@@ -155,6 +155,67 @@ def test_bad_stages(host_ctx: sp.Context) -> None:
         sp.Stage("x", np.float32, (4, 0), host=print)
 
 
+SIZE_MAX = 2**64 - 1
+TOO_MANY = r"out of range \(0\.\.\d+\)"  # a dimension beyond what an array can hold
+TOO_BIG = "than an array can hold"
+
+
+@pytest.mark.parametrize(
+    "shape, match",
+    [
+        ((2**62, 8), TOO_BIG),  # each dimension fits, the record's bytes overflow size_t
+        ((2**61, 2**61), TOO_BIG),
+        ((2**32,) * 3, TOO_BIG),
+        ((2**64,), TOO_MANY),  # beyond size_t itself
+        ((SIZE_MAX,), TOO_MANY),
+        ((2**63,), TOO_MANY),
+        ((3, 2**70), r"\[1\] is " + str(2**70)),
+        ((-1,), r"\[0\] is -1"),
+        ((4, -2), r"\[1\] is -2"),
+        (-3, "is -3"),
+    ],
+)
+def test_record_sizes_beyond_size_t(host_ctx: sp.Context, shape, match: str) -> None:
+    """Every size the binding converts is checked first: records larger than size_t (or than
+    an array) and negative dimensions raise InvalidArgument, never TypeError or
+    RuntimeError(std::bad_cast) from the conversion."""
+    with pytest.raises(sp.InvalidArgument, match=match):
+        host_ctx.pipeline([], np.float32, in_shape=shape)
+    with pytest.raises(sp.InvalidArgument, match=match):
+        sp.Stage("wide", np.float32, shape, host=print)
+    with pytest.raises(sp.InvalidArgument, match=match):
+        host_ctx.pinned_empty(shape, np.float32)
+
+
+def test_huge_counts_raise_invalid_argument(host_ctx: sp.Context) -> None:
+    for kwargs in ({"chunk_records": SIZE_MAX}, {"chunk_records": 2**63},
+                   {"chunk_records": 2**50, "in_shape": (2**20,)}, {"chunk_records": 2**64},
+                   {"copy_piece_bytes": 2**64}, {"staging_threads": 2**32},
+                   {"priority": 2**31}, {"depth": 2**64}):
+        args = {"in_dtype": np.float32, **kwargs}
+        with pytest.raises(sp.InvalidArgument):
+            host_ctx.pipeline([], **args)
+    with pytest.raises(sp.InvalidArgument, match="scratch_bytes"):
+        host_ctx.pipeline(sp.Stage("x", np.float32, host=print, scratch_bytes=SIZE_MAX),
+                          np.float32)
+    with pytest.raises(sp.InvalidArgument, match="scratch_bytes"):
+        sp.Stage("x", np.float32, host=print, scratch_bytes=2**64)
+    with pytest.raises(sp.InvalidArgument, match="pinned_empty"):
+        host_ctx.pinned_empty((2**40, 2**40), np.uint8)
+    # Zero bytes, but a dimension numpy cannot hold: refused as well, not numpy's ValueError.
+    with pytest.raises(sp.InvalidArgument, match=TOO_MANY):
+        host_ctx.pinned_empty((0, 2**64), np.float32)
+    p = host_ctx.pipeline([], np.float32)
+    with pytest.raises(sp.InvalidArgument, match="n_records"):
+        p.chunk_records(2**64)
+    with pytest.raises(sp.InvalidArgument, match="n_records"):
+        p.run_io(lambda dst, first, n: 0, lambda src, first: None, n_records=SIZE_MAX)
+    with pytest.raises(sp.InvalidArgument, match="max_in_flight"):
+        p.stream(max_in_flight=2**32)
+    with pytest.raises(sp.InvalidArgument, match="iters"):
+        sp.sinmix(2**32)
+
+
 def test_bad_scratch_bytes() -> None:
     assert sp.Stage("x", np.float32, host=print, scratch_bytes=1 << 20).scratch_bytes == 1 << 20
     assert sp.Stage("x", np.float32, host=print).scratch_bytes == 0
