@@ -16,8 +16,6 @@ or :class:`Stage` with Python functions (numpy on HOST, PyTorch or CuPy on CUDA)
 :class:`Error` subclasses carrying the library's message.
 """
 
-from __future__ import annotations
-
 from . import _streampipe
 from .context import Context
 from .copy import copy_nontemporal

@@ -43,6 +43,8 @@ class Context:
 
     @property
     def device(self) -> int:
+        """The GPU index the context was opened with (CUDA); HOST keeps the number it was
+        given and ignores it."""
         return self._c.device
 
     def __repr__(self) -> str:

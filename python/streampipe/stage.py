@@ -52,7 +52,10 @@ class CudaStream:
     ``cupy.cuda.ExternalStream(handle)``); ``__cuda_stream__`` is the CUDA stream protocol.
     """
 
-    __slots__ = ("handle", "device")
+    __slots__ = {
+        "handle": "The ``cudaStream_t`` as an int.",
+        "device": "The CUDA device index the stream belongs to.",
+    }
 
     def __init__(self, handle: int, device: int) -> None:
         self.handle: int = handle
@@ -84,7 +87,14 @@ class DeviceArray:
     exported writable for consumers that cannot import read-only tensors; do not write it.
     """
 
-    __slots__ = ("_array", "ptr", "shape", "dtype", "stream", "_readonly")
+    __slots__ = {
+        "_array": "The array-API view the DLPack export is delegated to.",
+        "ptr": "The device address of the first element, as an int.",
+        "shape": "``(records, *record_shape)``, or ``(scratch_bytes,)`` for scratch.",
+        "dtype": "The numpy dtype of the elements.",
+        "stream": "The :class:`CudaStream` the data is ready on.",
+        "_readonly": "Exported read-only in ``__cuda_array_interface__``.",
+    }
 
     def __init__(
         self,
@@ -104,6 +114,7 @@ class DeviceArray:
 
     @property
     def nbytes(self) -> int:
+        """Bytes of device memory the array covers."""
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
     def __dlpack__(
@@ -156,7 +167,16 @@ class Chunk:
     captured: keep graph="off" for PyTorch or CuPy stages that allocate temporaries.
     """
 
-    __slots__ = ("index", "first_record", "records", "input", "output", "stream", "scratch")
+    __slots__ = {
+        "index": "The chunk's number in the run (in a stream, from the stream's start), from 0.",
+        "first_record": "The index of the chunk's first record in the run (or stream).",
+        "records": "Records in the chunk (the last one of a run may be short).",
+        "input": "The chunk's input, a :class:`DeviceArray` of ``(records, *in_shape)``.",
+        "output": "Where the stage writes, a :class:`DeviceArray` of ``(records, *out_shape)``.",
+        "stream": "The :class:`CudaStream` to enqueue the chunk's work on.",
+        "scratch": "The stage's ``scratch_bytes`` for this chunk (a uint8 :class:`DeviceArray`), "
+                   "or None.",
+    }
 
     def __init__(
         self,

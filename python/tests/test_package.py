@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import inspect
 import re
 from pathlib import Path
 
@@ -35,6 +36,53 @@ def test_public_names() -> None:
     for name in sp.__all__:
         assert hasattr(sp, name), name
     assert issubclass(sp.StageError, sp.Error) and issubclass(sp.InvalidArgument, ValueError)
+
+
+def test_namespace_is_the_api() -> None:
+    """dir(streampipe) holds the API (__all__), its submodules and private or dunder names
+    only: nothing a module imported for itself, such as ``annotations`` from
+    ``from __future__ import annotations``."""
+    package = Path(sp.__file__).resolve().parent
+    submodules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    stray = [
+        n for n in dir(sp)
+        if not n.startswith("_") and n not in sp.__all__ and n not in submodules
+    ]
+    assert not stray, f"not API: {stray}"
+    assert "annotations" not in dir(sp)
+
+
+def _public_attributes() -> list[tuple[str, str, object]]:
+    """(class, attribute, descriptor) for every public attribute defined by the package's
+    public classes and the package classes they derive from."""
+    found = []
+    for name in sp.__all__:
+        cls = getattr(sp, name)
+        if not inspect.isclass(cls):
+            continue
+        for klass in cls.__mro__:
+            if not klass.__module__.startswith("streampipe"):
+                continue
+            for attr, value in vars(klass).items():
+                if not attr.startswith("_"):
+                    found.append((name, attr, value))
+    return found
+
+
+def test_public_api_has_docstrings() -> None:
+    missing = []
+    for name in sp.__all__:
+        obj = getattr(sp, name)
+        if callable(obj) and not inspect.getdoc(obj):
+            missing.append(name)
+    for cls, attr, value in _public_attributes():
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        # What help() shows: a slot's docstring is its value in a dict __slots__.
+        if not (inspect.getdoc(value) or "").strip():
+            missing.append(f"{cls}.{attr}")
+    assert not missing, f"no docstring: {missing}"
+    assert sp.Context.device.__doc__
 
 
 def test_stub_matches_the_extension() -> None:
