@@ -4,7 +4,7 @@ On the GPU machine (a CUDA build of streampipe, a GPU, torch with CUDA) the func
 the GPU: each chunk is copied in while the previous one computes and the one before is
 copied back, and the stage enqueues its torch work on the chunk's own stream. On a machine
 without a GPU the same function runs on the HOST backend, on torch's CPU kernels. Without
-torch it says so and exits 77 (skipped).
+torch, or with --backend cuda and no GPU, it says so and exits 77 (skipped).
 
     python examples/torch_stage.py [--records N] [--backend auto|host|cuda]
 """
@@ -38,7 +38,11 @@ def main() -> int:
         print("torch_stage: skipped, torch is not installed (pip install torch)", file=sys.stderr)
         return 77
 
-    ctx = sp.Context(args.backend)
+    try:
+        ctx = sp.Context(args.backend)
+    except sp.Unsupported as exc:  # --backend cuda without a CUDA build or a GPU
+        print(f"torch_stage: skipped, no {args.backend} backend here: {exc}", file=sys.stderr)
+        return 77
     if ctx.backend == "cuda" and not torch.cuda.is_available():
         print("torch_stage: skipped, this torch has no CUDA", file=sys.stderr)
         return 77
