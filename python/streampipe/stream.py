@@ -25,7 +25,10 @@ can make) but must not close the stream.
 
 The stream waits for room itself (the C stream is opened non-blocking): at most
 ``max_in_flight`` batches are held, a batch being held from its submit until its future is
-resolved. Each batch's arrays are kept alive until then, the input converted or copied by the
+resolved. That is the stream's own count, not the library's, which holds a batch only until
+it completes (its DONE then waits in the library's queue for the event thread): a batch
+complete but not yet resolved still takes room here, and the C stream, opened with the same
+``max_in_flight``, always has room for a submit that got past this count. Each batch's arrays are kept alive until then, the input converted or copied by the
 same checks as ``Pipeline.run`` (which raise at submit and touch nothing).
 """
 

@@ -174,6 +174,43 @@ def test_max_in_flight_is_held_to(host_ctx: sp.Context) -> None:
             np.testing.assert_array_equal(f.result(timeout=30), np.full(10, i, np.float32))
 
 
+def test_completed_batches_stay_held_until_their_done_is_taken(host_ctx: sp.Context) -> None:
+    """max_in_flight is the stream's own rule: a batch is held from its submit until its
+    future resolves, however far the library got with it. With the event thread kept in a
+    done callback, two batches complete in the library (which no longer holds them) but are
+    not resolved: a third submit still finds no room."""
+    gate, in_callback, last_done = threading.Event(), threading.Event(), threading.Event()
+
+    def copy(inp: np.ndarray, out: np.ndarray) -> None:
+        out[:] = inp
+        if inp.size and inp[0] == 2:
+            last_done.set()
+
+    def wait_at_gate(_: Future) -> None:
+        in_callback.set()
+        gate.wait(30)
+
+    p = host_ctx.pipeline(sp.Stage("copy", np.float32, host=copy), np.float32,
+                          chunk_records=10)
+    with p.stream(max_in_flight=2) as s:
+        first = s.submit(np.zeros(10, np.float32))
+        first.add_done_callback(wait_at_gate)
+        assert in_callback.wait(30)
+        futures = [s.submit(np.full(10, i, np.float32)) for i in (1, 2)]
+        assert last_done.wait(30)
+        time.sleep(0.05)  # the batches' copies out complete; their DONE waits to be taken
+        assert s.in_flight == 2 and not any(f.done() for f in futures)
+        with pytest.raises(sp.WouldBlock, match="max_in_flight"):
+            s.submit(np.ones(10, np.float32), block=False)
+        with pytest.raises(sp.Timeout):
+            s.submit(np.ones(10, np.float32), timeout=0.05)
+        gate.set()
+        futures.append(s.submit(np.full(10, 3, np.float32), timeout=30))
+        for i, f in enumerate(futures, 1):
+            np.testing.assert_array_equal(f.result(timeout=30), np.full(10, i, np.float32))
+        np.testing.assert_array_equal(first.result(), np.zeros(10, np.float32))
+
+
 def test_failing_stage_fails_its_batch_only(host_ctx: sp.Context, rng: np.random.Generator) -> None:
     p = host_ctx.pipeline([sp.Stage("fragile", np.float32, host=fragile_copy), sp.sinmix(3)],
                           np.float32, chunk_records=100, depth=4)
