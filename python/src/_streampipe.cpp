@@ -24,14 +24,13 @@ void make_context(context *self, int kind, int device)
     sp_context *ctx = nullptr;
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked; // opening CUDA takes a while
-        status = sp_context_create((sp_backend_kind)kind, device, &ctx);
-        if (status != SP_OK) { // a failed open still yields a handle, with the reason
-            why = sp_context_last_error(ctx);
-            sp_context_destroy(ctx);
-        }
+    gil_released unlocked; // opening CUDA takes a while
+    status = sp_context_create((sp_backend_kind)kind, device, &ctx);
+    if (status != SP_OK) { // a failed open still yields a handle, with the reason
+        why = sp_context_last_error(ctx);
+        sp_context_destroy(ctx);
     }
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     new (self) context{std::make_shared<context_handle>(ctx), device};
@@ -50,12 +49,11 @@ nb::ndarray<nb::numpy> pinned_array(const context &self, size_t bytes,
     void *ptr = nullptr;
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked; // cudaHostAlloc of a GiB takes half a second
-        status = sp_host_alloc(self.handle->ctx, bytes, &ptr);
-        if (status != SP_OK)
-            why = sp_context_last_error(self.handle->ctx);
-    }
+    gil_released unlocked; // cudaHostAlloc of a GiB takes half a second
+    status = sp_host_alloc(self.handle->ctx, bytes, &ptr);
+    if (status != SP_OK)
+        why = sp_context_last_error(self.handle->ctx);
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     auto *block = new pinned_block{self.handle, ptr};
@@ -80,7 +78,7 @@ NB_MODULE(_streampipe, m)
     m.def("copy_nontemporal",
           [](nb::ndarray<nb::c_contig, nb::device::cpu> dst,
              nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> src, size_t bytes) {
-              nb::gil_scoped_release unlocked; // a staging-sized copy: other threads run on
+              gil_released unlocked; // a staging-sized copy: other threads run on
               sp_copy_nontemporal(dst.data(), src.data(), bytes);
           },
           nb::arg("dst"), nb::arg("src"), nb::arg("bytes"));
@@ -125,4 +123,5 @@ NB_MODULE(_streampipe, m)
     bind_pipeline(m);
     bind_stream(m);
     bind_builtins(m);
+    bind_exit(m);
 }

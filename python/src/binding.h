@@ -7,6 +7,7 @@
 #define STREAMPIPE_PY_BINDING_H
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,49 @@ nb::object host_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dt
 nb::object device_view(void *ptr, const std::vector<size_t> &shape, nb::dlpack::dtype dtype,
                        int device_id, nb::handle owner);
 
+// Interpreter exit (exit.cpp): once streampipe's atexit hook has run, no thread but the one
+// finalizing may take the GIL, which Python would answer with pthread_exit (an abort). Both
+// classes are for that alone.
+//
+// The GIL released while the library works, in a binding function called from Python; use it
+// in place of nb::gil_scoped_release:
+//     gil_released unlocked;              // no Python API from here...
+//     status = sp_pipeline_run(...);
+//     unlocked.relock();                  // ...to here (the destructor relocks otherwise)
+//     if (status != SP_OK) raise_status(status, why);
+// At exit a thread coming back (a daemon thread's run) waits in relock for the process to end
+// instead of taking the GIL; until the object goes, the hook counts the thread as still on
+// its way into Python, and waits for it.
+class gil_released {
+public:
+    gil_released() noexcept;
+    ~gil_released();
+    void relock();
+    gil_released(const gil_released &) = delete;
+    gil_released &operator=(const gil_released &) = delete;
+
+private:
+    PyThreadState *state_;
+    bool locked_ = false;
+};
+
+// The GIL taken to call a Python stage, source or sink from a library thread; at exit it is
+// not taken (entered() is false) and the caller fails the chunk without touching Python.
+class python_entry {
+public:
+    python_entry() noexcept;
+    ~python_entry();
+    bool entered() const noexcept { return gil_.has_value(); }
+    python_entry(const python_entry &) = delete;
+    python_entry &operator=(const python_entry &) = delete;
+
+private:
+    std::optional<nb::gil_scoped_acquire> gil_;
+};
+
+// Why a chunk failed when its Python stage was not called.
+constexpr const char *exiting_message = "the Python interpreter is exiting";
+
 // Raises the exception streampipe.errors._from_status makes of (status, message).
 [[noreturn]] void raise_status(sp_status status, const std::string &message);
 
@@ -116,6 +160,7 @@ inline nb::dlpack::dtype to_dtype(int code, int bits)
 void bind_pipeline(nb::module_ &m);
 void bind_stream(nb::module_ &m);
 void bind_builtins(nb::module_ &m);
+void bind_exit(nb::module_ &m);
 
 } // namespace sp_py
 

@@ -33,10 +33,9 @@ mlp_model load_file(const std::string &path)
 {
     sp_mlp *model = nullptr;
     sp_status status;
-    {
-        nb::gil_scoped_release unlocked;
-        status = sp_mlp_load_file(path.c_str(), &model);
-    }
+    gil_released unlocked;
+    status = sp_mlp_load_file(path.c_str(), &model);
+    unlocked.relock();
     return adopt_model(status, model);
 }
 
@@ -65,7 +64,7 @@ void reference_logits(const mlp_model &m,
                       nb::ndarray<const uint8_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> pixels,
                       nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> logits)
 {
-    nb::gil_scoped_release unlocked;
+    gil_released unlocked;
     sp_mlp_reference_logits(m.model.get(), pixels.data(), pixels.shape(0), logits.data());
 }
 
@@ -77,11 +76,10 @@ void make_mlp_stages(mlp_stages *self, const context &ctx, const mlp_model &mode
 {
     sp_mlp_stages *stages = nullptr;
     sp_status status;
-    {
-        nb::gil_scoped_release unlocked; // uploads the weights on CUDA
-        status = sp_mlp_stages_create(ctx.handle->ctx, model.model.get(),
-                                      (sp_mlp_precision)precision, &stages);
-    }
+    gil_released unlocked; // uploads the weights on CUDA
+    status = sp_mlp_stages_create(ctx.handle->ctx, model.model.get(),
+                                  (sp_mlp_precision)precision, &stages);
+    unlocked.relock();
     if (status != SP_OK) { // a failed creation still yields a handle, with the reason
         std::unique_ptr<sp_mlp_stages, void (*)(sp_mlp_stages *)> failed(stages,
                                                                           sp_mlp_stages_destroy);

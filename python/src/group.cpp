@@ -15,14 +15,13 @@ sp_group *create_group(const context &ctx, const std::vector<int> &devices,
     sp_group *group = nullptr;
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked; // opens the contexts, allocates every buffer
-        status = sp_group_create(kind, devices.data(), devices.size(), &config, &group);
-        if (status != SP_OK) { // a failed creation still yields a handle, whose error says why
-            why = group ? sp_group_last_error(group) : "no memory for a group";
-            sp_group_destroy(group);
-        }
+    gil_released unlocked; // opens the contexts, allocates every buffer
+    status = sp_group_create(kind, devices.data(), devices.size(), &config, &group);
+    if (status != SP_OK) { // a failed creation still yields a handle, whose error says why
+        why = group ? sp_group_last_error(group) : "no memory for a group";
+        sp_group_destroy(group);
     }
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     *member0 = sp_group_pipeline(group, 0);

@@ -43,10 +43,13 @@ std::vector<size_t> chunk_shape(size_t records, const std::vector<size_t> &recor
 
 // The adapters catch what the user's function raises and return False; an exception that
 // escapes them anyway is a bug of the binding's own, reported as unraisable, never lost.
+// At interpreter exit the function is not called (python_entry): the chunk fails.
 sp_status call_stage(nb::object (*call)(stage_slot *, const sp_chunk *), stage_slot *slot,
                      const sp_chunk *chunk)
 {
-    nb::gil_scoped_acquire gil;
+    python_entry python;
+    if (!python.entered())
+        return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "not called: %s", exiting_message);
     try {
         return nb::cast<bool>(call(slot, chunk)) ? SP_OK : SP_ERR_STAGE_FAILED;
     } catch (nb::python_error &e) {
@@ -214,12 +217,11 @@ sp_pipeline *create_pipeline(const context &ctx, const sp_pipeline_config &confi
     sp_pipeline *handle = nullptr;
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked; // allocates every device and pinned buffer
-        status = sp_pipeline_create(ctx.handle->ctx, &config, &handle);
-        if (status != SP_OK)
-            why = sp_context_last_error(ctx.handle->ctx);
-    }
+    gil_released unlocked; // allocates every device and pinned buffer
+    status = sp_pipeline_create(ctx.handle->ctx, &config, &handle);
+    if (status != SP_OK)
+        why = sp_context_last_error(ctx.handle->ctx);
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     return handle;
@@ -276,18 +278,17 @@ nb::object run(pipeline &self, in_array in, size_t n_records, out_array out, boo
     report rep;
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked; // taken again only to call a Python stage
-        sp_report *r = want_report ? &rep.r : nullptr;
-        if (self.group) // the Python layer refuses serial runs of a group
-            status = sp_group_run(self.group, in.data(), n_records, out.data(), r);
-        else if (serial)
-            status = sp_pipeline_run_serial(self.handle, in.data(), n_records, out.data(), r);
-        else
-            status = sp_pipeline_run(self.handle, in.data(), n_records, out.data(), r);
-        if (status != SP_OK)
-            why = self.group ? sp_group_last_error(self.group) : sp_pipeline_last_error(self.handle);
-    }
+    gil_released unlocked; // taken again only to call a Python stage
+    sp_report *r = want_report ? &rep.r : nullptr;
+    if (self.group) // the Python layer refuses serial runs of a group
+        status = sp_group_run(self.group, in.data(), n_records, out.data(), r);
+    else if (serial)
+        status = sp_pipeline_run_serial(self.handle, in.data(), n_records, out.data(), r);
+    else
+        status = sp_pipeline_run(self.handle, in.data(), n_records, out.data(), r);
+    if (status != SP_OK)
+        why = self.group ? sp_group_last_error(self.group) : sp_pipeline_last_error(self.handle);
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     if (!want_report)
@@ -308,7 +309,9 @@ struct io_adapters {
 sp_status io_read(void *dst, size_t first_record, size_t max_records, size_t *records, void *user)
 {
     auto *io = static_cast<io_adapters *>(user);
-    nb::gil_scoped_acquire gil;
+    python_entry python;
+    if (!python.entered())
+        return SP_ERR_STAGE_FAILED; // interpreter exit
     try {
         nb::object view = host_view(dst, chunk_shape(max_records, io->in_shape), io->in_dtype,
                                     false, io->owner);
@@ -330,7 +333,9 @@ sp_status io_read(void *dst, size_t first_record, size_t max_records, size_t *re
 sp_status io_write(const void *src, size_t first_record, size_t records, void *user)
 {
     auto *io = static_cast<io_adapters *>(user);
-    nb::gil_scoped_acquire gil;
+    python_entry python;
+    if (!python.entered())
+        return SP_ERR_STAGE_FAILED; // interpreter exit
     try {
         nb::object view = host_view(const_cast<void *>(src), chunk_shape(records, io->out_shape),
                                     io->out_dtype, true, io->owner);
@@ -367,14 +372,13 @@ nb::object run_io(nb::pointer_and_handle<pipeline> self, nb::object read, nb::ob
     report rep;
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked; // taken again only to call the source and the sink
-        sp_report *r = want_report ? &rep.r : nullptr;
-        sp_group *group = self.p->group;
-        status = group ? sp_group_run_io(group, &io, r) : sp_pipeline_run_io(self.p->handle, &io, r);
-        if (status != SP_OK)
-            why = group ? sp_group_last_error(group) : sp_pipeline_last_error(self.p->handle);
-    }
+    gil_released unlocked; // taken again only to call the source and the sink
+    sp_report *r = want_report ? &rep.r : nullptr;
+    sp_group *group = self.p->group;
+    status = group ? sp_group_run_io(group, &io, r) : sp_pipeline_run_io(self.p->handle, &io, r);
+    if (status != SP_OK)
+        why = group ? sp_group_last_error(group) : sp_pipeline_last_error(self.p->handle);
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     if (!want_report)

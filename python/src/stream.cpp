@@ -23,7 +23,7 @@ struct stream {
     ~stream()
     {
         if (handle) {
-            nb::gil_scoped_release unlocked;
+            gil_released unlocked;
             sp_stream_close(handle, nullptr);
         }
     }
@@ -47,12 +47,11 @@ void make_stream(stream *self, nb::object pipe, unsigned max_in_flight, bool non
     sp_stream *handle = nullptr;
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked;
-        status = sp_stream_open(p.handle, &config, &handle);
-        if (status != SP_OK)
-            why = sp_pipeline_last_error(p.handle);
-    }
+    gil_released unlocked;
+    status = sp_stream_open(p.handle, &config, &handle);
+    if (status != SP_OK)
+        why = sp_pipeline_last_error(p.handle);
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     auto *s = new (self) stream();
@@ -68,12 +67,11 @@ void submit(stream &self, in_array in, size_t n_records, out_array out, uint64_t
     sp_stream *h = open_handle(self);
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked;
-        status = sp_stream_submit(h, in.data(), n_records, out.data(), tag);
-        if (status != SP_OK)
-            why = sp_stream_last_error(h);
-    }
+    gil_released unlocked;
+    status = sp_stream_submit(h, in.data(), n_records, out.data(), tag);
+    if (status != SP_OK)
+        why = sp_stream_last_error(h);
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
 }
@@ -86,12 +84,11 @@ std::tuple<int, uint64_t, int, size_t, std::string> next_event(stream &self, dou
     sp_stream_event ev{};
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked;
-        status = sp_stream_next(h, &ev, timeout_s);
-        if (status != SP_OK || ev.status != SP_OK)
-            why = sp_stream_last_error(h);
-    }
+    gil_released unlocked;
+    status = sp_stream_next(h, &ev, timeout_s);
+    if (status != SP_OK || ev.status != SP_OK)
+        why = sp_stream_last_error(h);
+    unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     return {(int)ev.kind, ev.tag, (int)ev.status, ev.records, why};
@@ -106,11 +103,10 @@ std::tuple<int, nb::object, std::string> close(stream &self)
     report rep;
     sp_status status;
     std::string why;
-    {
-        nb::gil_scoped_release unlocked; // drains: Python stages take the GIL meanwhile
-        why = sp_stream_last_error(h);
-        status = sp_stream_close(h, &rep.r);
-    }
+    gil_released unlocked; // drains: Python stages take the GIL meanwhile
+    why = sp_stream_last_error(h);
+    status = sp_stream_close(h, &rep.r);
+    unlocked.relock();
     self.handle = nullptr;
     nb::object r = nb::cast(std::move(rep), nb::rv_policy::move);
     self.owner = nb::none();

@@ -41,6 +41,7 @@ import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
 
+from . import _exit
 from . import _streampipe as _c
 from .errors import InvalidArgument, StageError, Timeout, WouldBlock, _from_status
 from .report import Report
@@ -117,7 +118,9 @@ class _Core:
         self.report: Optional[Report] = None
         self.close_error: Optional[BaseException] = None  # the event thread's own failure
         self.c = _c.Stream(pipeline._c, max_in_flight, True, input_released)
-        # A daemon: a stream left open at exit must not keep the interpreter waiting.
+        # A daemon, so that the interpreter's wait for its threads at exit (before atexit
+        # hooks) does not wait on a stream nobody closes; streampipe._exit's atexit hook
+        # closes it and joins this thread before the interpreter finalizes.
         self.thread = threading.Thread(
             target=self._events, name=f"streampipe-events-{id(self):x}", daemon=True
         )
@@ -126,6 +129,7 @@ class _Core:
         except BaseException:
             self.c.close()
             raise
+        _exit.opened(self)
 
     # ---- the user's side ----------------------------------------------------------------
 
@@ -311,6 +315,7 @@ class _Core:
                 self.closed = True
                 self.cond.notify_all()
             self.pipeline._stream_closed()
+            _exit.closed(self)
 
 
 class PipelineStream:
@@ -319,7 +324,9 @@ class PipelineStream:
 
     Use it as a context manager, or call :meth:`close`: leaving the ``with`` block waits for
     every batch submitted (whether or not the block raised). A stream dropped without being
-    closed is closed in the background. While it is open the pipeline runs nothing else
+    closed is closed in the background; one still open (or closing) at interpreter exit is
+    closed then, its batches completed, before the interpreter finalizes
+    (:mod:`streampipe._exit`). While it is open the pipeline runs nothing else
     (``Pipeline.run`` raises InvalidArgument).
     """
 
