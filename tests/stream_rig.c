@@ -350,7 +350,8 @@ static int submit_one(stream_rig *r, size_t k)
         sp_status st = sp_stream_submit(r->s, b->in.data, b->n, batch_out(b), b->tag);
         if (st == SP_ERR_WOULD_BLOCK && r->cfg.nonblocking) {
             r->would_block++;
-            CHECK_EQ(atomic_load(&r->submitted) - atomic_load(&r->done), max);
+            /* max batches not complete, and perhaps more complete whose DONE is not taken */
+            CHECK(atomic_load(&r->submitted) - atomic_load(&r->done) >= max);
             if (!rig_take_event(r))
                 return 0;
             continue;
@@ -360,10 +361,8 @@ static int submit_one(stream_rig *r, size_t k)
         break;
     }
     atomic_fetch_add(&r->submitted, 1);
-    if (r->cfg.nonblocking) {
-        CHECK(atomic_load(&r->submitted) - atomic_load(&r->done) <= max);
+    if (r->cfg.nonblocking) /* room is the engine's: what the rig has not taken is unbounded */
         maybe_poll(r);
-    }
     return 1;
 }
 

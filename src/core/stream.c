@@ -9,8 +9,18 @@
  * A batch's life: submitted (held, in the list) -> started by the engine (its chunks go into
  * the ring) -> complete (every chunk has left its slot, or the batch failed) -> its DONE is
  * queued once every batch before it has had its DONE queued (the batch is freed then: the
- * event carries its tag, status, records and failure text) -> the DONE taken by
- * sp_stream_next, which makes room for another submit. */
+ * event carries its tag, status, records and failure text), which makes room for another
+ * submit -> the DONE taken by sp_stream_next.
+ *
+ * Room is counted in batches the engine still has, not in events not yet taken: a thread
+ * that submits more than max_in_flight batches before it takes any event waits only for the
+ * engine, which always gets on, so one thread alone can submit all and then take all. The
+ * queued events are small and their ring grows at submit (on the user's thread, where no
+ * memory can fail the engine), so that it always has room for two events per held batch.
+ *
+ * Close wakes every thread waiting inside submit or next (they return an error) and waits for
+ * them to leave before it frees the stream: the header forbids the overlap, but a submitter
+ * blocked for room while another thread closes would otherwise wait on freed memory. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -59,14 +69,16 @@ struct sp_stream {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t work;   /* the engine: a batch queued, or closing */
-    pthread_cond_t room;   /* submit: a DONE was taken */
-    pthread_cond_t events; /* next: an event was queued */
+    pthread_cond_t room;   /* submit: a held batch's DONE was queued, or closing */
+    pthread_cond_t events; /* next: an event was queued, or closing */
+    pthread_cond_t left;   /* close: a thread left submit or next */
     stream_batch *head;    /* batches whose DONE is not queued yet, in submission order */
     stream_batch *tail;
     stream_batch *to_start; /* the first batch the engine has not started */
-    unsigned held;          /* submitted and not yet returned as DONE */
-    queued_event *queue;    /* events queued for next(): a ring of 2 x max_in_flight */
-    size_t queue_head, queue_len;
+    unsigned held;          /* submitted, DONE not yet queued: what the engine still has */
+    unsigned inside;        /* threads inside submit or next (close waits for none) */
+    queued_event *queue;    /* events queued for next(): a ring of queue_cap */
+    size_t queue_head, queue_len, queue_cap;
     int closing;
     int lost;
     sp_status first_failure;
@@ -107,8 +119,7 @@ static void free_batch(stream_batch *b)
 
 static void queue_event(sp_stream *s, sp_stream_event_kind kind, stream_batch *b)
 {
-    size_t cap = 2u * s->max_in_flight;
-    queued_event *q = &s->queue[(s->queue_head + s->queue_len) % cap];
+    queued_event *q = &s->queue[(s->queue_head + s->queue_len) % s->queue_cap];
     q->ev = (sp_stream_event){kind, b->tag, kind == SP_EVENT_DONE ? b->status : SP_OK,
                               b->n_records};
     q->error = NULL;
@@ -116,13 +127,13 @@ static void queue_event(sp_stream *s, sp_stream_event_kind kind, stream_batch *b
         q->error = b->error;
         b->error = NULL;
     }
-    s->queue_len++; /* never more than 2 per held batch: the ring cannot overflow */
+    s->queue_len++; /* room for 2 per held batch was made at submit (reserve_events) */
     pthread_cond_broadcast(&s->events);
 }
 
 /* Queues the events that are due: INPUT_RELEASED of any complete batch not released yet,
  * and DONE of complete batches from the head on, so that DONE events keep submission order.
- * A batch is freed once its DONE is queued; it counts as held until next() returns it. */
+ * A batch is freed once its DONE is queued, which makes room for another submit. */
 static void queue_due_events(sp_stream *s)
 {
     for (stream_batch *b = s->head; b; b = b->next)
@@ -141,7 +152,30 @@ static void queue_due_events(sp_stream *s)
         if (!s->head)
             s->tail = NULL;
         free_batch(b); /* the event carries what the user needs */
+        s->held--;
+        pthread_cond_signal(&s->room);
     }
+}
+
+/* Under lock, on the user's thread: makes the event ring big enough for the events already
+ * queued and two for every held batch, this new one included, so that the engine never
+ * needs memory to queue one. Grows by doubling, keeping the events' order. */
+static int reserve_events(sp_stream *s)
+{
+    size_t need = s->queue_len + 2u * ((size_t)s->held + 1u);
+    if (need <= s->queue_cap)
+        return 1;
+    size_t cap = s->queue_cap * 2u > need ? s->queue_cap * 2u : need;
+    queued_event *grown = calloc(cap, sizeof *grown);
+    if (!grown)
+        return 0;
+    for (size_t k = 0; k < s->queue_len; k++)
+        grown[k] = s->queue[(s->queue_head + k) % s->queue_cap];
+    free(s->queue);
+    s->queue = grown;
+    s->queue_head = 0;
+    s->queue_cap = cap;
+    return 1;
 }
 
 static void complete(sp_stream *s, stream_batch *b, sp_status status)
@@ -324,6 +358,14 @@ static void *engine_main(void *arg)
 
 /* ---- the public calls ----------------------------------------------------------------- */
 
+/* Under lock: the calling thread leaves submit or next; a close waiting for it goes on. */
+static void leave(sp_stream *s)
+{
+    s->inside--;
+    if (s->closing)
+        pthread_cond_broadcast(&s->left);
+}
+
 sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_stream **out)
 {
     if (!p || !out)
@@ -358,12 +400,15 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_strea
     s->nonblocking = config->nonblocking != 0;
     s->input_events = config->input_released_events != 0;
     s->queue = queue;
+    s->queue_cap = 2u * max;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->room, NULL);
     pthread_cond_init(&s->events, NULL);
+    pthread_cond_init(&s->left, NULL);
     sp_engine_reset(p);
     if (pthread_create(&s->thread, NULL, engine_main, s) != 0) {
+        pthread_cond_destroy(&s->left);
         pthread_cond_destroy(&s->events);
         pthread_cond_destroy(&s->room);
         pthread_cond_destroy(&s->work);
@@ -386,24 +431,28 @@ sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void 
     char why[256];
     sp_status st = sp_run_check_buffers(s->p, in, n_records, out, why, sizeof why);
     pthread_mutex_lock(&s->lock);
+    s->inside++;
     if (s->lost)
         st = stream_fail(s, SP_ERR_DEVICE_LOST, "the device was lost; close the stream");
     else if (st != SP_OK)
         stream_fail(s, st, "sp_stream_submit: %s", why);
-    else if (s->closing)
-        st = stream_fail(s, SP_ERR_INVALID_ARGUMENT, "sp_stream_submit: the stream is closing");
-    while (st == SP_OK && s->held >= s->max_in_flight) {
+    while (st == SP_OK && !s->closing && s->held >= s->max_in_flight) {
         if (s->nonblocking) {
-            st = stream_fail(s, SP_ERR_WOULD_BLOCK, "sp_stream_submit: %u batches held (the "
-                             "max_in_flight); take a DONE with sp_stream_next first",
-                             s->held);
+            st = stream_fail(s, SP_ERR_WOULD_BLOCK, "sp_stream_submit: %u batches are still "
+                             "being processed (the max_in_flight); submit again once one is "
+                             "DONE (sp_stream_next says when)", s->held);
             break;
         }
-        pthread_cond_wait(&s->room, &s->lock);
+        pthread_cond_wait(&s->room, &s->lock); /* the engine makes room: it always gets on */
     }
+    if (st == SP_OK && s->closing) /* also when close woke this thread waiting for room */
+        st = stream_fail(s, SP_ERR_INVALID_ARGUMENT, "sp_stream_submit: the stream is closing");
     stream_batch *b = st == SP_OK ? calloc(1, sizeof *b) : NULL;
-    if (st == SP_OK && !b)
+    if (st == SP_OK && (!b || !reserve_events(s))) {
+        free(b);
+        b = NULL;
         st = stream_fail(s, SP_ERR_OUT_OF_MEMORY, "sp_stream_submit: no memory for a batch");
+    }
     if (st == SP_OK) {
         *b = (stream_batch){.in = in, .out = out, .n_records = n_records, .tag = tag};
         if (s->tail)
@@ -418,6 +467,7 @@ sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void 
         s->held++;
         pthread_cond_signal(&s->work);
     }
+    leave(s);
     pthread_mutex_unlock(&s->lock);
     return st;
 }
@@ -451,10 +501,16 @@ sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
     struct timespec deadline = deadline_after(timeout_s > 0 ? timeout_s : 0);
     sp_status st = SP_OK;
     pthread_mutex_lock(&s->lock);
+    s->inside++;
     while (s->queue_len == 0) {
         if (s->held == 0) {
             st = stream_fail(s, SP_ERR_INVALID_ARGUMENT,
                              "sp_stream_next: no batch is held, so no event can come");
+            break;
+        }
+        if (s->closing) {
+            st = stream_fail(s, SP_ERR_INVALID_ARGUMENT, "sp_stream_next: the stream is "
+                             "closing");
             break;
         }
         if (timeout_s == 0) {
@@ -479,13 +535,10 @@ sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
                      (unsigned long long)ev->tag, sp_status_name(ev->status));
         free(q->error);
         q->error = NULL;
-        s->queue_head = (s->queue_head + 1) % (2u * s->max_in_flight);
+        s->queue_head = (s->queue_head + 1) % s->queue_cap;
         s->queue_len--;
-        if (ev->kind == SP_EVENT_DONE) {
-            s->held--;
-            pthread_cond_signal(&s->room);
-        }
     }
+    leave(s);
     pthread_mutex_unlock(&s->lock);
     return st;
 }
@@ -513,6 +566,10 @@ sp_status sp_stream_close(sp_stream *s, sp_report *report)
     pthread_mutex_lock(&s->lock);
     s->closing = 1;
     pthread_cond_signal(&s->work);
+    pthread_cond_broadcast(&s->room); /* a thread waiting inside submit or next returns */
+    pthread_cond_broadcast(&s->events);
+    while (s->inside > 0)
+        pthread_cond_wait(&s->left, &s->lock);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL); /* it runs every batch and retires every slot first */
     sp_status st = s->lost ? SP_ERR_DEVICE_LOST : s->first_failure;
@@ -527,8 +584,9 @@ sp_status sp_stream_close(sp_stream *s, sp_report *report)
         free_batch(b);
     }
     for (size_t k = 0; k < s->queue_len; k++) /* events not taken */
-        free(s->queue[(s->queue_head + k) % (2u * s->max_in_flight)].error);
+        free(s->queue[(s->queue_head + k) % s->queue_cap].error);
     sp_pipeline *p = s->p;
+    pthread_cond_destroy(&s->left);
     pthread_cond_destroy(&s->events);
     pthread_cond_destroy(&s->room);
     pthread_cond_destroy(&s->work);
