@@ -372,10 +372,14 @@ typedef struct sp_report {
     double wait_s;         /* of submit_s, the time the host waited for a slot to come free:
                               time the device (not the host's enqueueing or staging) was the
                               limit */
-    size_t pinned_bytes;   /* pinned staging memory the pipeline holds: depth x chunk x the
-                              bytes of a record in and out, whatever the data's size */
+    size_t pinned_bytes;   /* pinned staging memory the pipeline holds, whatever the data's
+                              size: depth x slot_records x the bytes of a record in and out
+                              (each slot rounded up to 256 bytes); a group's is the sum over
+                              its devices */
     size_t batches;        /* batches the report covers: 1 for a run, those of a stream */
-    uint64_t reserved[16]; /* zero; later figures take these */
+    size_t slot_records;   /* records a slot holds: the pipeline's chunk, which a short run
+                              with a chunk the library chose cuts below (chunk_records) */
+    uint64_t reserved[15]; /* zero; later figures take these */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
@@ -427,11 +431,21 @@ SP_API sp_status sp_pipeline_run_serial(sp_pipeline *pipeline, const void *in, s
  * nothing in flight is lost track of, and the stream accepts new batches afterwards. A lost
  * device fails every batch, and every later call, with SP_ERR_DEVICE_LOST.
  *
+ * Room: at most max_in_flight batches are held, a batch being held from its submit until it
+ * is complete (its DONE is queued, whether or not it has been taken). So one thread may
+ * submit any number of batches and then take their events: a blocking submit waits only for
+ * the stream's engine, never for this thread's next. Events of completed batches queue until
+ * sp_stream_next takes them (a few dozen bytes each); a program that never takes them grows
+ * by that much per batch.
+ *
  * Threads: CUDA stage functions run on the stream's engine thread (HOST ones on their
  * workers, as in a run). submit and next may be called from different threads at once (one
- * thread submitting while another takes events), each by one thread at a time; close only
- * once no other thread is inside submit or next, since it frees what they wait on. A pipeline
- * with an open stream refuses sp_pipeline_run until the stream is closed.
+ * thread submitting while another takes events), each by one thread at a time. Close only
+ * once no other thread will call submit or next again: a thread already waiting inside
+ * either when close begins is woken, returns SP_ERR_INVALID_ARGUMENT ("the stream is
+ * closing") and is waited for before the stream is freed, but a call that begins after close
+ * uses freed memory. A pipeline with an open stream refuses sp_pipeline_run until the stream
+ * is closed; a stream leaves the sp_pipeline_last_* figures of the last run as they were.
  * Streams record no per-operation timings: the report of sp_stream_close has the counts, the
  * makespan and what the library chose, and says so in its notes. */
 typedef struct sp_stream sp_stream;
@@ -439,7 +453,8 @@ typedef struct sp_stream sp_stream;
 /* Sized (see the top of this file): SP_STREAM_CONFIG_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_stream_config {
     size_t size;               /* sizeof(sp_stream_config) as built; 0: the 0.5 layout */
-    unsigned max_in_flight;    /* batches submitted and not yet returned as DONE; 0 = 4 */
+    unsigned max_in_flight;    /* batches submitted and not yet complete (DONE queued, taken or
+                                  not); 0 = 4 */
     int nonblocking;           /* 1: submit returns SP_ERR_WOULD_BLOCK instead of waiting */
     int input_released_events; /* 1: also report SP_EVENT_INPUT_RELEASED per batch */
 } sp_stream_config;
@@ -465,7 +480,9 @@ SP_API sp_status sp_stream_open(sp_pipeline *pipeline, const sp_stream_config *c
                                 sp_stream **out);
 /* Queues a batch of n_records from `in` to `out` (n_records * out record bytes). Checks the
  * arguments at once (as sp_pipeline_run does) and touches nothing when they are wrong. Blocks
- * while max_in_flight batches are held, or returns SP_ERR_WOULD_BLOCK when nonblocking. */
+ * while max_in_flight batches are held (submitted and not yet complete: the engine's own
+ * progress makes room, so a single thread can submit all its batches before it takes any
+ * event), or returns SP_ERR_WOULD_BLOCK when nonblocking. */
 SP_API sp_status sp_stream_submit(sp_stream *stream, const void *in, size_t n_records, void *out,
                                   uint64_t tag);
 /* The next event, in order. timeout_s: 0 polls, < 0 waits for ever (so does one of more than

@@ -88,7 +88,7 @@ static sp_status io_fail(sp_run *r, size_t chunk, const char *fmt, ...)
     if (!atomic_load(&p->failed)) {
         va_list ap;
         va_start(ap, fmt);
-        sp_pipeline_vfail(p, SP_ERR_STAGE_FAILED, fmt, ap);
+        sp_pipeline_vfail_run(p, SP_ERR_STAGE_FAILED, fmt, ap);
         va_end(ap);
         p->failure_status = SP_ERR_STAGE_FAILED;
         atomic_store(&p->fail_chunk, chunk);
@@ -358,9 +358,9 @@ sp_status sp_run_finish(sp_run *r, sp_status st, sp_report *report)
     double t_end = sp_now();
     /* the makespan is taken here, before a timed run reads its events, for every run mode
      * (serial and graph runs end here too): with or without a report it is the same span */
-    p->last_makespan_s = t_end - r->t0;
-    p->last_submit_s = r->t_submitted > 0.0 ? r->t_submitted - r->t0 : 0.0;
-    p->last_wait_s = r->wait_s;
+    sp_pipeline_set_last_figures(p, t_end - r->t0,
+                                 r->t_submitted > 0.0 ? r->t_submitted - r->t0 : 0.0,
+                                 r->wait_s);
     if (sp_pipeline_has_failed(p))
         st = p->failure_status; /* a stage that failed on a worker, or the first backend error */
     else if (st == SP_OK)
@@ -393,6 +393,9 @@ static sp_status run_pipelined(sp_pipeline *p, const void *in, size_t n_records,
                                size_t record_base, sp_report *report)
 {
     sp_run r;
+    /* a run that does not start leaves no figures of an earlier one behind (sp_run_finish
+     * sets them for every run that started); a stream's batches leave them alone */
+    sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0);
     sp_status st = sp_run_prepare(&r, p, in, n_records, out, report != NULL);
     r.record_base = record_base;
     if (st != SP_OK || n_records == 0) {
@@ -441,6 +444,7 @@ static sp_status check_io(sp_pipeline *p, const sp_io *io)
 
 static sp_status run_io(sp_pipeline *p, const sp_io *io, size_t record_base, sp_report *report)
 {
+    sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0); /* as run_pipelined */
     sp_status st = check_io(p, io);
     sp_run r;
     /* the plan of a known length; an unknown one is planned as it is read */
@@ -568,7 +572,12 @@ void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks, sp_status s
     failure->status = failure->recorded && p->failure_status != SP_OK ? p->failure_status : st;
     failure->stage_chunk = failure->recorded && failure->status == SP_ERR_STAGE_FAILED;
     failure->chunk = intact_below;
-    snprintf(failure->text, sizeof failure->text, "%s", p->error);
+    /* the recorded failure's own text; a failed enqueue that returned its status (recorded
+     * no failure) left its reason as the pipeline's last error */
+    if (p->failure_text[0] != '\0')
+        snprintf(failure->text, sizeof failure->text, "%s", p->failure_text);
+    else
+        sp_pipeline_error_copy(p, failure->text, sizeof failure->text);
     for (int b = oldest_slot(p); b >= 0; b = oldest_slot(p)) {
         sp_slot *slot = &p->slots[b];
         if (!lost && slot->chunk < intact_below) /* finished before the failure: hand it on */
@@ -584,6 +593,7 @@ void sp_engine_fill_report(const sp_pipeline *p, sp_report *report)
     report->chunk_records = p->chunk_capacity;
     report->staging_threads = sp_staging_pool_threads(p->pool);
     report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
+    report->slot_records = p->chunk_capacity;
 }
 
 void sp_engine_batches_report(const sp_pipeline *p, const sp_batch_totals *t, double makespan_s,

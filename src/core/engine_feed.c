@@ -60,6 +60,7 @@ sp_status sp_pipeline_run_feed(sp_pipeline *p, sp_feed_next_fn next, void *user,
         return st;
     sp_engine_hooks hooks = {NULL, no_batch_events, no_batch_events};
     sp_batch_totals totals = {0};
+    sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0);
     sp_engine_reset(p);
     double t0 = sp_now();
     st = feed_all(p, next, user, &hooks, &totals);
@@ -70,9 +71,10 @@ sp_status sp_pipeline_run_feed(sp_pipeline *p, sp_feed_next_fn next, void *user,
         if (atomic_load(&p->ctx->lost))
             st = SP_ERR_DEVICE_LOST; /* whatever failed first, as sp_run_finish says */
     }
-    p->last_makespan_s = sp_now() - t0;
+    double makespan_s = sp_now() - t0;
+    sp_pipeline_set_last_figures(p, makespan_s, 0.0, 0.0);
     if (st == SP_OK && report)
-        feed_report(p, &totals, p->last_makespan_s, report);
+        feed_report(p, &totals, makespan_s, report);
     sp_pipeline_release(p);
     return st;
 }

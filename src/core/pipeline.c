@@ -10,11 +10,44 @@
 #include "core/live_objects.h"
 
 
+static sp_status write_failure(sp_pipeline *p, sp_status status, int of_run, const char *fmt,
+                               va_list ap)
+{
+    char text[SP_ERROR_TEXT];
+    vsnprintf(text, sizeof text, fmt, ap);
+    pthread_mutex_lock(&p->error_lock);
+    memcpy(p->error, text, sizeof text);
+    pthread_mutex_unlock(&p->error_lock);
+    if (of_run) /* the caller holds failure_lock */
+        memcpy(p->failure_text, text, sizeof text);
+    sp_context_set_error_text(p->ctx, text);
+    return sp_context_note_status(p->ctx, status);
+}
+
 sp_status sp_pipeline_vfail(sp_pipeline *p, sp_status status, const char *fmt, va_list ap)
 {
-    vsnprintf(p->error, sizeof p->error, fmt, ap);
-    sp_context_set_error_text(p->ctx, p->error);
-    return sp_context_note_status(p->ctx, status);
+    return write_failure(p, status, 0, fmt, ap);
+}
+
+sp_status sp_pipeline_vfail_run(sp_pipeline *p, sp_status status, const char *fmt, va_list ap)
+{
+    return write_failure(p, status, 1, fmt, ap);
+}
+
+sp_status sp_pipeline_fail_run(sp_pipeline *p, sp_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sp_status st = write_failure(p, status, 1, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+void sp_pipeline_error_copy(sp_pipeline *p, char *buf, size_t n)
+{
+    pthread_mutex_lock(&p->error_lock);
+    snprintf(buf, n, "%s", p->error);
+    pthread_mutex_unlock(&p->error_lock);
 }
 
 sp_status sp_pipeline_fail(sp_pipeline *p, sp_status status, const char *fmt, ...)
@@ -31,9 +64,15 @@ sp_status sp_pipeline_backend_fail(sp_pipeline *p, sp_status status, const char 
     return sp_pipeline_fail(p, status, "%s: %s", what, sp_backend_error());
 }
 
+/* A copy per thread: the pipeline's text may be rewritten by a stream's engine thread while
+ * the caller reads what this returns. */
 const char *sp_pipeline_last_error(const sp_pipeline *p)
 {
-    return p ? p->error : "sp_pipeline_last_error: pipeline is NULL";
+    static _Thread_local char copy[SP_ERROR_TEXT];
+    if (!p)
+        return "sp_pipeline_last_error: pipeline is NULL";
+    sp_pipeline_error_copy((sp_pipeline *)p, copy, sizeof copy); /* the lock is not the data */
+    return copy;
 }
 
 size_t sp_pipeline_out_record_bytes(const sp_pipeline *p)
@@ -53,11 +92,28 @@ size_t sp_pipeline_chunk_records(const sp_pipeline *p, size_t n_records)
 
 unsigned sp_pipeline_depth(const sp_pipeline *p) { return p ? p->depth : 0; }
 
-double sp_pipeline_last_submit_s(const sp_pipeline *p) { return p ? p->last_submit_s : 0.0; }
+double sp_pipeline_last_submit_s(const sp_pipeline *p)
+{
+    return p ? atomic_load(&p->last_submit_s) : 0.0;
+}
 
-double sp_pipeline_last_wait_s(const sp_pipeline *p) { return p ? p->last_wait_s : 0.0; }
+double sp_pipeline_last_wait_s(const sp_pipeline *p)
+{
+    return p ? atomic_load(&p->last_wait_s) : 0.0;
+}
 
-double sp_pipeline_last_makespan_s(const sp_pipeline *p) { return p ? p->last_makespan_s : 0.0; }
+double sp_pipeline_last_makespan_s(const sp_pipeline *p)
+{
+    return p ? atomic_load(&p->last_makespan_s) : 0.0;
+}
+
+void sp_pipeline_set_last_figures(sp_pipeline *p, double makespan_s, double submit_s,
+                                  double wait_s)
+{
+    atomic_store(&p->last_makespan_s, makespan_s);
+    atomic_store(&p->last_submit_s, submit_s);
+    atomic_store(&p->last_wait_s, wait_s);
+}
 
 /* ---- config checks ------------------------------------------------------------------- */
 
@@ -290,6 +346,7 @@ static void release_all(sp_pipeline *p)
     sp_staging_pool_destroy(p->pool);
     sp_timeline_free(&p->timeline);
     pthread_mutex_destroy(&p->failure_lock);
+    pthread_mutex_destroy(&p->error_lock);
 }
 
 sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
@@ -316,6 +373,7 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
     p->ctx = ctx;
     sp_context_retain(ctx); /* given back by sp_pipeline_destroy, after the pipeline is gone */
     pthread_mutex_init(&p->failure_lock, NULL);
+    pthread_mutex_init(&p->error_lock, NULL);
     atomic_init(&p->failed, 0);
     atomic_init(&p->fail_chunk, SIZE_MAX);
     atomic_init(&p->busy, 0);
@@ -339,10 +397,18 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
 }
 
 /* Destroying a pipeline that runs on another thread would free what the run uses: it is
- * refused (a leak is better than a use after free), and the context's text says why. */
+ * refused (a leak is better than a use after free), and the context's text says why. A
+ * group's member is its group's to destroy: the group would use it after. */
 void sp_pipeline_destroy(sp_pipeline *p)
 {
-    if (!p || sp_pipeline_claim(p, "sp_pipeline_destroy") != SP_OK)
+    if (!p)
+        return;
+    if (atomic_load(&p->group_member)) {
+        sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_destroy: the pipeline is a "
+                         "device group's member; sp_group_destroy destroys it");
+        return;
+    }
+    if (sp_pipeline_claim(p, "sp_pipeline_destroy") != SP_OK)
         return;
     sp_context *ctx = p->ctx;
     release_all(p);
@@ -358,23 +424,47 @@ void sp_pipeline_reset_failure(sp_pipeline *p)
     atomic_store(&p->failed, 0);
     atomic_store(&p->fail_chunk, SIZE_MAX);
     p->failure_status = SP_OK;
+    p->failure_text[0] = '\0';
 }
 
 int sp_pipeline_has_failed(sp_pipeline *p) { return atomic_load(&p->failed); }
 
+/* The reason of this thread's last refused claim, "" after a claim that succeeded: for a
+ * caller inside the library (a device group's member thread) that must pass it on. */
+static _Thread_local char refusal[SP_ERROR_TEXT];
+
 /* A pipeline runs on one thread at a time (streampipe.h): a second run at once would share
  * the first one's slots, staging buffers, failure state and graph captures, and give wrong
  * output with SP_OK. It is refused before it reads or writes anything of the pipeline; its
- * reason goes to the context's text, since the pipeline's belongs to the call under way. */
+ * reason goes to the context's text (and this thread's refusal), since the pipeline's
+ * belongs to the call under way, whose caller reads it after. */
 sp_status sp_pipeline_claim(sp_pipeline *p, const char *call)
 {
     int idle = 0;
-    if (atomic_compare_exchange_strong(&p->busy, &idle, 1))
+    if (atomic_compare_exchange_strong(&p->busy, &idle, 1)) {
+        atomic_store(&p->holder, call);
+        refusal[0] = '\0';
         return SP_OK;
-    return sp_context_fail(p->ctx, SP_ERR_INVALID_ARGUMENT,
-                           "%s: the pipeline is already running on another thread (a pipeline "
-                           "runs on one thread at a time); nothing was done",
-                           call);
+    }
+    const char *holder = atomic_load(&p->holder);
+    if (holder && strcmp(holder, "sp_stream_open") == 0)
+        snprintf(refusal, sizeof refusal, "%s: a stream is open on the pipeline "
+                 "(sp_stream_open); close it first; nothing was done", call);
+    else
+        snprintf(refusal, sizeof refusal, "%s: the pipeline is already running on another "
+                 "thread (a pipeline runs on one thread at a time); nothing was done", call);
+    return sp_context_fail(p->ctx, SP_ERR_INVALID_ARGUMENT, "%s", refusal);
 }
 
-void sp_pipeline_release(sp_pipeline *p) { atomic_store(&p->busy, 0); }
+const char *sp_pipeline_claim_refusal(void) { return refusal; }
+
+void sp_pipeline_release(sp_pipeline *p)
+{
+    atomic_store(&p->holder, NULL);
+    atomic_store(&p->busy, 0);
+}
+
+void sp_pipeline_set_group_member(sp_pipeline *p, int member)
+{
+    atomic_store(&p->group_member, member);
+}

@@ -122,6 +122,8 @@ struct sp_pipeline {
     /* 1 while a call that uses the pipeline's run state (a run, its destroy) is under way:
      * a second call fails at once rather than share the slots with the first */
     atomic_int busy;
+    const char *_Atomic holder; /* the call that holds it ("sp_stream_open", ...) or NULL */
+    atomic_int group_member;    /* made by a device group, which alone destroys it */
 
     /* the first failure of the current run; `failed` is read by stage workers, which skip
      * chunks from fail_chunk on (the earlier ones, of earlier batches of a stream, finish) */
@@ -129,13 +131,26 @@ struct sp_pipeline {
     atomic_size_t fail_chunk;
     pthread_mutex_t failure_lock;
     sp_status failure_status;
+    char failure_text[SP_ERROR_TEXT]; /* its text, which a refused call cannot overwrite */
 
-    double last_submit_s;   /* sp_pipeline_last_submit_s */
-    double last_wait_s;     /* sp_pipeline_last_wait_s */
-    double last_makespan_s; /* sp_pipeline_last_makespan_s */
+    /* the last run's figures: atomic, since the getters may be read from any thread while a
+     * stream's engine thread works (a stream leaves them alone; runs set them) */
+    _Atomic double last_submit_s;   /* sp_pipeline_last_submit_s */
+    _Atomic double last_wait_s;     /* sp_pipeline_last_wait_s */
+    _Atomic double last_makespan_s; /* sp_pipeline_last_makespan_s */
 
+    /* error_lock guards error: a stream's engine thread writes it while the user's thread may
+     * read it (sp_pipeline_last_error copies it out under the lock) */
+    pthread_mutex_t error_lock;
     char error[SP_ERROR_TEXT];
 };
+
+/* Copies the pipeline's error text into buf (n bytes), under its lock. */
+void sp_pipeline_error_copy(struct sp_pipeline *p, char *buf, size_t n);
+/* Sets the three sp_pipeline_last_* figures at once (a run's end, or 0 when it did not
+ * start). */
+void sp_pipeline_set_last_figures(struct sp_pipeline *p, double makespan_s, double submit_s,
+                                  double wait_s);
 
 /* Destroys the graph-mode objects (pipeline.c calls it on destroy). */
 void sp_pipeline_graph_release(struct sp_pipeline *p);
@@ -152,6 +167,15 @@ sp_status sp_pipeline_fail(struct sp_pipeline *p, sp_status status, const char *
 /* The same with a va_list, for other printf-style failure calls. */
 sp_status sp_pipeline_vfail(struct sp_pipeline *p, sp_status status, const char *fmt,
                             va_list ap);
+/* The current run's failure (under failure_lock): the last error, as sp_pipeline_fail, and
+ * the run's failure_text, which recovery reads. */
+sp_status sp_pipeline_fail_run(struct sp_pipeline *p, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+sp_status sp_pipeline_vfail_run(struct sp_pipeline *p, sp_status status, const char *fmt,
+                                va_list ap);
 /* Like sp_pipeline_fail with the backend's reason appended: "<what>: <backend text>". */
 sp_status sp_pipeline_backend_fail(struct sp_pipeline *p, sp_status status, const char *what);
 void sp_pipeline_reset_failure(struct sp_pipeline *p);
@@ -160,6 +184,11 @@ void sp_pipeline_reset_failure(struct sp_pipeline *p);
  * another call holds it. sp_pipeline_release gives it back. */
 sp_status sp_pipeline_claim(struct sp_pipeline *p, const char *call);
 void sp_pipeline_release(struct sp_pipeline *p);
+/* Why this thread's last sp_pipeline_claim was refused; "" when it succeeded since. */
+const char *sp_pipeline_claim_refusal(void);
+/* Marks p as a device group's member (1), which sp_pipeline_destroy refuses, or frees it of
+ * that (0) before the group destroys it. */
+void sp_pipeline_set_group_member(struct sp_pipeline *p, int member);
 int sp_pipeline_has_failed(struct sp_pipeline *p);
 
 /* Reads the caller's config (sized: streampipe.h) into c and checks its stages' reserved

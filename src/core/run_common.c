@@ -73,10 +73,7 @@ sp_status sp_run_prepare(sp_run *run, sp_pipeline *p, const void *in, size_t n, 
     run->in = in;
     run->out = out;
     run->timing = timing;
-    /* a run that does not start leaves no figures of an earlier one behind; sp_run_finish
-     * sets them for every run that started, whatever its mode */
-    p->last_submit_s = p->last_wait_s = p->last_makespan_s = 0.0;
-    /* nor a timeline: the trace writers describe the last run made with a report, and that
+    /* a run that does not start leaves no timeline of an earlier one behind: the trace writers describe the last run made with a report, and that
      * one has none until it succeeds with records (sp_run_report), whether it is rejected
      * here, fails once started, runs in graph mode or has no records */
     if (timing)
@@ -107,7 +104,7 @@ sp_status sp_run_fail(sp_run *run, sp_status status, const char *fmt, ...)
     pthread_mutex_lock(&p->failure_lock);
     if (!atomic_load(&p->failed)) {
         p->failure_status = status;
-        sp_pipeline_backend_fail(p, status, what);
+        sp_pipeline_fail_run(p, status, "%s: %s", what, sp_backend_error());
         atomic_store(&p->fail_chunk, 0); /* a backend failure: trust no chunk in flight */
         atomic_store(&p->failed, 1);
     } else {
@@ -130,13 +127,13 @@ static void lose_context(sp_run *run, const char *what)
     char reason[256];
     snprintf(reason, sizeof reason, "%s", sp_backend_error());
     pthread_mutex_lock(&p->failure_lock);
-    snprintf(first, sizeof first, "%s", p->error);
+    snprintf(first, sizeof first, "%s", p->failure_text);
     p->failure_status = SP_ERR_DEVICE_LOST;
-    sp_pipeline_fail(p, SP_ERR_DEVICE_LOST,
-                     "%s; then %s: waiting again failed too (%s), so this run's work may still "
-                     "read its input and write its output until the pipeline is destroyed; "
-                     "the context is lost",
-                     first, what, reason);
+    sp_pipeline_fail_run(p, SP_ERR_DEVICE_LOST,
+                         "%s; then %s: waiting again failed too (%s), so this run's work may "
+                         "still read its input and write its output until the pipeline is "
+                         "destroyed; the context is lost",
+                         first, what, reason);
     atomic_store(&p->failed, 1);
     pthread_mutex_unlock(&p->failure_lock);
     run->status = SP_ERR_DEVICE_LOST;
@@ -244,6 +241,7 @@ void sp_run_report(const sp_run *run, sp_report *report)
     report->graph = run->graph_end > run->base;
     report->batches = run->plan.n_records > 0;
     report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
+    report->slot_records = p->chunk_capacity;
     report->submit_s = p->last_submit_s;
     report->wait_s = p->last_wait_s;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)

@@ -58,6 +58,7 @@ static sp_status run_serial(sp_pipeline *p, const void *in, size_t n_records, vo
                             sp_report *report)
 {
     sp_run r;
+    sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0); /* as sp_pipeline_run (engine.c) */
     sp_status st = sp_run_prepare(&r, p, in, n_records, out, report != NULL);
     r.stage_in = r.stage_out = 0; /* straight from and to the user's memory */
     if (st != SP_OK || n_records == 0) {

@@ -45,18 +45,18 @@ static void record_stage_failure(sp_pipeline *p, const sp_stage_call *call,
     const sp_stage *st = &p->stages[call->index];
     size_t last = chunk->first_record + chunk->records - 1;
     if (message[0] != '\0')
-        sp_pipeline_fail(p, SP_ERR_STAGE_FAILED,
-                         "stage '%s' chunk %zu: %s (stage %zu of %zu, records %zu..%zu; it "
-                         "returned %s)",
-                         st->name, chunk->index, message, call->index + 1, p->n_stages,
-                         chunk->first_record, last, sp_status_name(status));
+        sp_pipeline_fail_run(p, SP_ERR_STAGE_FAILED,
+                             "stage '%s' chunk %zu: %s (stage %zu of %zu, records %zu..%zu; "
+                             "it returned %s)",
+                             st->name, chunk->index, message, call->index + 1, p->n_stages,
+                             chunk->first_record, last, sp_status_name(status));
     else
-        sp_pipeline_fail(p, SP_ERR_STAGE_FAILED,
-                         "stage '%s' (stage %zu of %zu) failed at chunk %zu (records %zu..%zu): "
-                         "it returned %s (%s)",
-                         st->name, call->index + 1, p->n_stages, chunk->index,
-                         chunk->first_record, last, sp_status_name(status),
-                         sp_status_message(status));
+        sp_pipeline_fail_run(p, SP_ERR_STAGE_FAILED,
+                             "stage '%s' (stage %zu of %zu) failed at chunk %zu (records "
+                             "%zu..%zu): it returned %s (%s)",
+                             st->name, call->index + 1, p->n_stages, chunk->index,
+                             chunk->first_record, last, sp_status_name(status),
+                             sp_status_message(status));
 }
 
 static sp_status call_stage(const sp_stage *st, sp_stage_fn fn, const sp_chunk *chunk,
