@@ -61,7 +61,9 @@ SP_API void sp_group_destroy(sp_group *group);
 
 SP_API size_t sp_group_size(const sp_group *group);
 /* Member k's pipeline (for its out record size, chunk choice, ...); NULL when k is out of
- * range. Do not run or destroy it while the group runs. */
+ * range. It stays the group's: sp_pipeline_destroy refuses it (the group destroys it), and it
+ * must not be run, nor a stream opened on it, while the group runs; a group run that finds a
+ * member busy fails with the member's reason. */
 SP_API sp_pipeline *sp_group_pipeline(const sp_group *group, size_t k);
 /* Records per work unit; 0 (the default) = choose: 4 chunks of what a device's share of the
  * run would be cut into. Fewer records per unit balance better and drain the ring oftener. */

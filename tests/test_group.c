@@ -9,7 +9,9 @@
  * to the run and to the merged report. One device on a fault context delaying its queues
  * takes fewer units than each of the others. A stage failing on one unit, and a device whose
  * every launch fails, fail the run with that device's index and reason; the others drain and
- * the group runs correctly right after. Bad arguments are refused with a reason.
+ * the group runs correctly right after. Bad arguments are refused with a reason. A member
+ * pipeline cannot be destroyed by the user; a member busy with a stream fails the run with
+ * its device and reason.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -561,6 +563,57 @@ TEST(bad_arguments)
     return TEST_OK;
 }
 
+/* A member pipeline got from sp_group_pipeline stays the group's: destroying it is refused
+ * with a reason (it used to free it, and the group's next run or destroy used it after). */
+TEST(a_member_cannot_be_destroyed_by_the_user)
+{
+    group_case c = {.devices = 2, .n = 1000, .in_rec = 8, .n_stages = 1, .chunk = 64,
+                    .depth = 3, .out_recs = {8}};
+    mix_chain chain;
+    sp_group *g = make_group(&c, &chain, 11);
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 0x6702);
+    unsigned char *in = random_input(&rng, c.n * c.in_rec);
+    if (g && CHECK(in)) {
+        sp_pipeline *member = sp_group_pipeline(g, 1);
+        sp_pipeline_destroy(member); /* refused: the group still has it */
+        CHECK_HAS(sp_pipeline_last_error(member), "sp_group_destroy");
+        run_checked(g, &c, &chain, in, 0);
+    }
+    free(in);
+    sp_group_destroy(g); /* destroys the member too: ASan and the live counts check that */
+    return TEST_OK;
+}
+
+/* A member busy with a stream of the user's: the group run fails, and its error says which
+ * device and why (it used to say "device 1: " and nothing, or an older failure). */
+TEST(a_busy_member_fails_the_run_with_its_reason)
+{
+    group_case c = {.devices = 2, .n = 1000, .in_rec = 8, .n_stages = 1, .chunk = 64,
+                    .depth = 3, .out_recs = {8}};
+    mix_chain chain;
+    sp_group *g = make_group(&c, &chain, 12);
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 0x6703);
+    unsigned char *in = random_input(&rng, c.n * c.in_rec);
+    unsigned char *out = malloc(c.n * 8 + 1);
+    sp_stream *s = NULL;
+    if (g && CHECK(in && out) &&
+        CHECK_STATUS(sp_stream_open(sp_group_pipeline(g, 1), NULL, &s), SP_OK,
+                     sp_pipeline_last_error(sp_group_pipeline(g, 1)))) {
+        sp_status st = sp_group_run(g, in, c.n, out, NULL);
+        CHECK_EQ(st, SP_ERR_INVALID_ARGUMENT);
+        CHECK_HAS(sp_group_last_error(g), "device 1");
+        CHECK_HAS(sp_group_last_error(g), "stream is open");
+        CHECK_EQ(sp_stream_close(s, NULL), SP_OK);
+        run_checked(g, &c, &chain, in, 0); /* and it runs once the member is free */
+    }
+    free(in);
+    free(out);
+    sp_group_destroy(g);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -572,6 +625,8 @@ int main(int argc, char **argv)
         TEST_ENTRY(device_fails),
         TEST_ENTRY(create_sizes),
         TEST_ENTRY(bad_arguments),
+        TEST_ENTRY(a_member_cannot_be_destroyed_by_the_user),
+        TEST_ENTRY(a_busy_member_fails_the_run_with_its_reason),
     };
     return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
 }

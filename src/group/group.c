@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/live_objects.h"
+#include "core/pipeline.h"
 #include "core/sized.h"
 #include "core/staging_pool.h"
 #include "group/group.h"
@@ -59,6 +60,7 @@ static sp_status open_pipelines(sp_group *g, const sp_pipeline_config *config)
         if (st != SP_OK)
             return sp_group_fail(g, st, "device %zu: creating its pipeline: %s", k,
                                  sp_context_last_error(m->ctx));
+        sp_pipeline_set_group_member(m->pipeline, 1); /* the user may not destroy it */
         if (m->stats.device < 0)
             m->stats.device = (int)k;
     }
@@ -68,6 +70,8 @@ static sp_status open_pipelines(sp_group *g, const sp_pipeline_config *config)
 static void free_members(sp_group *g)
 {
     for (size_t k = 0; k < g->n; k++) {
+        if (g->members[k].pipeline)
+            sp_pipeline_set_group_member(g->members[k].pipeline, 0);
         sp_pipeline_destroy(g->members[k].pipeline);
         if (g->members[k].owns_ctx)
             sp_context_destroy(g->members[k].ctx);

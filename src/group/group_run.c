@@ -49,7 +49,11 @@ static void note_failure(group_job *job, size_t k, sp_status st)
 {
     sp_group_member *m = &job->g->members[k];
     m->stats.status = st;
-    snprintf(m->error, sizeof m->error, "%s", sp_pipeline_last_error(m->pipeline));
+    /* a member that was busy (a stream of the user's open on it) refused the call: its reason
+     * is this thread's refusal, since the pipeline's text is its holder's */
+    const char *refused = sp_pipeline_claim_refusal();
+    snprintf(m->error, sizeof m->error, "%s",
+             refused[0] ? refused : sp_pipeline_last_error(m->pipeline));
     atomic_store(&job->stop, 1);
     pthread_mutex_lock(&job->lock);
     if (job->g->failed_device < 0) {
