@@ -1,6 +1,6 @@
 /* Structs that grow (streampipe.h, top): sized configs read as their size says, a newer
  * caller's larger struct taken when what this library does not know is zero, stages'
- * reserved words refused when set, reports' reserved words zero. */
+ * reserved words refused when set, reports' reserved words zero; pinned_bytes as documented. */
 #include <stdint.h>
 #include <string.h>
 
@@ -150,6 +150,28 @@ TEST(report_reserved_words_are_zero)
     return TEST_OK;
 }
 
+/* pinned_bytes is what its comment says: depth slots of slot_records each way. A short run
+ * on a chunk the library chose is cut finer than its slots (chunk_records), which the figure
+ * used to be read against (the CLI printed "5 slots of <the run's chunk> records"). */
+TEST(pinned_bytes_is_depth_times_slot_records)
+{
+    sp_context *ctx = NULL;
+    sp_pipeline *p = NULL;
+    if (!open_float_pipeline(&ctx, &p))
+        return TEST_FAIL;
+    float in[RECORDS] = {0}, out[RECORDS];
+    sp_report report;
+    CHECK_EQ(sp_pipeline_run(p, in, RECORDS, out, &report), SP_OK);
+    size_t slot = sp_pipeline_chunk_records(p, SIZE_MAX);
+    size_t slot_bytes = (slot * sizeof(float) + SP_SLOT_ALIGN - 1) / SP_SLOT_ALIGN * SP_SLOT_ALIGN;
+    CHECK_EQ(report.slot_records, slot);
+    CHECK(report.chunk_records < report.slot_records); /* the case that misled */
+    CHECK_EQ(report.pinned_bytes, (size_t)report.depth * 2 * slot_bytes);
+    sp_pipeline_destroy(p);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -157,6 +179,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(stage_reserved_words_must_be_zero),
         TEST_ENTRY(stream_config_and_io_by_their_size),
         TEST_ENTRY(report_reserved_words_are_zero),
+        TEST_ENTRY(pinned_bytes_is_depth_times_slot_records),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

@@ -266,6 +266,7 @@ nb::dict report_dict(const report &self)
     d["wait_s"] = r.wait_s;
     d["pinned_bytes"] = r.pinned_bytes;
     d["batches"] = r.batches;
+    d["slot_records"] = r.slot_records;
     return d;
 }
 

@@ -34,7 +34,9 @@ class Report:
     ``efficiency`` is ``bound_s / makespan_s``; ``hidden_transfer`` the fraction of copy time
     that overlapped compute; ``bottleneck`` the engine with the largest total (or "host
     staging"). In graph mode (``graph`` True) the engine figures are not measured.
-    ``pinned_bytes``: the pinned staging memory the pipeline holds; ``batches``: 1 for a run,
+    ``pinned_bytes``: the pinned staging memory the pipeline holds, ``depth`` slots of
+    ``slot_records`` records in and out (``chunk_records`` is the run's cut, which can be
+    smaller for a short run on a chunk the library chose); ``batches``: 1 for a run,
     the batches of a stream for :meth:`PipelineStream.close`'s report (a stream records no
     per-operation timings: its report has the counts and the makespan, and no trace).
     """
@@ -62,6 +64,7 @@ class Report:
     wait_s: float
     pinned_bytes: int
     batches: int
+    slot_records: int
     _pipeline: "Pipeline" = field(repr=False, compare=False)
     _c: Any = field(repr=False, compare=False)
     _run: int = field(repr=False, compare=False)

@@ -32,6 +32,9 @@ def test_report_fields(ctx: sp.Context, rng: np.random.Generator) -> None:
     assert r.bottleneck in names or r.bottleneck == "host staging"
     assert r.submit_s >= r.wait_s >= 0
     assert isinstance(r.notes, str)
+    assert r.slot_records == 1000  # a fixed chunk: the slots hold what the run was cut into
+    slot_bytes = -(-1000 * 4 // 256) * 256  # float32 each way, slots 256-byte aligned
+    assert r.pinned_bytes == 4 * 2 * slot_bytes
 
     d = r.to_dict()
     assert d["chunks"] == 11 and d["engines"][2]["name"] == "sinmix"

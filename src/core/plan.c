@@ -69,7 +69,8 @@ void sp_plan_run(size_t n_records, size_t capacity, int chosen, unsigned depth,
     size_t chunk = capacity;
     if (chosen && n_records > 0) {
         size_t want_chunks = 2u * (depth ? depth : 1);
-        size_t even = (n_records + want_chunks - 1) / want_chunks;
+        /* rounded up without n_records + want_chunks - 1, which wraps near SIZE_MAX */
+        size_t even = n_records / want_chunks + (n_records % want_chunks != 0);
         size_t floor = SP_MIN_CHOSEN_CHUNK_BYTES / (widest_record_bytes ? widest_record_bytes : 1);
         if (floor == 0)
             floor = 1;

@@ -53,6 +53,7 @@ void sp_group_report_add(sp_report *sum, const sp_report *unit)
     sum->submit_s += unit->submit_s;
     sum->wait_s += unit->wait_s;
     sum->pinned_bytes = unit->pinned_bytes;
+    sum->slot_records = unit->slot_records;
     sum->batches += unit->batches;
     if (!sum->notes[0])
         memcpy(sum->notes, unit->notes, sizeof sum->notes);

@@ -76,9 +76,10 @@ static void shape(fig_out *o, const sp_report *r)
     fig_bool(o, "graph", NULL, r->graph, NULL, NULL);
     fig_uint(o, "batches", NULL, NULL, r->batches);
     fig_uint(o, "pinned_bytes", NULL, NULL, r->pinned_bytes);
-    fig_text(o, "pinned staging", "%s (%u slots of %zu records)\n",
+    fig_uint(o, "slot_records", NULL, NULL, r->slot_records);
+    fig_text(o, "pinned staging", "%s (%u slots of %zu records, in and out)\n",
              cli_format_bytes((double)r->pinned_bytes, bytes, sizeof bytes), r->depth,
-             r->chunk_records);
+             r->slot_records);
 }
 
 /* The label, where the figure has a place in the text; NULL (JSON only) where not. */
