@@ -2,7 +2,9 @@
  * through sinmix, every output element compared with the C reference and the peak RSS
  * bounded; and every bad input (missing, unreadable, not whole records, a FIFO, the output
  * being the input, a disk without room) failing with its exit code and leaving no output,
- * nor any temporary file, behind. Usage: test_cli_run PATH_TO_STREAMPIPE [filter] */
+ * nor any temporary file, behind; stage lists without a stage or with too many refused
+ * (also straight at the parser, run_stages.c, built in). Usage: test_cli_run
+ * PATH_TO_STREAMPIPE [filter] */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "harness.h"
+#include "run_cmd.h"
 #include "streampipe_ops.h"
 
 static const char *cli;
@@ -22,12 +26,14 @@ static void path_in_dir(char *out, size_t size, const char *name)
     snprintf(out, size, "%s/%s", dir, name);
 }
 
-/* Runs `streampipe run ARGS` through the shell; its exit code, its stdout in `out`. */
-static int run_cli(const char *args, char *out, size_t out_size)
+/* Runs `streampipe run ARGS REDIRECT` through the shell; its exit code (128 + N for a
+ * signal N), what it prints in `out`: stdout, or what REDIRECT sends there. */
+static int run_cli_redirected(const char *args, const char *redirect, char *out,
+                              size_t out_size)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run --backend host %s 2>/dev/null", dir, cli,
-             args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run --backend host %s %s", dir, cli, args,
+             redirect);
     FILE *pipe = popen(cmd, "r");
     if (!pipe)
         return -1;
@@ -35,6 +41,17 @@ static int run_cli(const char *args, char *out, size_t out_size)
     out[got] = '\0';
     int status = pclose(pipe);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_cli(const char *args, char *out, size_t out_size)
+{
+    return run_cli_redirected(args, "2>/dev/null", out, out_size);
+}
+
+/* Its stderr in `err` instead. */
+static int run_cli_err(const char *args, char *err, size_t err_size)
+{
+    return run_cli_redirected(args, "2>&1 >/dev/null", err, err_size);
 }
 
 static int write_file(const char *name, const void *bytes, size_t size)
@@ -234,6 +251,86 @@ TEST(an_empty_file_gives_an_empty_output)
     return TEST_OK;
 }
 
+/* ---- Hardening, round 2 ------------------------------------------------------------------ */
+
+/* A list naming no stage (",", ",,,") or with an empty entry is a usage error before any
+ * file is opened; "," used to leave the input record size 0 and divide by it (SIGFPE). */
+TEST(stage_lists_without_a_stage_are_usage_errors)
+{
+    static const char *lists[] = {",", ",,,", "sinmix,", ",sinmix", "sinmix,,sinmix"};
+    char args[256], err[4096];
+    CHECK(write_file("out.f32", "OLD", 3));
+    CHECK(write_file("in.f32", "12345678", 8));
+    for (size_t i = 0; i < ARRAY_LEN(lists); i++) {
+        snprintf(args, sizeof args, "--input in.f32 --output out.f32 --stages '%s'", lists[i]);
+        CHECK_MSG(run_cli_err(args, err, sizeof err) == 64 && strstr(err, "empty entry"),
+                  "--stages '%s': %s", lists[i], err);
+        expect_failure(args, 64, "in.f32");
+        snprintf(args, sizeof args, "--input no-such.f32 --output out.f32 --stages '%s'",
+                 lists[i]);
+        expect_failure(args, 64, "in.f32"); /* 64, not 1: the input was not opened */
+    }
+    remove_file("in.f32");
+    remove_file("out.f32");
+    return TEST_OK;
+}
+
+/* "sinmix:iters=101,sinmix:iters=102,..." with `count` stages. */
+static void sinmix_list(char *list, size_t size, int count)
+{
+    list[0] = '\0';
+    for (int i = 0; i < count; i++) {
+        size_t used = strlen(list);
+        snprintf(list + used, size - used, "%ssinmix:iters=%d", i ? "," : "", 101 + i);
+    }
+}
+
+/* 17 stages are refused, naming the limit, and 16 run; under UBSan the 17th was an index 16
+ * out of bounds (a runtime error) before the check. */
+TEST(too_many_stages_is_a_usage_error)
+{
+    char list[1024], args[1536], err[4096];
+    CHECK(write_file("out.f32", "OLD", 3));
+    CHECK(write_file("in.f32", "12345678", 8));
+    sinmix_list(list, sizeof list, SP_MAX_STAGES + 1);
+    snprintf(args, sizeof args, "--input in.f32 --output out.f32 --stages %s", list);
+    CHECK_EQ(run_cli_err(args, err, sizeof err), 64);
+    CHECK_HAS(err, "more than 16 stages");
+    CHECK_MSG(!strstr(err, "runtime error"), "%s", err);
+    expect_failure(args, 64, "in.f32");
+    sinmix_list(list, sizeof list, SP_MAX_STAGES);
+    snprintf(args, sizeof args, "--input in.f32 --output sixteen.f32 --stages %s", list);
+    CHECK_EQ(run_cli_err(args, err, sizeof err), 0);
+    remove_file("sixteen.f32");
+    remove_file("in.f32");
+    remove_file("out.f32");
+    return TEST_OK;
+}
+
+/* The parser itself (run_stages.c, built into this test): nothing is written past the
+ * 16-entry arrays. Past `stages` lie `n` and `sinmix`, past `sinmix` `mlp_path`: a write out
+ * of bounds shows in them without a sanitizer. */
+TEST(the_stage_parser_checks_bounds_before_writing)
+{
+    char list[1024];
+    run_stage_list parsed;
+    sinmix_list(list, sizeof list, SP_MAX_STAGES + 1);
+    CHECK_EQ(run_parse_stages(list, &parsed), CLI_EXIT_USAGE);
+    CHECK_EQ(parsed.n, SP_MAX_STAGES);
+    CHECK(parsed.mlp_path == NULL);
+    for (int i = 0; i < SP_MAX_STAGES; i++)
+        CHECK_EQ(parsed.sinmix[i].iters, 101 + i);
+    sinmix_list(list, sizeof list, SP_MAX_STAGES);
+    CHECK_EQ(run_parse_stages(list, &parsed), CLI_EXIT_OK);
+    CHECK_EQ(parsed.n, SP_MAX_STAGES);
+    CHECK_EQ(parsed.in_record_bytes, sizeof(float));
+    static const char *empty[] = {",", ",,,", "sinmix,", "sinmix,,sinmix", ""};
+    for (size_t i = 0; i < ARRAY_LEN(empty); i++)
+        CHECK_MSG(run_parse_stages(empty[i], &parsed) == CLI_EXIT_USAGE,
+                  "'%s' was taken", empty[i]);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -254,6 +351,9 @@ int main(int argc, char **argv)
         TEST_ENTRY(bad_inputs_fail_and_leave_nothing),
         TEST_ENTRY(no_room_for_the_output),
         TEST_ENTRY(an_empty_file_gives_an_empty_output),
+        TEST_ENTRY(stage_lists_without_a_stage_are_usage_errors),
+        TEST_ENTRY(too_many_stages_is_a_usage_error),
+        TEST_ENTRY(the_stage_parser_checks_bounds_before_writing),
     };
     int rc = harness_run(tests, ARRAY_LEN(tests), argc > 2 ? argv[2] : NULL);
     char cmd[300];

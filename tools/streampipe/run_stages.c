@@ -20,6 +20,9 @@ static int parse_sinmix(const char *spec, run_stage_list *list)
     } else if (*params != '\0') {
         return cli_usage_error("--stages: unknown stage '%s'", spec);
     }
+    if (list->n >= SP_MAX_STAGES) /* before sinmix[n] and stages[n] are written */
+        return cli_usage_error("--stages: more than %d stages (a pipeline's most, "
+                               "SP_MAX_STAGES)", SP_MAX_STAGES);
     if (list->n > 0 && list->out_record_bytes != sizeof(float))
         return cli_usage_error("--stages: sinmix takes float records, but the stage before it "
                                "gives %zu-byte records", list->out_record_bytes);
@@ -40,7 +43,8 @@ static int parse_mlp(char *spec, run_stage_list *list)
     if (list->n > 0)
         return cli_usage_error("--stages: mlp reads 64-byte images, so it must come first");
     if (list->n + SP_MLP_STAGES > SP_MAX_STAGES)
-        return cli_usage_error("--stages: more than %d stages", SP_MAX_STAGES);
+        return cli_usage_error("--stages: more than %d stages (a pipeline's most, "
+                               "SP_MAX_STAGES)", SP_MAX_STAGES);
     char *path = spec + strlen("mlp:");
     char *precision = strrchr(path, ':');
     list->mlp_precision = SP_MLP_FP32;
@@ -58,27 +62,37 @@ static int parse_mlp(char *spec, run_stage_list *list)
     return CLI_EXIT_OK;
 }
 
+static int parse_one(char *spec, run_stage_list *list)
+{
+    if (strncmp(spec, "sinmix", 6) == 0)
+        return parse_sinmix(spec, list);
+    if (strncmp(spec, "mlp:", 4) == 0)
+        return parse_mlp(spec, list);
+    return cli_usage_error("--stages: unknown stage '%s' (sinmix:iters=N, mlp:MODEL)", spec);
+}
+
+/* Split by hand, not with strtok, which skips empty entries: ",", "a,,b" and "a," name no
+ * stage where one was meant, and a list of none has no record size to read the input by. */
 int run_parse_stages(const char *text, run_stage_list *list)
 {
     memset(list, 0, sizeof *list);
     static char copy[4096]; /* the MLP path points into it; one run per process */
-    if (!text || strlen(text) >= sizeof copy || text[0] == '\0')
+    if (!text || text[0] == '\0')
         return cli_usage_error("--stages: give a list such as sinmix:iters=100");
+    if (strlen(text) >= sizeof copy)
+        return cli_usage_error("--stages: the list is longer than %zu characters",
+                               sizeof copy - 1);
     strcpy(copy, text);
-    for (char *save = NULL, *spec = strtok_r(copy, ",", &save); spec;
-         spec = strtok_r(NULL, ",", &save)) {
-        int rc;
-        if (strncmp(spec, "sinmix", 6) == 0)
-            rc = parse_sinmix(spec, list);
-        else if (strncmp(spec, "mlp:", 4) == 0)
-            rc = parse_mlp(spec, list);
-        else
-            rc = cli_usage_error("--stages: unknown stage '%s' (sinmix:iters=N, mlp:MODEL)",
-                                 spec);
+    for (char *spec = copy, *comma; spec; spec = comma ? comma + 1 : NULL) {
+        comma = strchr(spec, ',');
+        if (comma)
+            *comma = '\0';
+        if (*spec == '\0')
+            return cli_usage_error("--stages: '%s' has an empty entry: name a stage between "
+                                   "each ',' (sinmix:iters=N, mlp:MODEL)", text);
+        int rc = parse_one(spec, list);
         if (rc != CLI_EXIT_OK)
             return rc;
-        if (list->n > SP_MAX_STAGES)
-            return cli_usage_error("--stages: more than %d stages", SP_MAX_STAGES);
     }
     if (list->mlp_path && list->n > SP_MLP_STAGES)
         return cli_usage_error("--stages: nothing may follow mlp (its head gives labels)");
