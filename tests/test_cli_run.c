@@ -2,15 +2,23 @@
  * through sinmix, every output element compared with the C reference and the peak RSS
  * bounded; and every bad input (missing, unreadable, not whole records, a FIFO, the output
  * being the input, a disk without room) failing with its exit code and leaving no output,
- * nor any temporary file, behind; stage lists without a stage or with too many refused
- * (also straight at the parser, run_stages.c, built in). Usage: test_cli_run
- * PATH_TO_STREAMPIPE [filter] */
+ * nor any temporary file, behind. Then the hardening of issue "Hardening, round 2": outputs
+ * that are not regular files written in place or refused (the devices made with mknod are
+ * tests/cli_run_devices.sh's), stage lists without a stage or with too many refused (also
+ * straight at the parser, run_stages.c, built in), a run interrupted by SIGINT or SIGTERM
+ * and a killed run's leftover removed. Usage: test_cli_run PATH_TO_STREAMPIPE [filter] */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -253,6 +261,166 @@ TEST(an_empty_file_gives_an_empty_output)
 
 /* ---- Hardening, round 2 ------------------------------------------------------------------ */
 
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* The bytes of a file in the folder (at most `size`); -1 when it cannot be read. */
+static long read_back(const char *name, void *buf, size_t size)
+{
+    char path[512];
+    path_in_dir(path, sizeof path, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t got = fread(buf, 1, size, f);
+    fclose(f);
+    return (long)got;
+}
+
+/* in.f32: n random floats; *want: sinmix:iters=2 of them (free it). */
+static int make_input(test_rng *rng, size_t n, float **want)
+{
+    float *x = random_floats(rng, n);
+    *want = malloc(n * sizeof **want);
+    int ok = x && *want && write_file("in.f32", x, n * sizeof *x);
+    if (ok)
+        sp_sinmix_reference(x, *want, n, 2);
+    free(x);
+    return ok;
+}
+
+/* The file `name` holds exactly the n floats of want. */
+static void check_output_file(const char *name, const float *want, size_t n)
+{
+    float *got = malloc(n * sizeof *got + 4);
+    long bytes = got ? read_back(name, got, n * sizeof *got + 4) : -1;
+    CHECK_MSG(bytes == (long)(n * sizeof *got), "%s holds %ld bytes, want %zu", name, bytes,
+              n * sizeof *got);
+    CHECK_MSG(bytes != (long)(n * sizeof *got) || memcmp(got, want, n * sizeof *got) == 0,
+              "%s differs from the reference", name);
+    free(got);
+}
+
+static mode_t node_kind(const char *name)
+{
+    char path[512];
+    struct stat st;
+    path_in_dir(path, sizeof path, name);
+    return lstat(path, &st) == 0 ? (st.st_mode & S_IFMT) : 0;
+}
+
+/* waitpid within `seconds`; a child still running then is killed and 0 returned. */
+static int wait_for(pid_t pid, double seconds, int *status)
+{
+    for (double waited = 0; waited < seconds; waited += 0.01) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid)
+            return 1;
+        if (r < 0)
+            return 0;
+        sleep_s(0.01);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, status, 0);
+    return 0;
+}
+
+/* A FIFO's reader: what it reads goes to `into`; it gives up after 30 s (alarm). */
+static pid_t start_reader(const char *fifo, const char *into)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    alarm(30);
+    char path[512], buf[65536];
+    path_in_dir(path, sizeof path, fifo);
+    int in = open(path, O_RDONLY);
+    path_in_dir(path, sizeof path, into);
+    int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ssize_t n;
+    while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            _exit(1);
+    _exit(in >= 0 && out >= 0 ? 0 : 1);
+}
+
+/* A FIFO as the output is written in place, in record order, to its reader (it was renamed
+ * over: the node became a regular file and the reader waited forever). */
+static void fifo_output(const float *want, size_t n)
+{
+    char path[512], out[4096];
+    path_in_dir(path, sizeof path, "fifo");
+    CHECK(mkfifo(path, 0600) == 0);
+    pid_t reader = start_reader("fifo", "from-fifo");
+    CHECK_EQ(run_cli("--input in.f32 --output fifo --stages sinmix:iters=2", out, sizeof out),
+             0);
+    int status = 0;
+    CHECK_MSG(wait_for(reader, 5, &status) && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the FIFO's reader got no end of file");
+    CHECK_MSG(node_kind("fifo") == S_IFIFO, "the FIFO was replaced");
+    check_output_file("from-fifo", want, n);
+    remove_file("fifo");
+    remove_file("from-fifo");
+}
+
+/* "-": the records on stdout and the report on stderr (it made a file named "-"). */
+static void stdout_output(const float *want, size_t n)
+{
+    char out[4096], report[8192];
+    CHECK_EQ(run_cli_redirected("--input in.f32 --output - --stages sinmix:iters=2",
+                                ">via-stdout 2>report; cat report", report, sizeof report),
+             0);
+    CHECK_HAS(report, "records");
+    check_output_file("via-stdout", want, n);
+    CHECK_MSG(node_kind("-") == 0, "a file named '-' was made");
+    remove_file("via-stdout");
+    remove_file("report");
+    remove_file("-");
+    (void)out;
+}
+
+/* A socket and a directory are refused and stay what they were (a socket was replaced). */
+static void refused_outputs(void)
+{
+    char path[512], err[4096];
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    path_in_dir(path, sizeof path, "sock");
+    CHECK(strlen(path) < sizeof addr.sun_path);
+    memcpy(addr.sun_path, path, strlen(path) < sizeof addr.sun_path ? strlen(path) : 0);
+    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK(sock >= 0 && bind(sock, (struct sockaddr *)&addr, sizeof addr) == 0);
+    CHECK_EQ(run_cli_err("--input in.f32 --output sock --stages sinmix", err, sizeof err), 1);
+    CHECK_HAS(err, "is a socket");
+    CHECK_MSG(node_kind("sock") == S_IFSOCK, "the socket was replaced");
+    if (sock >= 0)
+        close(sock);
+    remove_file("sock");
+    path_in_dir(path, sizeof path, "sub");
+    CHECK(mkdir(path, 0700) == 0);
+    CHECK_EQ(run_cli_err("--input in.f32 --output sub --stages sinmix", err, sizeof err), 1);
+    CHECK_HAS(err, "is a directory");
+    CHECK_MSG(node_kind("sub") == S_IFDIR && rmdir(path) == 0, "the directory was changed");
+}
+
+TEST(outputs_that_are_not_files_are_written_in_place_or_refused)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 5);
+    const size_t n = 100000;
+    float *want = NULL;
+    CHECK(make_input(&rng, n, &want));
+    fifo_output(want, n);
+    stdout_output(want, n);
+    refused_outputs();
+    stray_files("in.f32", NULL);
+    remove_file("in.f32");
+    free(want);
+    return TEST_OK;
+}
+
 /* A list naming no stage (",", ",,,") or with an empty entry is a usage error before any
  * file is opened; "," used to leave the input record size 0 and divide by it (SIGFPE). */
 TEST(stage_lists_without_a_stage_are_usage_errors)
@@ -331,6 +499,122 @@ TEST(the_stage_parser_checks_bounds_before_writing)
     return TEST_OK;
 }
 
+/* The name of OUTPUT's temporary output in the folder, or 0. */
+static int find_partial(const char *output, char *name, size_t size)
+{
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, ".%s.partial-", output);
+    DIR *d = opendir(dir);
+    int found = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e && !found; e = readdir(d))
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            found = snprintf(name, size, "%s", e->d_name) > 0;
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* A run of minutes (sinmix:iters=100000 over in.f32), its temporary output made: its pid,
+ * or -1. The signals it is sent are not ignored, whatever this process inherited. */
+static pid_t start_slow_run(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        int null = open("/dev/null", O_WRONLY);
+        if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 || chdir(dir) != 0)
+            _exit(126);
+        execl(cli, cli, "run", "--backend", "host", "--input", "in.f32", "--output",
+              "out.f32", "--stages", "sinmix:iters=100000", "--chunk", "1024", (char *)NULL);
+        _exit(127);
+    }
+    char name[256];
+    for (int i = 0; pid > 0 && i < 1000 && !find_partial("out.f32", name, sizeof name); i++)
+        sleep_s(0.01);
+    if (pid > 0 && !CHECK_MSG(find_partial("out.f32", name, sizeof name),
+                              "no temporary output within 10 s")) {
+        int status;
+        wait_for(pid, 0, &status);
+        return -1;
+    }
+    sleep_s(0.3); /* into the run */
+    return pid;
+}
+
+/* SIGINT and SIGTERM mid-run: the process dies of the signal (a shell's 130, 143) and
+ * leaves neither the output nor its temporary name (which used to stay, at full size). */
+TEST(a_signal_mid_run_leaves_nothing)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 7);
+    float *x = random_floats(&rng, 64 * 1024);
+    CHECK(x && write_file("in.f32", x, 64 * 1024 * sizeof *x));
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < ARRAY_LEN(sigs); i++) {
+        harness_context("signal %d", sigs[i]);
+        pid_t pid = start_slow_run();
+        if (pid < 0)
+            break;
+        kill(pid, sigs[i]);
+        int status = 0;
+        CHECK_MSG(wait_for(pid, 20, &status), "still running 20 s after the signal");
+        CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == sigs[i],
+                  "status %#x: not ended by signal %d", status, sigs[i]);
+        stray_files("in.f32", NULL);
+    }
+    harness_context("%s", "");
+    remove_file("in.f32");
+    free(x);
+    return TEST_OK;
+}
+
+/* A SIGKILLed run's temporary output stays (nothing can catch SIGKILL) and the next run of
+ * the same output removes it; names of the pattern that a live run holds locked (here this
+ * process), other outputs' and names off the pattern stay. */
+TEST(a_killed_runs_leftover_is_removed_by_the_next_run)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 11);
+    float *x = random_floats(&rng, 64 * 1024), *want = NULL;
+    CHECK(x && write_file("in.f32", x, 64 * 1024 * sizeof *x));
+    char killed[256] = "", out[8192];
+    pid_t pid = start_slow_run();
+    int status = 0;
+    if (pid > 0 && find_partial("out.f32", killed, sizeof killed)) {
+        kill(pid, SIGKILL);
+        wait_for(pid, 20, &status);
+    }
+    CHECK_MSG(killed[0] && node_kind(killed) == S_IFREG, "SIGKILL left no temporary output");
+    static const char *kept[] = {".out.f32.partial-Lck9zz", ".other.f32.partial-Ab12Cd",
+                                 ".out.f32.partial-Ab12C", ".out.f32.partial-Ab12Cde",
+                                 ".out.f32.partial-Ab_2Cd", "out.f32.partial-Ab12Cd"};
+    for (size_t i = 0; i < ARRAY_LEN(kept); i++)
+        CHECK(write_file(kept[i], "x", 1));
+    char locked[512];
+    path_in_dir(locked, sizeof locked, kept[0]);
+    int held = open(locked, O_RDWR);
+    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    CHECK(held >= 0 && fcntl(held, F_SETLK, &lock) == 0);
+    CHECK(make_input(&rng, 1000, &want));
+    CHECK_EQ(run_cli("--input in.f32 --output out.f32 --stages sinmix:iters=2", out,
+                     sizeof out), 0);
+    CHECK_MSG(!killed[0] || node_kind(killed) == 0, "%s was not removed", killed);
+    for (size_t i = 0; i < ARRAY_LEN(kept); i++)
+        CHECK_MSG(node_kind(kept[i]) == S_IFREG, "%s was removed", kept[i]);
+    check_output_file("out.f32", want, 1000);
+    if (held >= 0)
+        close(held);
+    for (size_t i = 0; i < ARRAY_LEN(kept); i++)
+        remove_file(kept[i]);
+    stray_files("in.f32", "out.f32");
+    remove_file("in.f32");
+    remove_file("out.f32");
+    free(x);
+    free(want);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -351,9 +635,12 @@ int main(int argc, char **argv)
         TEST_ENTRY(bad_inputs_fail_and_leave_nothing),
         TEST_ENTRY(no_room_for_the_output),
         TEST_ENTRY(an_empty_file_gives_an_empty_output),
+        TEST_ENTRY(outputs_that_are_not_files_are_written_in_place_or_refused),
         TEST_ENTRY(stage_lists_without_a_stage_are_usage_errors),
         TEST_ENTRY(too_many_stages_is_a_usage_error),
         TEST_ENTRY(the_stage_parser_checks_bounds_before_writing),
+        TEST_ENTRY(a_signal_mid_run_leaves_nothing),
+        TEST_ENTRY(a_killed_runs_leftover_is_removed_by_the_next_run),
     };
     int rc = harness_run(tests, ARRAY_LEN(tests), argc > 2 ? argv[2] : NULL);
     char cmd[300];

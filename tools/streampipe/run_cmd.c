@@ -11,6 +11,7 @@
 #include "run_cmd.h"
 #include "run_files.h"
 #include "run_mpi.h"
+#include "run_signal.h"
 #include "stats.h"
 
 static const cli_option options[] = {
@@ -18,7 +19,10 @@ static const cli_option options[] = {
                  "raw little-endian records to read (a regular file)"),
     CLI_REQUIRED("output", "FILE", run_options, output_path,
                  "where the results go; written beside it under a temporary name and\n"
-                 "moved into place only when the whole run succeeded"),
+                 "moved into place only when the whole run succeeded. An existing\n"
+                 "device or FIFO is written in place (never replaced or truncated);\n"
+                 "'-' is stdout (the report then goes to stderr); a directory or a\n"
+                 "socket is refused, and under mpirun anything but a regular file"),
     CLI_REQUIRED("stages", "LIST", run_options, stages_text,
                  "the stage chain, joined by ',': sinmix:iters=N (float32 records),\n"
                  "mlp:MODEL.safetensors[:fp32|tf32] (64-byte images in; out, the\n"
@@ -51,7 +55,11 @@ static const cli_command_options command = {
     "and rank 0 prints one report; any rank failing fails them all.\n\n",
     options, sizeof options / sizeof options[0],
     "\nCounts take k/M/G suffixes (powers of 1024) or 2^N. Exit 0 on success, 1 when\n"
-    "the run or a file failed (no output is left behind), 64 on bad usage.\n",
+    "the run or a file failed (no output is left behind; a full disk or device says\n"
+    "\"no space\"), 64 on bad usage. SIGINT, SIGTERM and SIGHUP remove the temporary\n"
+    "output (.NAME.partial-XXXXXX beside it) and end the run as killed by the signal.\n"
+    "SIGKILL leaves it behind; the next run of the same output removes it, unless a\n"
+    "live run holds its lock (every run holds one on its own while it writes).\n",
     NULL};
 
 /* The depth the library would choose for this chain (asked of a one-record pipeline, so
@@ -137,7 +145,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
     const run_files *f = &job->files;
     double bytes = (double)f->n_records * (double)f->in_record_bytes;
     fig_out out;
-    fig_begin(&out, stdout, o->json);
+    fig_begin(&out, f->to_stdout ? stderr : stdout, o->json); /* stdout holds the records */
     run_print_job(&out, job, o);
     fig_num(&out, "gbps_in", "rate in", "%.2f GB/s (over the makespan)",
             cli_gbps(bytes, report->makespan_s));
@@ -160,7 +168,7 @@ static int run_job_go(run_job *job, const run_options *o)
         return rc;
     sp_io io = {.read = run_files_read, .read_user = &job->files, .write = run_files_write,
                 .write_user = &job->files, .n_records = job->files.n_records,
-                .positional = 1};
+                .positional = job->files.positional};
     sp_report report;
     sp_status st = job->files.n_records ? sp_pipeline_run_io(job->pipeline, &io, &report)
                                         : SP_OK;
@@ -207,5 +215,6 @@ int run_main(int argc, char **argv)
     if (job.files.in_fd >= 0 || job.files.out_fd >= 0 || job.files.temp_path[0])
         run_files_close(&job.files);
     run_mpi_finalize(&mpi);
+    run_signal_finish(); /* a SIGINT or SIGTERM seen once the output was safe ends us here */
     return rc;
 }

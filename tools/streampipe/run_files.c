@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "stats.h"
 #include "run_files.h"
+#include "run_signal.h"
 
 static int file_error(const char *what, const char *path, int err)
 {
@@ -40,31 +41,54 @@ static int open_input(run_files *f, const char *path, struct stat *st)
     return CLI_EXIT_OK;
 }
 
-/* The output may not be the input under another name: it would be truncated before read. */
+/* The output may not be the input under another name: it would be truncated before read
+ * (or, written in place, overwritten while it is read). "-" is stdout. */
 static int check_output(const char *path, const struct stat *in)
 {
     struct stat out;
-    if (stat(path, &out) == 0 && out.st_dev == in->st_dev && out.st_ino == in->st_ino) {
+    int found = strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &out) : stat(path, &out);
+    if (found == 0 && out.st_dev == in->st_dev && out.st_ino == in->st_ino) {
         fprintf(stderr, "streampipe: the output '%s' is the input file\n", path);
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
 }
 
-static int create_temp_output(run_files *f, const char *path, size_t bytes)
+/* mkstemp beside PATH, then the lock that tells a later run's cleanup it is in use
+ * (run_output_claim); another name when a cleanup removed it before the lock was taken.
+ * Armed for the signal handler as soon as it is this process's. */
+static int make_temp(run_files *f, const char *path)
 {
     char dir_buf[4096];
     if (strlen(path) >= sizeof dir_buf - 32)
         return file_error("the output path is too long", path, ENAMETOOLONG);
     strcpy(dir_buf, path);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    snprintf(f->temp_path, sizeof f->temp_path, "%s/.%s.partial-XXXXXX", dirname(dir_buf),
-             base);
-    f->out_fd = mkstemp(f->temp_path);
-    if (f->out_fd < 0) {
-        f->temp_path[0] = '\0';
-        return file_error("cannot create the output beside", path, errno);
+    const char *dir = dirname(dir_buf);
+    for (int tries = 0; tries < 8; tries++) {
+        snprintf(f->temp_path, sizeof f->temp_path, "%s/.%s.partial-XXXXXX", dir, base);
+        f->out_fd = mkstemp(f->temp_path);
+        if (f->out_fd < 0) {
+            f->temp_path[0] = '\0';
+            return file_error("cannot create the output beside", path, errno);
+        }
+        if (!run_output_claim(f->out_fd)) {
+            f->owns_temp = 1;
+            run_signal_arm(f->temp_path);
+            return CLI_EXIT_OK;
+        }
+        close(f->out_fd);
+        f->out_fd = -1;
     }
+    f->temp_path[0] = '\0';
+    return file_error("cannot keep a temporary output beside", path, EAGAIN);
+}
+
+static int create_temp_output(run_files *f, const char *path, size_t bytes)
+{
+    int rc = make_temp(f, path);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     mode_t mask = umask(0); /* mkstemp makes it 0600: give it a new file's usual mode */
     umask(mask);
     if (fchmod(f->out_fd, 0666 & ~mask) != 0)
@@ -72,7 +96,7 @@ static int create_temp_output(run_files *f, const char *path, size_t bytes)
     if (bytes > 0) {
         int err = posix_fallocate(f->out_fd, 0, (off_t)bytes);
         if (err != 0 && err != EOPNOTSUPP && err != EINVAL)
-            return file_error("no room for the output", path, err);
+            return file_error("no space for the output", path, err);
         if (err != 0 && ftruncate(f->out_fd, (off_t)bytes) != 0)
             return file_error("cannot size the output", path, errno);
     }
@@ -88,6 +112,7 @@ int run_files_open_input(run_files *f, const char *input, const char *output,
     f->out_record_bytes = out_record_bytes;
     f->input_path = input;
     f->output_path = output;
+    f->positional = 1; /* unless it is written in place (run_output_open_in_place) */
     atomic_init(&f->written, 0);
     pthread_mutex_init(&f->lock, NULL);
     f->progress = isatty(STDERR_FILENO);
@@ -104,9 +129,13 @@ int run_files_open_input(run_files *f, const char *input, const char *output,
 
 int run_files_create_output(run_files *f)
 {
-    int rc = create_temp_output(f, f->output_path, f->out_bytes);
-    f->owns_temp = f->temp_path[0] != '\0';
-    return rc;
+    int in_place = 0;
+    int rc = run_output_open_in_place(f, &in_place);
+    if (rc != CLI_EXIT_OK || in_place)
+        return rc;
+    run_output_remove_stale(f->output_path); /* before ours exists: this process may lock it */
+    run_signal_install();
+    return create_temp_output(f, f->output_path, f->out_bytes);
 }
 
 int run_files_open_output(run_files *f, const char *temp_path)
@@ -180,13 +209,18 @@ sp_status run_files_write(const void *src, size_t first_record, size_t records, 
     run_files *f = user;
     size_t want = records * f->out_record_bytes, put = 0;
     off_t at = (off_t)(first_record * f->out_record_bytes);
-    while (put < want) {
-        ssize_t n = pwrite(f->out_fd, (const char *)src + put, want - put, at + (off_t)put);
+    while (put < want) { /* a short count is retried: the next call says why it was short */
+        const char *from = (const char *)src + put;
+        ssize_t n = f->positional ? pwrite(f->out_fd, from, want - put, at + (off_t)put)
+                                  : write(f->out_fd, from, want - put);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && errno != ENOSPC && errno != EDQUOT)
+            return io_failed(f, "writing '%s': %s", f->output_path, strerror(errno));
         if (n <= 0)
-            return io_failed(f, "writing '%s': %s", f->output_path,
-                             n < 0 ? strerror(errno) : "no progress");
+            return io_failed(f, "writing '%s': no space left at byte %lld (%s)",
+                             f->output_path, (long long)(at + (off_t)put),
+                             n < 0 ? strerror(errno) : "the device took no more bytes");
         put += (size_t)n;
     }
     atomic_fetch_add(&f->written, records);
@@ -195,20 +229,40 @@ sp_status run_files_write(const void *src, size_t first_record, size_t records, 
     return SP_OK;
 }
 
+/* An output written in place: flushed where that means something, and closed. */
+static int finish_in_place(run_files *f)
+{
+    int fd = f->out_fd;
+    f->out_fd = -1;
+    if (f->sync_output && fsync(fd) != 0) {
+        int err = errno;
+        close(fd);
+        return file_error("cannot write the output", f->output_path, err);
+    }
+    return close(fd) == 0 ? CLI_EXIT_OK
+                          : file_error("cannot write the output", f->output_path, errno);
+}
+
 int run_files_commit(run_files *f)
 {
     if (f->progress)
         fputs("\n", stderr);
+    if (f->in_place)
+        return finish_in_place(f);
     if (fsync(f->out_fd) != 0)
         return file_error("cannot write the output", f->output_path, errno);
-    if (close(f->out_fd) != 0) {
-        f->out_fd = -1;
-        return file_error("cannot write the output", f->output_path, errno);
-    }
-    f->out_fd = -1;
+    run_signal_disarm(); /* a signal from here on is re-raised once the run is over */
+    /* renamed before closing: the close drops the lock that keeps other runs' cleanup off */
     if (rename(f->temp_path, f->output_path) != 0)
         return file_error("cannot move the output into place as", f->output_path, errno);
     f->temp_path[0] = '\0'; /* committed: nothing to remove */
+    int closed = close(f->out_fd);
+    f->out_fd = -1;
+    if (closed != 0) { /* flushed, yet the close failed: a file that may not be whole */
+        int err = errno;
+        unlink(f->output_path);
+        return file_error("cannot write the output", f->output_path, err);
+    }
     return CLI_EXIT_OK;
 }
 
@@ -218,8 +272,10 @@ void run_files_close(run_files *f)
         close(f->in_fd);
     if (f->out_fd >= 0)
         close(f->out_fd);
-    if (f->temp_path[0] != '\0' && f->owns_temp)
+    if (f->temp_path[0] != '\0' && f->owns_temp) {
+        run_signal_disarm(); /* the handler must not unlink a name that may be reused */
         unlink(f->temp_path);
+    }
     f->in_fd = f->out_fd = -1;
     pthread_mutex_destroy(&f->lock);
 }

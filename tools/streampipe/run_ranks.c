@@ -75,6 +75,7 @@ static int open_everything(run_job *job, const run_options *o, const run_mpi *m,
         rc = run_files_open_input(&job->files, o->input_path, o->output_path,
                                   job->stages.in_record_bytes, job->stages.out_record_bytes);
     job->files.progress = 0; /* R progress lines on one terminal would be noise */
+    job->files.ranked = 1;   /* positional writes from every rank: a regular file only */
     if (rc == CLI_EXIT_OK && m->rank == 0)
         rc = run_files_create_output(&job->files);
     if ((rc = agree(m, rc)) != CLI_EXIT_OK)
