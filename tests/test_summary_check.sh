@@ -59,16 +59,20 @@ expect() {
     fi
 }
 expect "ctest: 6 entries: 2 passed, 3 skipped, 1 failed"
-expect "skipped  unavailable: built without MPI"
-expect "skipped  binary_cuda: no CUDA device (2 tests)"
-expect "skipped  example_torch: torch_stage: skipped, torch is not installed"
-expect "passed   binary_ok, skipping 1 of its tests:"
-expect "two_devices: needs 2 GPUs"
+expect "1 skipped: built without MPI"
+expect "    unavailable"
+expect "1 skipped: no CUDA device"
+expect "    binary_cuda (2 tests)"
+expect "1 skipped: torch_stage: skipped, torch is not installed"
+expect "    example_torch"
+expect "ctest: tests skipped inside 1 passing entry (by entry):"
+expect "1 skipped: needs 2 GPUs"
+expect "    binary_ok: two_devices"
 expect "pytest (python_tests): 3 tests, 2 skipped"
 expect "1 skipped: needs a GPU"
-expect "test_cuda_stages: test_torch_stage[float32]"
+expect "    test_cuda_stages: test_torch_stage[float32]"
 expect "1 skipped: cupy is not installed"
-expect "test_mlp.TestCupy: test_cupy"
+expect "    test_mlp.TestCupy: test_cupy"
 
 # a file it cannot read is an error, not an empty summary
 rc=0

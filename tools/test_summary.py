@@ -8,7 +8,8 @@ python_tests entry (python/CMakeLists.txt), read only when that entry ran in thi
 ctest's own output says "100% tests passed" and names the skipped entries without their
 reasons; this lists each skipped entry with the reason its output gives, the tests that a
 passing test binary skipped inside it (the harness's "[ SKIP ] name: reason" lines), and each
-skipped Python test with pytest's reason. Standard library only: it runs with any python3.
+skipped Python test with pytest's reason, grouped by reason. Standard library only: it runs
+with any python3.
 
 Exit status: 0 when it could read the files (whatever the tests did), 2 when it could not.
 """
@@ -27,27 +28,49 @@ SKIPPED_BY_TEST = {"SKIP_RETURN_CODE=77", "SKIP_REGULAR_EXPRESSION_MATCHED"}
 HARNESS_SKIP = re.compile(r"^\[ SKIP \] (\S+): (.*)$")  # tests/harness_test.c
 
 
-def skip_reason(output: str, fallback: str) -> str:
-    """Why an entry skipped, from its output: the harness's reasons, else the last line that
-    mentions a skip (sp_test_unavailable's "skipped: ...", the examples' "...: skipped, ..."),
-    else the last line it printed, else ctest's message."""
+def skip_reason(output: str, fallback: str):
+    """Why an entry skipped, from its output, and how many of its tests that covers: the
+    harness's reasons, else the last line that mentions a skip (sp_test_unavailable's
+    "skipped: ...", the examples' "...: skipped, ..."), else the last line it printed, else
+    ctest's message."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     harness = [m.group(2) for m in map(HARNESS_SKIP.match, lines) if m]
+    if len(set(harness)) == 1:
+        return harness[0], plural(len(harness), "test")
     if harness:
-        return grouped(harness)
+        return "; ".join(f"{r} ({plural(n, 'test')})" for r, n in counted(harness)), ""
     for line in reversed(lines):
         if "skip" in line.lower():
-            return re.sub(r"^skipped: ", "", line)
-    return lines[-1] if lines else fallback
+            return re.sub(r"^skipped: ", "", line), ""
+    return (lines[-1] if lines else fallback), ""
 
 
-def grouped(reasons: list) -> str:
-    """'reason (N tests)' for each distinct reason, most frequent first."""
+def counted(items: list) -> list:
+    """(item, count) for each distinct item, most frequent first, else in order of appearance."""
     counts = {}
-    for reason in reasons:
-        counts[reason] = counts.get(reason, 0) + 1
-    parts = sorted(counts.items(), key=lambda kv: -kv[1])
-    return "; ".join(f"{r} ({n} test{'s' if n != 1 else ''})" for r, n in parts)
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def print_by_reason(by_reason: dict) -> None:
+    """Each reason once, most frequent first, with what it covers wrapped under it:
+    by_reason maps a reason to {group: [names]} (group "" for names without one)."""
+    def size(groups):
+        return sum(map(len, groups.values()))
+    for reason, groups in sorted(by_reason.items(), key=lambda kv: -size(kv[1])):
+        print(f"  {size(groups)} skipped: {reason}")
+        for group, names in groups.items():
+            first = f"    {group}: " if group else "    "
+            # lines break between names only (a no-break space inside each while wrapping)
+            text = textwrap.fill(", ".join(n.replace(" ", "\xa0") for n in names), width=100,
+                                 initial_indent=first, subsequent_indent=" " * 8,
+                                 break_on_hyphens=False)
+            print(text.replace("\xa0", " "))
 
 
 def read_xml(path: str) -> ET.Element:
@@ -83,7 +106,8 @@ def ctest_summary(path: str):
         if status == "disabled":
             disabled.append(name)
         elif skip is not None and skip.get("message") in SKIPPED_BY_TEST:
-            skipped.append((name, skip_reason(output, skip.get("message"))))
+            reason, detail = skip_reason(output, skip.get("message"))
+            skipped.append((name + (f" ({detail})" if detail else ""), reason))
         elif skip is not None:
             not_run.append((name, skip.get("message") or "not run"))
         elif status == "fail":
@@ -101,16 +125,23 @@ def ctest_summary(path: str):
     if disabled:
         counts.append(f"{len(disabled)} disabled")
     print(f"ctest: {len(cases)} entries: {', '.join(counts)}")
+    by_reason = {}
     for name, reason in skipped:
-        print(f"  skipped  {name}: {reason}")
+        by_reason.setdefault(reason, {}).setdefault("", []).append(name)
+    print_by_reason(by_reason)
     for name, reason in not_run:
-        print(f"  not run  {name}: {reason}")
+        print(f"  not run: {name}: {reason}")
     for name in disabled:
-        print(f"  disabled {name}")
-    for name, within in inner:
-        print(f"  passed   {name}, skipping {len(within)} of its tests:")
-        for test, reason in within:
-            print(f"             {test}: {reason}")
+        print(f"  disabled: {name}")
+    if inner:
+        # the tests a binary skipped while the others passed (ctest counts it passed)
+        by_reason = {}
+        for name, within in inner:
+            for test, reason in within:
+                by_reason.setdefault(reason, {}).setdefault(name, []).append(test)
+        entries = "1 passing entry" if len(inner) == 1 else f"{len(inner)} passing entries"
+        print(f"ctest: tests skipped inside {entries} (by entry):")
+        print_by_reason(by_reason)
     started = None
     if suite is not None and suite.get("timestamp"):
         try:
@@ -147,12 +178,7 @@ def pytest_summary(path: str, started, python_status) -> None:
         reason = skip.get("message") or "skipped"
         by_reason.setdefault(reason, {}).setdefault(module, []).append(case.get("name"))
     print(f"pytest (python_tests): {len(cases)} tests, {n_skipped} skipped")
-    # one block per reason, most frequent first; its tests by module, wrapped
-    for reason, modules in sorted(by_reason.items(), key=lambda kv: -sum(map(len, kv[1].values()))):
-        print(f"  {sum(map(len, modules.values()))} skipped: {reason}")
-        for module, tests in modules.items():
-            print(textwrap.fill(", ".join(tests), width=100, initial_indent=f"    {module}: ",
-                                subsequent_indent=" " * 8, break_on_hyphens=False))
+    print_by_reason(by_reason)
 
 
 def main(argv: list) -> int:
