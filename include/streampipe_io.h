@@ -1,0 +1,156 @@
+/*
+ * File sources and sinks: a file of records streamed through a pipeline into another file.
+ *
+ * sp_file_io_open opens the input and the output and gives the sp_io to pass to
+ * sp_pipeline_run_io (or sp_group_run_io): the staging threads read and write the files
+ * positionally (pread, pwrite) straight into and out of pinned memory, several at once, so
+ * the memory held stays the ring's whatever the files' sizes. The output is written under a
+ * temporary name beside it, at its full size from the start (a disk without room fails the
+ * open, before any work), and moved into place by sp_file_io_commit once the run has
+ * succeeded: a failed or interrupted run never leaves a file that looks whole.
+ *
+ *     sp_file_io_config cfg = SP_FILE_IO_CONFIG_INIT;
+ *     cfg.input = "in.f32";
+ *     cfg.output = "out.f32";
+ *     cfg.in_record_bytes = cfg.out_record_bytes = 4;
+ *     sp_file_io *files = NULL;
+ *     sp_status st = sp_file_io_open(&cfg, &files);
+ *     if (st == SP_OK)
+ *         st = sp_pipeline_run_io(pipeline, sp_file_io_get(files), &report);
+ *     if (st == SP_OK)
+ *         st = sp_file_io_commit(files);      (a failed run: close without commit)
+ *     if (st != SP_OK)
+ *         fprintf(stderr, "%s\n", sp_file_io_last_error(files));
+ *     sp_file_io_close(files);                (removes the temporary output unless committed)
+ *
+ * The output, by what OUTPUT names:
+ * - a new name or a regular file: the temporary output ".NAME.partial-XXXXXX" in the same
+ *   folder (mode 0666 less the umask, as a new file), renamed over NAME by commit;
+ * - an existing FIFO or character device: written where it is, never replaced or truncated,
+ *   in record order (the sp_io is then sequential: a pipe or a tty has no offsets); a block
+ *   device where it is, at the records' offsets. Commit flushes (block devices) and closes.
+ *   config.regular_output refuses these instead;
+ * - a directory or a socket: refused.
+ * An output that is the input (another name for the same file) is refused.
+ *
+ * Killed runs: a process holds a write lock (fcntl) on its temporary output from creation to
+ * commit or close, and the kernel drops it when the process dies. Before it makes its own,
+ * sp_file_io_open removes the files of OUTPUT's temporary pattern beside it that it can
+ * lock (a run killed by SIGKILL, which no handler sees, leaves one) and keeps those a live
+ * run holds; sp_file_io_removed names what it removed. On a file system without locks
+ * nothing is removed.
+ *
+ * Signals: the library installs no handler. A program that wants SIGINT to leave nothing
+ * behind unlinks sp_file_io_temp_path in its handler (the name is complete before
+ * config.temp_created is called, and stays until commit or close), then dies of the signal.
+ *
+ * Errors: as everywhere (streampipe.h, top), a failed open still yields a handle whose
+ * sp_file_io_last_error says why, to close as usual. SP_ERR_INVALID_ARGUMENT: the config
+ * itself is wrong (NULL, a record size of 0, no path, a range past the input's end, the
+ * output being the input); SP_ERR_UNSUPPORTED: a file of a kind that cannot be used (an
+ * input that is not a regular file or not a whole number of records, an output that is a
+ * directory or a socket); SP_ERR_BACKEND: the operating system refused a call (open,
+ * create, allocate, write, flush, rename), named with errno's text in the last error, "no
+ * space" for a full disk or device; SP_ERR_OUT_OF_MEMORY. A read or write that fails during
+ * a run fails the run with SP_ERR_STAGE_FAILED (sp_pipeline_last_error names the records);
+ * the handle's last error then holds the first such failure with errno's text: "no space
+ * left" for ENOSPC, EDQUOT or a device that takes no more bytes, "the file ended at byte N"
+ * for an input that shrank during the run.
+ *
+ * Threads: the sp_io's functions are called from the staging threads, several at once; the
+ * other calls on one handle must not overlap each other or a run that uses its sp_io.
+ */
+#ifndef STREAMPIPE_IO_H
+#define STREAMPIPE_IO_H
+
+#include "streampipe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sp_file_io sp_file_io;
+
+/* Sized (streampipe.h, top): SP_FILE_IO_CONFIG_INIT; size 0 stands for this first layout
+ * (0.6, through temp_created_user), fixed for good. */
+typedef struct sp_file_io_config {
+    size_t size;             /* sizeof(sp_file_io_config) as built */
+    const char *input;       /* a regular file of whole in_record_bytes records */
+    const char *output;      /* where the results go (see the top); with output_is_fd, only
+                                the name messages give the descriptor */
+    size_t in_record_bytes;  /* > 0 */
+    size_t out_record_bytes; /* > 0 */
+    size_t first_record;     /* the records run: the input's [first_record, +n_records), the */
+    size_t n_records;        /* run's record i being the input's first_record + i, written at
+                                the output's first_record + i; 0, 0: the whole input. The
+                                output is always sized for the whole input (records outside
+                                the range are left as they are: zeros in a new output), so
+                                that several handles, in several processes, can each run a
+                                range of one output. sp_file_io_set_range changes it later */
+    const char *temp_output; /* write this temporary output, made at full size by another
+                                handle's open (its sp_file_io_temp_path, e.g. in another
+                                process), instead of making one: OUTPUT is then only checked
+                                against the input. This handle's commit only flushes its
+                                writes (the maker commits, once every writer has), its close
+                                removes nothing, and it removes no leftovers */
+    int regular_output;      /* 1: refuse an output that exists and is not a regular file
+                                (SP_ERR_UNSUPPORTED), as several writers need */
+    int output_is_fd;        /* 1: write output_fd instead of opening OUTPUT (stdout, a pipe),
+                                in place; a duplicate is taken, the caller's stays open. Written
+                                in record order (it may be in append mode, where pwrite
+                                appends); flushed by commit when it is a block device or a
+                                regular file */
+    int output_fd;
+    /* Called on the opening thread as soon as the temporary output exists and this handle
+       holds its lock, before it is sized: where a signal handler that unlinks it is armed
+       (the name is sp_file_io_temp_path's). NULL: none. */
+    void (*temp_created)(const char *temp_path, void *user);
+    void *temp_created_user;
+} sp_file_io_config;
+
+#define SP_FILE_IO_CONFIG_INIT {.size = sizeof(sp_file_io_config)}
+
+/* Opens the files as the top of this file says. Whether or not it succeeds, *out is a handle
+ * to close with sp_file_io_close (NULL only for SP_ERR_OUT_OF_MEMORY, no memory for the
+ * handle, or out NULL: SP_ERR_INVALID_ARGUMENT). A failed open leaves no temporary output
+ * and an existing output as it was. A FIFO's open waits for a reader, as any writer's. */
+SP_API sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out);
+/* The source and sink over the files, for sp_pipeline_run_io: positional (n_records the
+ * range's), or sequential for an output written in record order. Valid until commit or
+ * close; NULL for a handle whose open failed or that was committed. The same sp_io may run
+ * again (after a failed run, set the range again first: commit counts the records written).
+ * A range of 0 records has nothing to run (sp_pipeline_run_io refuses a positional sp_io of
+ * 0 records): commit it as it is. */
+SP_API const sp_io *sp_file_io_get(const sp_file_io *f);
+/* The records to run from now on (as config.first_record, n_records; 0, 0: all). Resets the
+ * count of records written and the I/O error that commit checks. SP_ERR_INVALID_ARGUMENT for
+ * a range past the input's end, or a handle whose open failed. Not during a run. */
+SP_API sp_status sp_file_io_set_range(sp_file_io *f, size_t first_record, size_t n_records);
+/* Records in the whole input (0 for a handle whose open failed). */
+SP_API size_t sp_file_io_records(const sp_file_io *f);
+/* Flushes the writes so far to disk (fsync; nothing for a FIFO or character device). */
+SP_API sp_status sp_file_io_sync(sp_file_io *f);
+/* Only after a run of the range that succeeded: flushes the output to disk, renames the
+ * temporary output into place and flushes the folder (an output written in place is
+ * flushed and closed; with temp_output, only flushed). Refused (SP_ERR_INVALID_ARGUMENT)
+ * while fewer records were written than the range holds or after a read or write failed
+ * (the handle cannot tell a rerun's records from new ones: set the range again before a
+ * rerun), or twice. Should the rename's last steps fail, the output is removed again. */
+SP_API sp_status sp_file_io_commit(sp_file_io *f);
+/* Closes the files and removes the temporary output unless it was committed (or belongs to
+ * another handle: temp_output). NULL is a no-op. */
+SP_API void sp_file_io_close(sp_file_io *f);
+/* Why the last failed call on this handle failed, or the first read or write that failed in
+ * a run, with errno's text; "" when nothing has failed. NULL gives a text saying so. */
+SP_API const char *sp_file_io_last_error(const sp_file_io *f);
+/* The temporary output's path, until commit or close; NULL when there is none (written in
+ * place, committed, closed, or another handle's: temp_output gives it). */
+SP_API const char *sp_file_io_temp_path(const sp_file_io *f);
+/* The i-th leftover of a killed run that the open removed (its path), NULL past the last. */
+SP_API const char *sp_file_io_removed(const sp_file_io *f, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STREAMPIPE_IO_H */

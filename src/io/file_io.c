@@ -1,0 +1,404 @@
+/* Opening, committing and closing the file source and sink (include/streampipe_io.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/sized.h"
+#include "io/file_io.h"
+
+/* What size 0 stands for: the first layout (0.6), fixed for good. */
+#define SP_FILE_IO_CONFIG_SIZE_0_6 SP_SIZE_THROUGH(sp_file_io_config, temp_created_user)
+
+sp_status sp_file_io_fail(sp_file_io *f, sp_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->error, sizeof f->error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static sp_status os_fail(sp_file_io *f, const char *what, const char *path, int err)
+{
+    return sp_file_io_fail(f, SP_ERR_BACKEND, "%s '%s': %s", what, path, strerror(err));
+}
+
+/* Non-blocking, so that a FIFO cannot hang the open; regular files of whole records only. */
+static sp_status open_input(sp_file_io *f, struct stat *st)
+{
+    f->in_fd = open(f->input, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (f->in_fd < 0)
+        return os_fail(f, "cannot open the input", f->input, errno);
+    if (fstat(f->in_fd, st) != 0)
+        return os_fail(f, "cannot stat the input", f->input, errno);
+    if (!S_ISREG(st->st_mode))
+        return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the input '%s' is not a regular file",
+                               f->input);
+    if ((size_t)st->st_size % f->in_record_bytes != 0)
+        return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the input '%s' holds %lld bytes, not a "
+                               "whole number of %zu-byte records", f->input,
+                               (long long)st->st_size, f->in_record_bytes);
+    f->n_input = (size_t)st->st_size / f->in_record_bytes;
+    return SP_OK;
+}
+
+static sp_status check_range(sp_file_io *f, size_t first, size_t n)
+{
+    if (first == 0 && n == 0)
+        n = f->n_input;
+    if (first > f->n_input || n > f->n_input - first)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "records %zu..+%zu are past the "
+                               "end of '%s' (%zu records)", first, n, f->input, f->n_input);
+    f->first = first;
+    f->count = n;
+    f->io.n_records = n;
+    atomic_store(&f->written, 0);
+    atomic_store(&f->io_failed, 0);
+    return SP_OK;
+}
+
+/* The output may not be the input under another name: it would be truncated before it was
+ * read (or, written in place, overwritten while it is read). */
+static sp_status check_not_input(sp_file_io *f, const sp_file_io_config *c,
+                                 const struct stat *in)
+{
+    struct stat out;
+    int found = c->output_is_fd ? fstat(c->output_fd, &out) : stat(c->output, &out);
+    if (found == 0 && out.st_dev == in->st_dev && out.st_ino == in->st_ino)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "the output '%s' is the input file",
+                               f->output);
+    if (__builtin_mul_overflow(f->n_input, f->out_record_bytes, &f->out_bytes) ||
+        f->out_bytes > (size_t)INT64_MAX)
+        return os_fail(f, "the output would be too large", f->output, EFBIG);
+    return SP_OK;
+}
+
+/* Written where it is: positional for block devices, in record order otherwise (a tty or a
+ * pipe has no offsets, and a descriptor may be in append mode, where pwrite appends). */
+static sp_status set_up_in_place(sp_file_io *f, int fd, const struct stat *st, int is_fd)
+{
+    f->out_fd = fd;
+    f->in_place = 1;
+    f->positional = !is_fd && S_ISBLK(st->st_mode);
+    f->sync_output = S_ISBLK(st->st_mode) || S_ISREG(st->st_mode); /* the others can't */
+    return SP_OK;
+}
+
+static sp_status open_descriptor(sp_file_io *f, int given)
+{
+    struct stat st;
+    int fd = fcntl(given, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return os_fail(f, "cannot write", f->output, err);
+    }
+    return set_up_in_place(f, fd, &st, 1);
+}
+
+/* No O_CREAT, O_TRUNC or fallocate: the node stays what it is. A FIFO's open waits for a
+ * reader, as any writer's does. */
+static sp_status open_node(sp_file_io *f, const struct stat *named)
+{
+    int fd = open(f->output, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return os_fail(f, "cannot open the output", f->output, err);
+    }
+    if ((st.st_mode & S_IFMT) != (named->st_mode & S_IFMT)) { /* replaced since the stat */
+        close(fd);
+        return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the output '%s' is %s: it changed while "
+                               "it was being opened", f->output,
+                               sp_file_io_kind_name(named->st_mode));
+    }
+    return set_up_in_place(f, fd, &st, 0);
+}
+
+/* Another handle's temporary output, made at full size: written at the records' offsets. */
+static sp_status open_foreign_temp(sp_file_io *f, const char *temp)
+{
+    struct stat st;
+    f->foreign_temp = 1;
+    f->positional = f->sync_output = 1;
+    f->out_fd = open(temp, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (f->out_fd < 0)
+        return os_fail(f, "cannot open the temporary output", temp, errno);
+    if (fstat(f->out_fd, &st) != 0)
+        return os_fail(f, "cannot stat the temporary output", temp, errno);
+    if (!S_ISREG(st.st_mode) || (size_t)st.st_size < f->out_bytes)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "the temporary output '%s' is not "
+                               "a regular file of %zu bytes (the whole output)", temp,
+                               f->out_bytes);
+    return SP_OK;
+}
+
+/* A temporary output beside OUTPUT at its full size, after removing killed runs' leftovers
+ * (before ours exists, so that it is never a candidate). */
+static sp_status create_temp(sp_file_io *f, const sp_file_io_config *c)
+{
+    f->positional = f->sync_output = 1;
+    sp_file_io_remove_stale(f, f->output);
+    sp_status st = sp_file_io_make_temp(f, f->output);
+    if (st != SP_OK)
+        return st;
+    if (c->temp_created)
+        c->temp_created(f->temp_path, c->temp_created_user);
+    if (f->out_bytes > 0) {
+        int err = posix_fallocate(f->out_fd, 0, (off_t)f->out_bytes);
+        if (err != 0 && err != EOPNOTSUPP && err != EINVAL)
+            return os_fail(f, "no space for the output", f->output, err);
+        if (err != 0 && ftruncate(f->out_fd, (off_t)f->out_bytes) != 0)
+            return os_fail(f, "cannot size the output", f->output, errno);
+    }
+    return SP_OK;
+}
+
+static sp_status open_output(sp_file_io *f, const sp_file_io_config *c)
+{
+    if (c->output_is_fd)
+        return open_descriptor(f, c->output_fd);
+    if (c->temp_output)
+        return open_foreign_temp(f, c->temp_output);
+    struct stat st;
+    if (stat(f->output, &st) != 0 || S_ISREG(st.st_mode))
+        return create_temp(f, c); /* a new name or a file: written beside it, then renamed */
+    if (S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode))
+        return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the output '%s' is %s: not written",
+                               f->output, sp_file_io_kind_name(st.st_mode));
+    if (c->regular_output)
+        return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the output '%s' is %s: it must be a "
+                               "regular file or a new name (regular_output)", f->output,
+                               sp_file_io_kind_name(st.st_mode));
+    return open_node(f, &st);
+}
+
+static sp_status check_config(sp_file_io *f, const sp_file_io_config *c)
+{
+    if (!c->input || (!c->output && !c->output_is_fd))
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "no %s path",
+                               c->input ? "output" : "input");
+    if (c->in_record_bytes == 0 || c->out_record_bytes == 0)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "a record size of 0 bytes");
+    if (c->output_is_fd && (c->temp_output || c->regular_output))
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "output_is_fd with %s: several "
+                               "writers need a named output",
+                               c->temp_output ? "temp_output" : "regular_output");
+    char fd_name[32];
+    snprintf(fd_name, sizeof fd_name, "descriptor %d", c->output_fd);
+    f->input = strdup(c->input);
+    f->output = strdup(c->output ? c->output : fd_name);
+    if (!f->input || !f->output)
+        return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the paths");
+    return SP_OK;
+}
+
+static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
+{
+    sp_file_io_config c;
+    const char *why;
+    sp_status st = sp_sized_read(&c, sizeof c, config, SP_FILE_IO_CONFIG_SIZE_0_6, &why);
+    if (st != SP_OK)
+        return sp_file_io_fail(f, st, "the sp_file_io_config: %s", why);
+    if ((st = check_config(f, &c)) != SP_OK)
+        return st;
+    f->in_record_bytes = c.in_record_bytes;
+    f->out_record_bytes = c.out_record_bytes;
+    struct stat in;
+    if ((st = open_input(f, &in)) != SP_OK || (st = check_range(f, c.first_record,
+                                                                 c.n_records)) != SP_OK ||
+        (st = check_not_input(f, &c, &in)) != SP_OK)
+        return st;
+    return open_output(f, &c);
+}
+
+/* Closes the files, and removes the temporary output unless committed. */
+static void release(sp_file_io *f)
+{
+    if (f->in_fd >= 0)
+        close(f->in_fd);
+    if (f->out_fd >= 0)
+        close(f->out_fd);
+    f->in_fd = f->out_fd = -1;
+    if (f->temp_path)
+        unlink(f->temp_path);
+    free(f->temp_path);
+    f->temp_path = NULL;
+}
+
+sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out)
+{
+    if (!out)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_file_io *f = calloc(1, sizeof *f);
+    *out = f;
+    if (!f)
+        return SP_ERR_OUT_OF_MEMORY;
+    f->in_fd = f->out_fd = -1;
+    pthread_mutex_init(&f->lock, NULL);
+    atomic_init(&f->written, 0);
+    atomic_init(&f->io_failed, 0);
+    sp_status st = config ? open_files(f, config)
+                          : sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "no config");
+    f->open_status = st;
+    if (st != SP_OK) {
+        release(f); /* nothing left behind: no temporary output, no descriptors */
+        return st;
+    }
+    f->opened = 1;
+    f->io = (sp_io){.size = sizeof(sp_io), .read = sp_file_io_read, .read_user = f,
+                    .write = sp_file_io_write, .write_user = f, .n_records = f->count,
+                    .positional = f->positional};
+    return SP_OK;
+}
+
+static sp_status not_open(sp_file_io *f)
+{
+    return f->opened ? SP_OK
+                     : sp_file_io_fail(f, f->open_status ? f->open_status
+                                                         : SP_ERR_INVALID_ARGUMENT,
+                                       "the files are not open (the open failed, or they "
+                                       "were committed)");
+}
+
+const sp_io *sp_file_io_get(const sp_file_io *f)
+{
+    return f && f->opened ? &f->io : NULL;
+}
+
+sp_status sp_file_io_set_range(sp_file_io *f, size_t first_record, size_t n_records)
+{
+    if (!f)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_status st = not_open(f);
+    return st != SP_OK ? st : check_range(f, first_record, n_records);
+}
+
+size_t sp_file_io_records(const sp_file_io *f)
+{
+    return f && f->opened ? f->n_input : 0;
+}
+
+sp_status sp_file_io_sync(sp_file_io *f)
+{
+    if (!f)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_status st = not_open(f);
+    if (st == SP_OK && f->sync_output && fsync(f->out_fd) != 0)
+        st = os_fail(f, "cannot write the output", f->output, errno);
+    return st;
+}
+
+/* The folder of PATH flushed, so that the rename survives a crash. A file system that cannot
+ * flush a folder (EINVAL) has nothing to flush. */
+static int sync_folder(const char *path, int *err)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if ((size_t)(slash - path) >= sizeof dir)
+        return 1; /* cannot happen for a name the rename took; nothing flushed */
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int ok = fd >= 0 && (fsync(fd) == 0 || errno == EINVAL);
+    *err = errno;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/* The temporary output renamed into place: flushed first, renamed before it is closed (the
+ * close drops the lock that keeps other opens' cleanup off it). */
+static sp_status rename_into_place(sp_file_io *f)
+{
+    if (fsync(f->out_fd) != 0)
+        return os_fail(f, "cannot write the output", f->output, errno);
+    if (rename(f->temp_path, f->output) != 0)
+        return os_fail(f, "cannot move the output into place as", f->output, errno);
+    free(f->temp_path); /* in place: nothing to remove */
+    f->temp_path = NULL;
+    int closed = close(f->out_fd), err = errno;
+    f->out_fd = -1;
+    if (closed == 0 && !sync_folder(f->output, &err))
+        closed = -1;
+    if (closed != 0) { /* flushed, yet not surely whole or not surely there: taken back */
+        unlink(f->output);
+        return os_fail(f, "cannot write the output", f->output, err);
+    }
+    return SP_OK;
+}
+
+sp_status sp_file_io_commit(sp_file_io *f)
+{
+    if (!f)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_status st = not_open(f);
+    if (st != SP_OK)
+        return st;
+    size_t written = atomic_load(&f->written);
+    if (atomic_load(&f->io_failed)) {
+        char failed[sizeof f->error];
+        memcpy(failed, f->error, sizeof failed);
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: a read or write "
+                               "failed (%s)", failed);
+    }
+    if (written < f->count)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
+                               "records of the range were written (commit only after a run "
+                               "that succeeded)", written, f->count);
+    if (f->temp_path) {
+        st = rename_into_place(f);
+    } else { /* in place, or another handle's temporary output: flushed and closed */
+        if (f->sync_output && fsync(f->out_fd) != 0)
+            st = os_fail(f, "cannot write the output", f->output, errno);
+        int closed = close(f->out_fd), err = errno;
+        f->out_fd = -1;
+        if (st == SP_OK && closed != 0)
+            st = os_fail(f, "cannot write the output", f->output, err);
+    }
+    f->opened = 0; /* committed, or failed trying: either way done */
+    f->committed = st == SP_OK;
+    if (st != SP_OK)
+        release(f);
+    return st;
+}
+
+void sp_file_io_close(sp_file_io *f)
+{
+    if (!f)
+        return;
+    release(f);
+    for (size_t i = 0; i < f->n_removed; i++)
+        free(f->removed[i]);
+    free(f->removed);
+    free(f->input);
+    free(f->output);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+const char *sp_file_io_last_error(const sp_file_io *f)
+{
+    return f ? f->error : "no file I/O handle (sp_file_io_open ran out of memory)";
+}
+
+const char *sp_file_io_temp_path(const sp_file_io *f)
+{
+    return f ? f->temp_path : NULL;
+}
+
+const char *sp_file_io_removed(const sp_file_io *f, size_t i)
+{
+    return f && i < f->n_removed ? f->removed[i] : NULL;
+}

@@ -1,0 +1,60 @@
+/* The file source and sink (include/streampipe_io.h): the handle, shared by the files of
+ * src/io/. file_io.c opens, commits and closes; file_io_rw.c is the sp_io's read and write,
+ * the only code that runs on the staging threads; file_output.c makes, claims and cleans up
+ * temporary outputs. One writer per group of fields: the open fills everything but the
+ * three run fields below, which only file_io_rw.c (and set_range, between runs) writes. */
+#ifndef SP_IO_FILE_IO_H
+#define SP_IO_FILE_IO_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "streampipe_io.h"
+
+struct sp_file_io {
+    sp_io io;                /* what sp_file_io_get gives; user = this handle */
+    int in_fd, out_fd;
+    size_t in_record_bytes, out_record_bytes;
+    size_t n_input;          /* records in the input */
+    size_t first, count;     /* the range: the input's records [first, first + count) */
+    size_t out_bytes;        /* the output's size: n_input records */
+    char *input, *output;    /* the paths, copied (output: a name for messages) */
+    char *temp_path;         /* the temporary output this handle made, until commit/close */
+    int opened;              /* the open succeeded */
+    int in_place;            /* written where it is (a device, a FIFO, a descriptor) */
+    int foreign_temp;        /* config.temp_output: another handle's, never renamed/removed */
+    int positional;          /* pwrite at the records' offsets; 0: write(), in record order */
+    int sync_output;         /* fsync it (not a FIFO or character device) */
+    int committed;
+    sp_status open_status;
+    char **removed;          /* leftovers of killed runs the open removed */
+    size_t n_removed;
+    /* the run's: written by file_io_rw.c on the staging threads */
+    atomic_size_t written;   /* records written since the range was set */
+    atomic_int io_failed;    /* a read or write failed since then */
+    pthread_mutex_t lock;    /* the first I/O error's text */
+    char error[1024];
+};
+
+/* Sets the handle's error text (printf-style) and returns status. */
+sp_status sp_file_io_fail(sp_file_io *f, sp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* file_io_rw.c: the sp_io's functions (user = the handle). */
+sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, size_t *records,
+                          void *user);
+sp_status sp_file_io_write(const void *src, size_t first_record, size_t records, void *user);
+
+/* file_output.c. Removes the temporary outputs of OUTPUT beside it that no live handle holds
+ * (adding their paths to f->removed); then makes f's own, claimed (its lock held), in
+ * f->temp_path and f->out_fd. SP_OK or a failure with the handle's error set. */
+void sp_file_io_remove_stale(sp_file_io *f, const char *output);
+sp_status sp_file_io_make_temp(sp_file_io *f, const char *output);
+/* "a directory", "a FIFO", ...: an output's kind, for messages. */
+const char *sp_file_io_kind_name(unsigned mode);
+
+#endif /* SP_IO_FILE_IO_H */
