@@ -158,27 +158,20 @@ static int run_job_go(run_job *job, const run_options *o)
 {
     int rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK)
-        rc = run_files_open_input(&job->files, o->input_path, o->output_path,
-                                  job->stages.in_record_bytes, job->stages.out_record_bytes);
-    if (rc == CLI_EXIT_OK)
-        rc = run_files_create_output(&job->files);
+        rc = run_files_open(&job->files, o->input_path, o->output_path,
+                            job->stages.in_record_bytes, job->stages.out_record_bytes, 0, NULL);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
     if (rc != CLI_EXIT_OK)
         return rc;
-    sp_io io = {.read = run_files_read, .read_user = &job->files, .write = run_files_write,
-                .write_user = &job->files, .n_records = job->files.n_records,
-                .positional = job->files.positional};
+    const sp_io *io = run_files_range(&job->files, 0, job->files.n_records);
     sp_report report;
-    sp_status st = job->files.n_records ? sp_pipeline_run_io(job->pipeline, &io, &report)
+    sp_status st = job->files.n_records ? sp_pipeline_run_io(job->pipeline, io, &report)
                                         : SP_OK;
     if (!job->files.n_records)
         memset(&report, 0, sizeof report);
     if (st != SP_OK) {
-        if (job->files.progress)
-            fputs("\n", stderr);
-        if (job->files.io_error[0])
-            fprintf(stderr, "streampipe: %s\n", job->files.io_error);
+        run_files_print_io_error(&job->files, "");
         return cli_report_failure("streaming the file", st,
                                   sp_pipeline_last_error(job->pipeline));
     }
@@ -199,7 +192,6 @@ int run_main(int argc, char **argv)
         return CLI_EXIT_FAILURE;
     run_job job;
     memset(&job, 0, sizeof job);
-    job.files.in_fd = job.files.out_fd = -1;
     rc = run_parse_stages(o.stages_text, &job.stages);
     /* under mpirun each rank takes the GPU of its place on its host (HOST ignores it) */
     int device = mpi.size > 1 ? mpi.local_rank : o.device;
@@ -212,8 +204,7 @@ int run_main(int argc, char **argv)
     sp_pipeline_destroy(job.pipeline);
     run_free_stages(&job.stages);
     sp_context_destroy(job.ctx);
-    if (job.files.in_fd >= 0 || job.files.out_fd >= 0 || job.files.temp_path[0])
-        run_files_close(&job.files);
+    run_files_close(&job.files);
     run_mpi_finalize(&mpi);
     run_signal_finish(); /* a SIGINT or SIGTERM seen once the output was safe ends us here */
     return rc;

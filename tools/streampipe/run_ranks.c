@@ -31,24 +31,6 @@ static void rank_range(size_t n, const run_mpi *m, size_t *first, size_t *count)
     *count = base + (rank < extra);
 }
 
-/* The rank's range as a run of its own, numbered from 0: the files are read at lo + i. */
-typedef struct range_io {
-    run_files *files;
-    size_t first;
-} range_io;
-
-static sp_status range_read(void *dst, size_t first, size_t max, size_t *records, void *user)
-{
-    const range_io *r = user;
-    return run_files_read(dst, r->first + first, max, records, r->files);
-}
-
-static sp_status range_write(const void *src, size_t first, size_t records, void *user)
-{
-    const range_io *r = user;
-    return run_files_write(src, r->first + first, records, r->files);
-}
-
 static int test_fail_rank(const run_mpi *m)
 {
     const char *v = getenv("STREAMPIPE_TEST_FAIL_RANK");
@@ -71,21 +53,24 @@ static int open_everything(run_job *job, const run_options *o, const run_mpi *m,
 {
     if (rc == CLI_EXIT_OK)
         rc = run_build_stages(&job->stages, job->ctx);
-    if (rc == CLI_EXIT_OK)
-        rc = run_files_open_input(&job->files, o->input_path, o->output_path,
-                                  job->stages.in_record_bytes, job->stages.out_record_bytes);
-    job->files.progress = 0; /* R progress lines on one terminal would be noise */
-    job->files.ranked = 1;   /* positional writes from every rank: a regular file only */
     if (rc == CLI_EXIT_OK && m->rank == 0)
-        rc = run_files_create_output(&job->files);
+        rc = run_files_open(&job->files, o->input_path, o->output_path,
+                            job->stages.in_record_bytes, job->stages.out_record_bytes, 1, NULL);
     if ((rc = agree(m, rc)) != CLI_EXIT_OK)
         return rc;
-    char temp[sizeof job->files.temp_path];
-    memcpy(temp, job->files.temp_path, sizeof temp);
+    char temp[4096] = "";
+    if (m->rank == 0 &&
+        (size_t)snprintf(temp, sizeof temp, "%s", run_files_temp_path(&job->files)) >=
+            sizeof temp) {
+        fprintf(stderr, "streampipe: run: the temporary output's name is too long for the "
+                "other ranks: %s\n", run_files_temp_path(&job->files));
+        rc = CLI_EXIT_FAILURE;
+    }
     if (run_mpi_broadcast_text(m, temp, sizeof temp) != 0)
         rc = CLI_EXIT_FAILURE;
-    if (rc == CLI_EXIT_OK && m->rank != 0)
-        rc = run_files_open_output(&job->files, temp);
+    if (rc == CLI_EXIT_OK && m->rank != 0) /* rank 0's output, opened by its name */
+        rc = run_files_open(&job->files, o->input_path, o->output_path,
+                            job->stages.in_record_bytes, job->stages.out_record_bytes, 1, temp);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
     return agree(m, rc);
@@ -94,9 +79,7 @@ static int open_everything(run_job *job, const run_options *o, const run_mpi *m,
 /* Step 3 on this rank: its range through the pipeline, then flushed to disk. */
 static int run_range(run_job *job, const run_mpi *m, size_t first, size_t count)
 {
-    range_io range = {&job->files, first};
-    sp_io io = {.read = range_read, .read_user = &range, .write = range_write,
-                .write_user = &range, .n_records = count, .positional = 1};
+    const sp_io *io = run_files_range(&job->files, first, count);
     sp_status st = SP_OK;
     if (test_fail_rank(m)) {
         fprintf(stderr, "streampipe: rank %d: failing on purpose (STREAMPIPE_TEST_FAIL_RANK)\n",
@@ -104,10 +87,11 @@ static int run_range(run_job *job, const run_mpi *m, size_t first, size_t count)
         return CLI_EXIT_FAILURE;
     }
     if (count)
-        st = sp_pipeline_run_io(job->pipeline, &io, NULL);
+        st = io ? sp_pipeline_run_io(job->pipeline, io, NULL) : SP_ERR_INVALID_ARGUMENT;
     if (st != SP_OK) {
-        if (job->files.io_error[0])
-            fprintf(stderr, "streampipe: rank %d: %s\n", m->rank, job->files.io_error);
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "rank %d: ", m->rank);
+        run_files_print_io_error(&job->files, prefix);
         return cli_report_failure("streaming the file", st,
                                   sp_pipeline_last_error(job->pipeline));
     }
