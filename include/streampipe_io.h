@@ -38,7 +38,10 @@
  * sp_file_io_open removes the files of OUTPUT's temporary pattern beside it that it can
  * lock (a run killed by SIGKILL, which no handler sees, leaves one) and keeps those a live
  * run holds; sp_file_io_removed names what it removed. On a file system without locks
- * nothing is removed.
+ * nothing is removed. The locks are open file description locks (F_OFD_SETLK), so two
+ * handles of one process exclude each other too; they conflict with classic fcntl locks that
+ * other processes hold. (A process's own classic locks on a file are dropped by the kernel
+ * whenever it closes any descriptor of that file, the cleanup's included.)
  *
  * Signals: the library installs no handler. A program that wants SIGINT to leave nothing
  * behind unlinks sp_file_io_temp_path in its handler (the name is complete before
