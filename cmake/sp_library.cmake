@@ -58,6 +58,9 @@ function(sp_library name)
   if(NOT SP_SANITIZE)
     target_link_options(${name} PRIVATE "LINKER:-z,defs")
   endif()
+  # What static archives bring in (cudart_static; libstdc++ where a toolchain has only the
+  # archive, as the H200 machine's gcc 13 does) stays hidden too: it exported the C++ runtime.
+  target_link_options(${name} PRIVATE "LINKER:--exclude-libs,ALL")
   set_target_properties(${name}_static PROPERTIES OUTPUT_NAME ${name}
                         EXPORT_NAME ${L_EXPORT_NAME}_static)
   add_library(streampipe::${L_EXPORT_NAME} ALIAS ${name})
