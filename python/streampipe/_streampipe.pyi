@@ -107,6 +107,11 @@ class Pipeline:
     ) -> Optional[Report]:
         """sp_pipeline_run_io with read(dst, first_record, max_records) -> records (< 0: it
         failed) and write(src, first_record) -> bool over views of the staging memory."""
+    def run_file(
+        self, input: str, output: str, in_record_bytes: int, out_record_bytes: int, report: bool
+    ) -> Any:
+        """sp_file_io_open, sp_pipeline_run_io (sp_group_run_io), commit, close: the records
+        run, or (records, Report)."""
     @property
     def out_record_bytes(self) -> int: ...
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import operator
+import os
 import threading
 from typing import (
     TYPE_CHECKING,
@@ -522,6 +523,44 @@ class Pipeline:
             if not report:
                 return io.written
             return io.written, Report._make(self, c_report, self._report_run())
+
+    def run_file(
+        self, input: str | os.PathLike[str], output: str | os.PathLike[str], report: bool = False
+    ) -> Any:
+        """Streams a file of raw records (the input dtype and record shape, nothing else in
+        it) through the stages into another file, with the library's file source and sink
+        (streampipe_io.h): the staging threads ``pread`` and ``pwrite`` straight into and out
+        of pinned memory, so no array of the data exists and the memory held is the ring's.
+
+        The output is written under a temporary name beside it (``.NAME.partial-XXXXXX``) and
+        moved into place only once the whole run has succeeded; an existing device or FIFO is
+        written in place. Returns the records run, or ``(records, Report)`` with
+        ``report=True``. Raises InvalidArgument for an output that is the input (nothing is
+        written), Unsupported for an input that is not a regular file of whole records or an
+        output that is a directory or a socket, BackendError when the system refuses a file
+        (missing, no room: the message says which and why), StageError when a stage or a read
+        or write fails mid-run; a failed call leaves no output and no temporary file.
+        """
+        paths = []
+        for label, path in (("input", input), ("output", output)):
+            try:
+                paths.append(os.fsdecode(os.fspath(path)))
+            except TypeError:
+                raise InvalidArgument(f"run_file: {label} must be a path (str or os.PathLike), "
+                                      f"not {type(path).__name__}") from None
+        with self._idle():
+            self._failures.take()
+            if report:
+                self._report_runs += 1
+            try:
+                result = self._c.run_file(paths[0], paths[1], self.in_record_bytes,
+                                          self.out_record_bytes, bool(report))
+            except StageError as exc:
+                self._raise_stage_error(exc, self._failures.take())
+            if not report:
+                return int(result)
+            records, c_report = result
+            return int(records), Report._make(self, c_report, self._report_run())
 
     def _report_run(self) -> int:
         """Which run a new Report's timeline is of; -1 for a group's, which keeps none."""

@@ -1,0 +1,79 @@
+"""Pipeline.run_file: a file of records through the stages into another file with the library's
+file source and sink (streampipe_io.h), every element checked against the reference over an
+output poisoned beforehand; bad files and failing stages raise, leave the old output as it was
+and no temporary file."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import streampipe as sp
+from helpers import assert_sinmix
+
+
+def leftovers(folder, *keep: str) -> list[str]:
+    return sorted(set(os.listdir(folder)) - set(keep))
+
+
+@pytest.mark.parametrize("report", [False, True])
+def test_a_file_through_sinmix(host_ctx: sp.Context, rng: np.random.Generator, tmp_path,
+                               report: bool) -> None:
+    n = int(rng.integers(50_000, 80_000))
+    x = rng.uniform(-4, 4, n).astype(np.float32)
+    src, dst = tmp_path / "in.f32", tmp_path / "out.f32"
+    x.tofile(src)
+    np.full(n, np.nan, np.float32).tofile(dst)  # poison: replaced only once the run succeeded
+    p = host_ctx.pipeline(sp.sinmix(2), np.float32, chunk_records=4096, staging_threads=3)
+    result = p.run_file(src, str(dst), report=report)
+    if report:
+        records, rep = result
+        assert records == n and rep.records == n
+    else:
+        assert result == n
+    assert_sinmix(np.fromfile(dst, np.float32), x, 2)
+    assert leftovers(tmp_path, "in.f32", "out.f32") == []
+    # an empty input gives an empty output
+    (tmp_path / "empty.f32").write_bytes(b"")
+    assert p.run_file(tmp_path / "empty.f32", tmp_path / "e.out") == 0
+    assert (tmp_path / "e.out").stat().st_size == 0
+
+
+def test_bad_files_and_failing_stages_leave_nothing(host_ctx: sp.Context, tmp_path) -> None:
+    p = host_ctx.pipeline(sp.sinmix(1), np.float32, chunk_records=100)
+    src, dst = tmp_path / "in.f32", tmp_path / "out.f32"
+    np.arange(1000, dtype=np.float32).tofile(src)
+    dst.write_bytes(b"OLD")
+    (tmp_path / "odd.f32").write_bytes(b"1234567")
+    cases = [
+        (tmp_path / "missing.f32", dst, sp.BackendError, "cannot open the input"),
+        (tmp_path / "odd.f32", dst, sp.Unsupported, "not a whole number of 4-byte records"),
+        (src, src, sp.InvalidArgument, "is the input file"),
+        (src, tmp_path / "no-such-folder" / "out.f32", sp.BackendError,
+         "cannot create the output beside"),
+        (src, tmp_path, sp.Unsupported, "is a directory"),
+    ]
+    for i, o, error, says in cases:
+        with pytest.raises(error, match=says):
+            p.run_file(i, o)
+        assert dst.read_bytes() == b"OLD"
+        assert leftovers(tmp_path, "in.f32", "out.f32", "odd.f32") == []
+    with pytest.raises(sp.InvalidArgument, match="must be a path"):
+        p.run_file(3, dst)
+
+    calls = []
+
+    def broken(x: np.ndarray, y: np.ndarray) -> None:
+        calls.append(len(x))
+        if len(calls) == 5:
+            raise RuntimeError("the stage broke")
+        y[:] = x
+
+    q = host_ctx.pipeline(sp.Stage("broken", np.float32, host=broken), np.float32,
+                          chunk_records=100)
+    with pytest.raises(sp.StageError, match="the stage broke"):
+        q.run_file(src, dst)
+    assert dst.read_bytes() == b"OLD"
+    assert leftovers(tmp_path, "in.f32", "out.f32", "odd.f32") == []
