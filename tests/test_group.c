@@ -563,25 +563,43 @@ TEST(bad_arguments)
     return TEST_OK;
 }
 
+/* Two members over 8-byte records and one mix stage, and 1000 random records for them. */
+typedef struct pair_rig {
+    group_case c;
+    mix_chain chain;
+    sp_group *g;
+    unsigned char *in;
+} pair_rig;
+
+static int pair_open(pair_rig *r, uint32_t seed)
+{
+    r->c = (group_case){.devices = 2, .n = 1000, .in_rec = 8, .n_stages = 1, .chunk = 64,
+                        .depth = 3, .out_recs = {8}};
+    r->g = make_group(&r->c, &r->chain, seed);
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ seed);
+    r->in = random_input(&rng, r->c.n * r->c.in_rec);
+    return r->g && CHECK(r->in);
+}
+
+static void pair_close(pair_rig *r)
+{
+    free(r->in);
+    sp_group_destroy(r->g); /* destroys the members too: ASan and the live counts check that */
+}
+
 /* A member pipeline got from sp_group_pipeline stays the group's: destroying it is refused
  * with a reason (it used to free it, and the group's next run or destroy used it after). */
 TEST(a_member_cannot_be_destroyed_by_the_user)
 {
-    group_case c = {.devices = 2, .n = 1000, .in_rec = 8, .n_stages = 1, .chunk = 64,
-                    .depth = 3, .out_recs = {8}};
-    mix_chain chain;
-    sp_group *g = make_group(&c, &chain, 11);
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 0x6702);
-    unsigned char *in = random_input(&rng, c.n * c.in_rec);
-    if (g && CHECK(in)) {
-        sp_pipeline *member = sp_group_pipeline(g, 1);
+    pair_rig r;
+    if (pair_open(&r, 11)) {
+        sp_pipeline *member = sp_group_pipeline(r.g, 1);
         sp_pipeline_destroy(member); /* refused: the group still has it */
         CHECK_HAS(sp_pipeline_last_error(member), "sp_group_destroy");
-        run_checked(g, &c, &chain, in, 0);
+        run_checked(r.g, &r.c, &r.chain, r.in, 0);
     }
-    free(in);
-    sp_group_destroy(g); /* destroys the member too: ASan and the live counts check that */
+    pair_close(&r);
     return TEST_OK;
 }
 
@@ -589,28 +607,20 @@ TEST(a_member_cannot_be_destroyed_by_the_user)
  * device and why (it used to say "device 1: " and nothing, or an older failure). */
 TEST(a_busy_member_fails_the_run_with_its_reason)
 {
-    group_case c = {.devices = 2, .n = 1000, .in_rec = 8, .n_stages = 1, .chunk = 64,
-                    .depth = 3, .out_recs = {8}};
-    mix_chain chain;
-    sp_group *g = make_group(&c, &chain, 12);
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 0x6703);
-    unsigned char *in = random_input(&rng, c.n * c.in_rec);
-    unsigned char *out = malloc(c.n * 8 + 1);
+    pair_rig r;
+    unsigned char *out = malloc(1000 * 8 + 1);
     sp_stream *s = NULL;
-    if (g && CHECK(in && out) &&
-        CHECK_STATUS(sp_stream_open(sp_group_pipeline(g, 1), NULL, &s), SP_OK,
-                     sp_pipeline_last_error(sp_group_pipeline(g, 1)))) {
-        sp_status st = sp_group_run(g, in, c.n, out, NULL);
-        CHECK_EQ(st, SP_ERR_INVALID_ARGUMENT);
-        CHECK_HAS(sp_group_last_error(g), "device 1");
-        CHECK_HAS(sp_group_last_error(g), "stream is open");
+    if (pair_open(&r, 12) && CHECK(out) &&
+        CHECK_STATUS(sp_stream_open(sp_group_pipeline(r.g, 1), NULL, &s), SP_OK,
+                     sp_pipeline_last_error(sp_group_pipeline(r.g, 1)))) {
+        CHECK_EQ(sp_group_run(r.g, r.in, r.c.n, out, NULL), SP_ERR_INVALID_ARGUMENT);
+        CHECK_HAS(sp_group_last_error(r.g), "device 1");
+        CHECK_HAS(sp_group_last_error(r.g), "stream is open");
         CHECK_EQ(sp_stream_close(s, NULL), SP_OK);
-        run_checked(g, &c, &chain, in, 0); /* and it runs once the member is free */
+        run_checked(r.g, &r.c, &r.chain, r.in, 0); /* and it runs once the member is free */
     }
-    free(in);
     free(out);
-    sp_group_destroy(g);
+    pair_close(&r);
     return TEST_OK;
 }
 
