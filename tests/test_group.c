@@ -14,6 +14,7 @@
  * its device and reason.
  */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -563,40 +564,46 @@ TEST(bad_arguments)
     return TEST_OK;
 }
 
-/* Two members over 8-byte records and one mix stage, and 1000 random records for them. */
+/* Two members on contexts of the test's own (their texts say why a call was refused), one
+ * mix stage, and random records for them. */
 typedef struct pair_rig {
+    sp_context *ctx[2];
     group_case c;
     mix_chain chain;
     sp_group *g;
-    unsigned char *in;
+    unsigned char *in, *out;
 } pair_rig;
 
 static int pair_open(pair_rig *r, uint32_t seed)
 {
-    r->c = (group_case){.devices = 2, .n = 1000, .in_rec = 8, .n_stages = 1, .chunk = 64,
-                        .depth = 3, .out_recs = {8}};
-    r->g = make_group(&r->c, &r->chain, seed);
+    memset(r, 0, sizeof *r);
+    if (!open_contexts(r->ctx, 2, SIZE_MAX, NULL))
+        return 0;
+    r->g = context_group(r->ctx, 2, &r->chain, &r->c);
     test_rng rng;
     rng_init(&rng, harness_seed() ^ seed);
     r->in = random_input(&rng, r->c.n * r->c.in_rec);
-    return r->g && CHECK(r->in);
+    r->out = malloc(r->c.n * mix_chain_out_rec(&r->chain) + 1);
+    return r->g && CHECK(r->in && r->out);
 }
 
 static void pair_close(pair_rig *r)
 {
     free(r->in);
+    free(r->out);
     sp_group_destroy(r->g); /* destroys the members too: ASan and the live counts check that */
+    close_contexts(r->ctx, 2);
 }
 
-/* A member pipeline got from sp_group_pipeline stays the group's: destroying it is refused
- * with a reason (it used to free it, and the group's next run or destroy used it after). */
+/* A member pipeline got from sp_group_pipeline stays the group's: destroying it is refused,
+ * the reason in its context's text (it used to be freed, and the group's next run or destroy
+ * used it after). */
 TEST(a_member_cannot_be_destroyed_by_the_user)
 {
     pair_rig r;
     if (pair_open(&r, 11)) {
-        sp_pipeline *member = sp_group_pipeline(r.g, 1);
-        sp_pipeline_destroy(member); /* refused: the group still has it */
-        CHECK_HAS(sp_pipeline_last_error(member), "sp_group_destroy");
+        sp_pipeline_destroy(sp_group_pipeline(r.g, 1)); /* refused: the group still has it */
+        CHECK_HAS(sp_context_last_error(r.ctx[1]), "sp_group_destroy");
         run_checked(r.g, &r.c, &r.chain, r.in, 0);
     }
     pair_close(&r);
@@ -608,18 +615,16 @@ TEST(a_member_cannot_be_destroyed_by_the_user)
 TEST(a_busy_member_fails_the_run_with_its_reason)
 {
     pair_rig r;
-    unsigned char *out = malloc(1000 * 8 + 1);
     sp_stream *s = NULL;
-    if (pair_open(&r, 12) && CHECK(out) &&
+    if (pair_open(&r, 12) &&
         CHECK_STATUS(sp_stream_open(sp_group_pipeline(r.g, 1), NULL, &s), SP_OK,
                      sp_pipeline_last_error(sp_group_pipeline(r.g, 1)))) {
-        CHECK_EQ(sp_group_run(r.g, r.in, r.c.n, out, NULL), SP_ERR_INVALID_ARGUMENT);
+        CHECK_EQ(sp_group_run(r.g, r.in, r.c.n, r.out, NULL), SP_ERR_INVALID_ARGUMENT);
         CHECK_HAS(sp_group_last_error(r.g), "device 1");
         CHECK_HAS(sp_group_last_error(r.g), "stream is open");
         CHECK_EQ(sp_stream_close(s, NULL), SP_OK);
         run_checked(r.g, &r.c, &r.chain, r.in, 0); /* and it runs once the member is free */
     }
-    free(out);
     pair_close(&r);
     return TEST_OK;
 }

@@ -398,6 +398,7 @@ TEST(long_timeouts_wait_for_the_event)
 typedef struct blocked_submit {
     sp_stream *s;
     io8 *b;
+    atomic_int calling; /* set just before the call: the test waits for it, then a while */
     atomic_int returned;
     sp_status st;
 } blocked_submit;
@@ -405,6 +406,7 @@ typedef struct blocked_submit {
 static void *submit_main(void *arg)
 {
     blocked_submit *bs = arg;
+    atomic_store(&bs->calling, 1);
     bs->st = sp_stream_submit(bs->s, bs->b->in, bs->b->n, bs->b->out, 99);
     atomic_store(&bs->returned, 1);
     return NULL;
@@ -431,6 +433,7 @@ TEST(blocking_submit_waits_for_a_batch_to_complete)
     CHECK_EQ(sp_stream_submit(s, b[0].in, b[0].n, b[0].out, 0), SP_OK);
     CHECK_EQ(sp_stream_submit(s, b[1].in, b[1].n, b[1].out, 1), SP_OK);
     blocked_submit bs = {.s = s, .b = &b[2]};
+    atomic_init(&bs.calling, 0);
     atomic_init(&bs.returned, 0);
     pthread_t t;
     if (CHECK(pthread_create(&t, NULL, submit_main, &bs) == 0)) {
@@ -529,10 +532,15 @@ TEST(close_wakes_a_submit_waiting_for_room)
     gate_set(&a.g, 0);
     CHECK_EQ(sp_stream_submit(s, b[0].in, b[0].n, b[0].out, 0), SP_OK);
     blocked_submit bs = {.s = s, .b = &b[1]};
+    atomic_init(&bs.calling, 0);
     atomic_init(&bs.returned, 0);
     pthread_t submitter, opener_thread;
     int submitting = CHECK(pthread_create(&submitter, NULL, submit_main, &bs) == 0);
-    sleep_ms(30);
+    /* close must come once the submit waits inside: the thread has started the call, then a
+     * while for it to reach the wait (a call that begins after close is the caller's misuse) */
+    while (submitting && !atomic_load(&bs.calling))
+        sleep_ms(1);
+    sleep_ms(50);
     CHECK_MSG(!atomic_load(&bs.returned), "a submit with 1 of 1 batches held returned");
     /* the gate opens while close waits, so that the batch in flight can drain */
     int opening = CHECK(pthread_create(&opener_thread, NULL, open_gate_later, &a.g) == 0);

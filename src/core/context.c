@@ -145,9 +145,18 @@ sp_backend_kind sp_context_backend(const sp_context *ctx)
     return ctx ? ctx->kind : SP_BACKEND_AUTO;
 }
 
+/* A copy per thread, taken under the lock: a stream's engine thread or a refused call on
+ * another thread may rewrite the context's text while the caller reads what this returns. */
 const char *sp_context_last_error(const sp_context *ctx)
 {
-    return ctx ? ctx->error : "no context: out of memory when it was created, or ctx is NULL";
+    static _Thread_local char copy[sizeof ctx->error];
+    if (!ctx)
+        return "no context: out of memory when it was created, or ctx is NULL";
+    sp_context *c = (sp_context *)ctx; /* the lock is not the data */
+    pthread_mutex_lock(&c->error_lock);
+    memcpy(copy, c->error, sizeof copy);
+    pthread_mutex_unlock(&c->error_lock);
+    return copy;
 }
 
 void sp_context_set_error_text(sp_context *ctx, const char *text)

@@ -444,7 +444,6 @@ static sp_status check_io(sp_pipeline *p, const sp_io *io)
 
 static sp_status run_io(sp_pipeline *p, const sp_io *io, size_t record_base, sp_report *report)
 {
-    sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0); /* as run_pipelined */
     sp_status st = check_io(p, io);
     sp_run r;
     /* the plan of a known length; an unknown one is planned as it is read */
@@ -479,6 +478,7 @@ sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *given, size_t first
     sp_status st = sp_pipeline_claim(p, "sp_pipeline_run_io");
     if (st != SP_OK)
         return st;
+    sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0); /* as run_pipelined, however it fails */
     sp_io io; /* the library's layout of the caller's (sized: streampipe.h) */
     const char *why;
     st = given ? sp_sized_read(&io, sizeof io, given, SP_IO_SIZE_0_5, &why) : SP_OK;
@@ -574,9 +574,10 @@ void sp_engine_recover(sp_pipeline *p, const sp_engine_hooks *hooks, sp_status s
     failure->chunk = intact_below;
     /* the recorded failure's own text; a failed enqueue that returned its status (recorded
      * no failure) left its reason as the pipeline's last error */
-    if (p->failure_text[0] != '\0')
-        snprintf(failure->text, sizeof failure->text, "%s", p->failure_text);
-    else
+    pthread_mutex_lock(&p->failure_lock); /* a lost context's HOST workers may still fail */
+    snprintf(failure->text, sizeof failure->text, "%s", p->failure_text);
+    pthread_mutex_unlock(&p->failure_lock);
+    if (failure->text[0] == '\0')
         sp_pipeline_error_copy(p, failure->text, sizeof failure->text);
     for (int b = oldest_slot(p); b >= 0; b = oldest_slot(p)) {
         sp_slot *slot = &p->slots[b];

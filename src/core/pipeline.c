@@ -404,8 +404,9 @@ void sp_pipeline_destroy(sp_pipeline *p)
     if (!p)
         return;
     if (atomic_load(&p->group_member)) {
-        sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_destroy: the pipeline is a "
-                         "device group's member; sp_group_destroy destroys it");
+        /* the context's text, as any refused call's: the pipeline's is its group run's */
+        sp_context_fail(p->ctx, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_destroy: the pipeline "
+                        "is a device group's member; sp_group_destroy destroys it");
         return;
     }
     if (sp_pipeline_claim(p, "sp_pipeline_destroy") != SP_OK)

@@ -153,7 +153,7 @@ static void queue_due_events(sp_stream *s)
             s->tail = NULL;
         free_batch(b); /* the event carries what the user needs */
         s->held--;
-        pthread_cond_signal(&s->room);
+        pthread_cond_broadcast(&s->room); /* a waiter that fails its allocation passes none on */
     }
 }
 
@@ -445,6 +445,8 @@ sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void 
         }
         pthread_cond_wait(&s->room, &s->lock); /* the engine makes room: it always gets on */
     }
+    if (st == SP_OK && s->lost) /* lost while this thread waited: the loss made the room */
+        st = stream_fail(s, SP_ERR_DEVICE_LOST, "the device was lost; close the stream");
     if (st == SP_OK && s->closing) /* also when close woke this thread waiting for room */
         st = stream_fail(s, SP_ERR_INVALID_ARGUMENT, "sp_stream_submit: the stream is closing");
     stream_batch *b = st == SP_OK ? calloc(1, sizeof *b) : NULL;
@@ -543,9 +545,18 @@ sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
     return st;
 }
 
+/* A copy per thread, taken under the lock: the submitting and the event-taking thread may
+ * each write the text while the other reads it. */
 const char *sp_stream_last_error(const sp_stream *s)
 {
-    return s ? s->error : "sp_stream_last_error: stream is NULL";
+    static _Thread_local char copy[SP_ERROR_TEXT];
+    if (!s)
+        return "sp_stream_last_error: stream is NULL";
+    sp_stream *w = (sp_stream *)s; /* the lock is not the data */
+    pthread_mutex_lock(&w->lock);
+    memcpy(copy, w->error, sizeof copy);
+    pthread_mutex_unlock(&w->lock);
+    return copy;
 }
 
 static void stream_report(const sp_stream *s, sp_report *report)

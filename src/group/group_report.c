@@ -40,7 +40,10 @@ void sp_group_report_add(sp_report *sum, const sp_report *unit)
     sum->chunks += unit->chunks;
     if (unit->chunk_records > sum->chunk_records)
         sum->chunk_records = unit->chunk_records;
-    sum->depth = unit->depth;
+    /* the pipeline's figures, the same in every unit: the largest, since a member that took
+     * no unit has a zeroed report, and merging the members adds theirs */
+    if (unit->depth > sum->depth)
+        sum->depth = unit->depth;
     sum->staging_threads = unit->staging_threads;
     sum->staged_in |= unit->staged_in;
     sum->staged_out |= unit->staged_out;
@@ -52,8 +55,10 @@ void sp_group_report_add(sp_report *sum, const sp_report *unit)
     sum->graph |= unit->graph;
     sum->submit_s += unit->submit_s;
     sum->wait_s += unit->wait_s;
-    sum->pinned_bytes = unit->pinned_bytes;
-    sum->slot_records = unit->slot_records;
+    if (unit->pinned_bytes > sum->pinned_bytes)
+        sum->pinned_bytes = unit->pinned_bytes;
+    if (unit->slot_records > sum->slot_records)
+        sum->slot_records = unit->slot_records;
     sum->batches += unit->batches;
     if (!sum->notes[0])
         memcpy(sum->notes, unit->notes, sizeof sum->notes);

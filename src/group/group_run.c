@@ -51,7 +51,7 @@ static void note_failure(group_job *job, size_t k, sp_status st)
     m->stats.status = st;
     /* a member that was busy (a stream of the user's open on it) refused the call: its reason
      * is this thread's refusal, since the pipeline's text is its holder's */
-    const char *refused = sp_pipeline_claim_refusal();
+    const char *refused = st == SP_ERR_INVALID_ARGUMENT ? sp_pipeline_claim_refusal() : "";
     snprintf(m->error, sizeof m->error, "%s",
              refused[0] ? refused : sp_pipeline_last_error(m->pipeline));
     atomic_store(&job->stop, 1);
