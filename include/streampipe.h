@@ -111,10 +111,9 @@ SP_API void sp_context_destroy(sp_context *ctx);
 /* HOST or CUDA: what AUTO resolved to. */
 SP_API sp_backend_kind sp_context_backend(const sp_context *ctx);
 /* What the last failed call on this context did wrong, opening it included; "" when
- * nothing has failed. The text is a copy in the calling thread's buffer, valid until this
- * thread's next call of sp_context_last_error. With several threads on one context, read
- * sp_pipeline_last_error instead: a failure on another thread may have replaced this text
- * by the time it is read. NULL (no handle: sp_context_create ran out of memory) gives a text
+ * nothing has failed. The text stays valid until the next call on the context. With several
+ * threads on one context, read sp_pipeline_last_error instead: a failure on another thread
+ * may rewrite this text. NULL (no handle: sp_context_create ran out of memory) gives a text
  * that says so. */
 SP_API const char *sp_context_last_error(const sp_context *ctx);
 
@@ -290,9 +289,11 @@ SP_API sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *c
 /* Frees the pipeline and gives back its hold on the context (the last one closes a context
  * whose handle is gone: sp_context_destroy); refused while the pipeline runs (above). */
 SP_API void sp_pipeline_destroy(sp_pipeline *pipeline);
-/* What the last failed call on this pipeline did wrong; "" when nothing has failed. The text
- * is a copy in a buffer of the calling thread's, valid until this thread's next call of
- * sp_pipeline_last_error (for any pipeline): copy it before asking for another. */
+/* What the last failed call on this pipeline did wrong; "" when nothing has failed. Not for
+ * reading while another thread may fail on the pipeline: a stream's engine thread writes it
+ * when a batch fails, so while a stream is open read sp_stream_last_error, which the stream's
+ * own calls write. A refused call (the pipeline busy) leaves it alone and writes the
+ * context's text. */
 SP_API const char *sp_pipeline_last_error(const sp_pipeline *pipeline);
 /* Bytes of output per record: the last stage's out_record_bytes, or in_record_bytes. */
 SP_API size_t sp_pipeline_out_record_bytes(const sp_pipeline *pipeline);
@@ -493,8 +494,9 @@ SP_API sp_status sp_stream_submit(sp_stream *stream, const void *in, size_t n_re
  * when nothing is submitted that could still give one, or when the stream began closing
  * while this call waited. */
 SP_API sp_status sp_stream_next(sp_stream *stream, sp_stream_event *event, double timeout_s);
-/* What the last failure on this stream was ("" when none): a copy in the calling thread's
- * buffer, valid until this thread's next call of sp_stream_last_error. */
+/* What the last failure on this stream was ("" when none). Valid until the next call of
+ * submit or next; written by those calls only (never by the engine thread), so read it on the
+ * thread whose call failed, before that thread or the other calls again. */
 SP_API const char *sp_stream_last_error(const sp_stream *stream);
 /* Drains (every submitted batch completes; events not taken are dropped), stops the engine
  * thread and frees the stream. `report` (may be NULL) covers the whole stream. Returns SP_OK,

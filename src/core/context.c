@@ -145,18 +145,13 @@ sp_backend_kind sp_context_backend(const sp_context *ctx)
     return ctx ? ctx->kind : SP_BACKEND_AUTO;
 }
 
-/* A copy per thread, taken under the lock: a stream's engine thread or a refused call on
- * another thread may rewrite the context's text while the caller reads what this returns. */
+/* The text itself, not a copy: a caller may read it in the same expression as the call that
+ * fails (`check(sp_pipeline_create(...), sp_context_last_error(ctx))`, arguments evaluated in
+ * any order), which a copy taken first would leave empty. With several threads on one
+ * context the header sends readers to the pipeline's or the stream's text instead. */
 const char *sp_context_last_error(const sp_context *ctx)
 {
-    static _Thread_local char copy[sizeof ctx->error];
-    if (!ctx)
-        return "no context: out of memory when it was created, or ctx is NULL";
-    sp_context *c = (sp_context *)ctx; /* the lock is not the data */
-    pthread_mutex_lock(&c->error_lock);
-    memcpy(copy, c->error, sizeof copy);
-    pthread_mutex_unlock(&c->error_lock);
-    return copy;
+    return ctx ? ctx->error : "no context: out of memory when it was created, or ctx is NULL";
 }
 
 void sp_context_set_error_text(sp_context *ctx, const char *text)

@@ -64,15 +64,12 @@ sp_status sp_pipeline_backend_fail(sp_pipeline *p, sp_status status, const char 
     return sp_pipeline_fail(p, status, "%s: %s", what, sp_backend_error());
 }
 
-/* A copy per thread: the pipeline's text may be rewritten by a stream's engine thread while
- * the caller reads what this returns. */
+/* The text itself, not a copy, as sp_context_last_error (context.c says why); while a stream
+ * is open its engine thread may write it, which the header says (the library's own readers
+ * copy it under the lock: sp_pipeline_error_copy). */
 const char *sp_pipeline_last_error(const sp_pipeline *p)
 {
-    static _Thread_local char copy[SP_ERROR_TEXT];
-    if (!p)
-        return "sp_pipeline_last_error: pipeline is NULL";
-    sp_pipeline_error_copy((sp_pipeline *)p, copy, sizeof copy); /* the lock is not the data */
-    return copy;
+    return p ? p->error : "sp_pipeline_last_error: pipeline is NULL";
 }
 
 size_t sp_pipeline_out_record_bytes(const sp_pipeline *p)

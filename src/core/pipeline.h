@@ -139,8 +139,9 @@ struct sp_pipeline {
     _Atomic double last_wait_s;     /* sp_pipeline_last_wait_s */
     _Atomic double last_makespan_s; /* sp_pipeline_last_makespan_s */
 
-    /* error_lock guards error: a stream's engine thread writes it while the user's thread may
-     * read it (sp_pipeline_last_error copies it out under the lock) */
+    /* error_lock orders the writers of error (a stream's engine thread, the user's calls) and
+     * the library's readers (sp_pipeline_error_copy); sp_pipeline_last_error hands out the
+     * text itself, whose threads the header names */
     pthread_mutex_t error_lock;
     char error[SP_ERROR_TEXT];
 };

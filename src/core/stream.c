@@ -545,18 +545,11 @@ sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
     return st;
 }
 
-/* A copy per thread, taken under the lock: the submitting and the event-taking thread may
- * each write the text while the other reads it. */
+/* The text itself, as sp_context_last_error (context.c says why); the header says which
+ * thread may read it when. */
 const char *sp_stream_last_error(const sp_stream *s)
 {
-    static _Thread_local char copy[SP_ERROR_TEXT];
-    if (!s)
-        return "sp_stream_last_error: stream is NULL";
-    sp_stream *w = (sp_stream *)s; /* the lock is not the data */
-    pthread_mutex_lock(&w->lock);
-    memcpy(copy, w->error, sizeof copy);
-    pthread_mutex_unlock(&w->lock);
-    return copy;
+    return s ? s->error : "sp_stream_last_error: stream is NULL";
 }
 
 static void stream_report(const sp_stream *s, sp_report *report)
