@@ -302,19 +302,14 @@ sp_status sp_file_io_sync(sp_file_io *f)
  * flush a folder (EINVAL) has nothing to flush. */
 static int sync_folder(const char *path, int *err)
 {
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if ((size_t)(slash - path) >= sizeof dir)
-        return 1; /* cannot happen for a name the rename took; nothing flushed */
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const char *base;
+    char *dir = sp_file_io_folder(path, &base);
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     int ok = fd >= 0 && (fsync(fd) == 0 || errno == EINVAL);
-    *err = errno;
+    *err = dir ? errno : ENOMEM;
     if (fd >= 0)
         close(fd);
+    free(dir);
     return ok;
 }
 

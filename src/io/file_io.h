@@ -54,6 +54,9 @@ sp_status sp_file_io_write(const void *src, size_t first_record, size_t records,
  * f->temp_path and f->out_fd. SP_OK or a failure with the handle's error set. */
 void sp_file_io_remove_stale(sp_file_io *f, const char *output);
 sp_status sp_file_io_make_temp(sp_file_io *f, const char *output);
+/* OUTPUT's folder (malloc'd: "." when it names none; NULL: no memory) and, in *base, its
+ * last component. */
+char *sp_file_io_folder(const char *output, const char **base);
 /* "a directory", "a FIFO", ...: an output's kind, for messages. */
 const char *sp_file_io_kind_name(unsigned mode);
 

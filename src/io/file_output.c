@@ -41,8 +41,7 @@ const char *sp_file_io_kind_name(unsigned mode)
                             : "not a regular file";
 }
 
-/* OUTPUT's folder (malloc'd: "." when it names none) and its last component. */
-static char *split_path(const char *output, const char **base)
+char *sp_file_io_folder(const char *output, const char **base)
 {
     const char *slash = strrchr(output, '/');
     *base = slash ? slash + 1 : output;
@@ -117,7 +116,7 @@ static void remove_if_stale(sp_file_io *f, const char *path)
 void sp_file_io_remove_stale(sp_file_io *f, const char *output)
 {
     const char *base;
-    char *dir = split_path(output, &base);
+    char *dir = sp_file_io_folder(output, &base);
     DIR *d = dir && *base ? opendir(dir) : NULL;
     if (d) { /* else creating the temporary output says why, if it cannot be */
         for (struct dirent *e = readdir(d); e; e = readdir(d)) {
@@ -166,7 +165,7 @@ static void random_letters(char *out)
 sp_status sp_file_io_make_temp(sp_file_io *f, const char *output)
 {
     const char *base;
-    char *dir = split_path(output, &base);
+    char *dir = sp_file_io_folder(output, &base);
     if (!dir)
         return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the output's name");
     size_t bytes = strlen(base) + strlen(TEMP_MARK) + TEMP_LETTERS + 2;
