@@ -122,6 +122,7 @@ static int old_output_intact(const char *name)
 /* ---- a pipeline of mix stages and its reference ------------------------------------------- */
 
 typedef struct rig {
+    test_rng rng;
     sp_context *ctx;
     sp_pipeline *p;
     mix_chain chain;
@@ -129,12 +130,11 @@ typedef struct rig {
     unsigned char *in;
 } rig;
 
-static int rig_make(rig *r, test_rng *rng, size_t n, size_t chunk)
+static int rig_make(rig *r, size_t n, size_t chunk)
 {
     static const size_t outs[] = {20, 28};
-    memset(r, 0, sizeof *r);
     r->n = n;
-    mix_chain_init(&r->chain, IN_REC, 2, outs, (uint32_t)rng_next(rng));
+    mix_chain_init(&r->chain, IN_REC, 2, outs, (uint32_t)rng_next(&r->rng));
     r->out_rec = mix_chain_out_rec(&r->chain);
     sp_pipeline_config cfg = mix_chain_config(&r->chain, chunk, 3);
     cfg.staging_threads = 4;
@@ -146,7 +146,7 @@ static int rig_make(rig *r, test_rng *rng, size_t n, size_t chunk)
     r->in = malloc(n * IN_REC + 1);
     if (!CHECK(r->in))
         return 0;
-    rng_fill(rng, r->in, n * IN_REC);
+    rng_fill(&r->rng, r->in, n * IN_REC);
     return CHECK(write_file("in.bin", r->in, n * IN_REC));
 }
 
@@ -155,6 +155,28 @@ static void rig_free(rig *r)
     sp_pipeline_destroy(r->p);
     sp_context_destroy(r->ctx);
     free(r->in);
+}
+
+/* A test's start: its folder, its seed (the harness's ^ salt), a rig of n records plus up to
+ * `spread` more at random. 0, with the folder gone, when any of it fails. */
+static int rig_open(rig *r, uint64_t salt, size_t n, size_t spread, size_t chunk)
+{
+    memset(r, 0, sizeof *r);
+    rng_init(&r->rng, harness_seed() ^ salt);
+    if (spread)
+        n += rng_below(&r->rng, spread);
+    if (make_dir() && rig_make(r, n, chunk))
+        return 1;
+    rig_free(r);
+    remove_dir();
+    return 0;
+}
+
+/* A test's end: the rig freed, the folder removed. */
+static void rig_close(rig *r)
+{
+    rig_free(r);
+    remove_dir();
 }
 
 /* What records [first, first + count) of the input become when they are run as records
@@ -215,13 +237,9 @@ static void note_temp(const char *path, void *user)
 
 TEST(a_file_through_mix_stages_replaces_the_old_output)
 {
-    test_rng rng;
-    rng_init(&rng, harness_seed());
     rig r;
-    if (!make_dir() || !rig_make(&r, &rng, 5000 + rng_below(&rng, 5000), 97)) {
-        remove_dir();
+    if (!rig_open(&r, 0, 5000, 5000, 97))
         return TEST_FAIL;
-    }
     unsigned char *want = malloc(r.n * r.out_rec), *poison = malloc(r.n * r.out_rec);
     CHECK(want && poison);
     reference(&r, 0, r.n, want);
@@ -260,8 +278,7 @@ TEST(a_file_through_mix_stages_replaces_the_old_output)
     stray_files(keep);
     free(want);
     free(poison);
-    rig_free(&r);
-    remove_dir();
+    rig_close(&r);
     return TEST_OK;
 }
 
@@ -269,14 +286,10 @@ TEST(a_file_through_mix_stages_replaces_the_old_output)
  * temporary output and runs [0, k), the second opens it by name and runs [k, n). */
 TEST(two_handles_run_their_ranges_of_one_output)
 {
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 1);
     rig r;
-    if (!make_dir() || !rig_make(&r, &rng, 3000 + rng_below(&rng, 3000), 64)) {
-        remove_dir();
+    if (!rig_open(&r, 1, 3000, 3000, 64))
         return TEST_FAIL;
-    }
-    size_t k = 1 + rng_below(&rng, r.n - 1);
+    size_t k = 1 + rng_below(&r.rng, r.n - 1);
     unsigned char *want = malloc(r.n * r.out_rec);
     CHECK(want);
     reference(&r, 0, k, want);
@@ -312,8 +325,7 @@ TEST(two_handles_run_their_ranges_of_one_output)
     static const char *const keep[] = {"in.bin", "out.bin", NULL};
     stray_files(keep);
     free(want);
-    rig_free(&r);
-    remove_dir();
+    rig_close(&r);
     return TEST_OK;
 }
 
@@ -339,13 +351,9 @@ static void *drain_pipe(void *arg)
  * open; nothing is made in the folder. */
 TEST(a_pipe_is_written_in_record_order)
 {
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 2);
     rig r;
-    if (!make_dir() || !rig_make(&r, &rng, 4000 + rng_below(&rng, 4000), 50)) {
-        remove_dir();
+    if (!rig_open(&r, 2, 4000, 4000, 50))
         return TEST_FAIL;
-    }
     unsigned char *want = malloc(r.n * r.out_rec);
     drain d = {.cap = r.n * r.out_rec};
     d.got = malloc(d.cap + 1);
@@ -379,8 +387,7 @@ TEST(a_pipe_is_written_in_record_order)
     stray_files(keep);
     free(want);
     free(d.got);
-    rig_free(&r);
-    remove_dir();
+    rig_close(&r);
     return TEST_OK;
 }
 
@@ -406,13 +413,9 @@ static void expect_open_failure(const sp_file_io_config *c, sp_status status, co
 
 TEST(bad_inputs_fail_with_a_message_and_leave_nothing)
 {
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 3);
     rig r;
-    if (!make_dir() || !rig_make(&r, &rng, 100, 16)) {
-        remove_dir();
+    if (!rig_open(&r, 3, 100, 0, 16))
         return TEST_FAIL;
-    }
     CHECK(write_file("out.bin", "OLD", 3));
     static const char *const keep[] = {"in.bin", "out.bin", NULL};
     sp_file_io_config c = config_for(&r, "out.bin");
@@ -487,8 +490,7 @@ TEST(bad_inputs_fail_with_a_message_and_leave_nothing)
     sp_file_io_close(NULL);
     CHECK(sp_file_io_last_error(NULL)[0] != '\0');
     harness_context("%s", "");
-    rig_free(&r);
-    remove_dir();
+    rig_close(&r);
     return TEST_OK;
 }
 
@@ -496,13 +498,9 @@ TEST(bad_inputs_fail_with_a_message_and_leave_nothing)
  * close leaves the old output and no temporary file. */
 TEST(a_failed_run_leaves_nothing)
 {
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 4);
     rig r;
-    if (!make_dir() || !rig_make(&r, &rng, 2000, 40)) {
-        remove_dir();
+    if (!rig_open(&r, 4, 2000, 0, 40))
         return TEST_FAIL;
-    }
     static const char *const keep[] = {"in.bin", "out.bin", NULL};
     CHECK(write_file("out.bin", "OLD", 3));
     sp_file_io_config c = config_for(&r, "out.bin");
@@ -533,8 +531,7 @@ TEST(a_failed_run_leaves_nothing)
     sp_file_io_close(f);
     old_output_intact("out.bin");
     stray_files(keep);
-    rig_free(&r);
-    remove_dir();
+    rig_close(&r);
     return TEST_OK;
 }
 
@@ -542,13 +539,9 @@ TEST(a_failed_run_leaves_nothing)
  * set again (set_range) and rerun commits. */
 TEST(commit_only_after_a_run_that_succeeded)
 {
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 5);
     rig r;
-    if (!make_dir() || !rig_make(&r, &rng, 1500, 30)) {
-        remove_dir();
+    if (!rig_open(&r, 5, 1500, 0, 30))
         return TEST_FAIL;
-    }
     unsigned char *want = malloc(r.n * r.out_rec);
     CHECK(want);
     reference(&r, 0, r.n, want);
@@ -571,8 +564,7 @@ TEST(commit_only_after_a_run_that_succeeded)
     static const char *const keep[] = {"in.bin", "out.bin", NULL};
     stray_files(keep);
     free(want);
-    rig_free(&r);
-    remove_dir();
+    rig_close(&r);
     return TEST_OK;
 }
 
@@ -581,13 +573,9 @@ TEST(commit_only_after_a_run_that_succeeded)
  * output's stay. */
 TEST(a_killed_runs_leftover_is_removed_and_live_ones_kept)
 {
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 6);
     rig r;
-    if (!make_dir() || !rig_make(&r, &rng, 500, 30)) {
-        remove_dir();
+    if (!rig_open(&r, 6, 500, 0, 30))
         return TEST_FAIL;
-    }
     static const char *const kept[] = {".out.bin.partial-Lck9zz", ".other.bin.partial-Ab12Cd",
                                        ".out.bin.partial-Ab12C", ".out.bin.partial-Ab12Cde",
                                        ".out.bin.partial-Ab_2Cd", "out.bin.partial-Ab12Cd"};
@@ -637,8 +625,7 @@ TEST(a_killed_runs_leftover_is_removed_and_live_ones_kept)
         unlink(at(kept[i]));
     static const char *const keep[] = {"in.bin", NULL};
     stray_files(keep);
-    rig_free(&r);
-    remove_dir();
+    rig_close(&r);
     return TEST_OK;
 }
 
@@ -650,13 +637,9 @@ TEST(a_full_device_says_no_space)
         harness_skip_reason("no /dev/full here");
         return TEST_SKIP;
     }
-    test_rng rng;
-    rng_init(&rng, harness_seed() ^ 7);
     rig r;
-    if (!make_dir() || !rig_make(&r, &rng, 800, 40)) {
-        remove_dir();
+    if (!rig_open(&r, 7, 800, 0, 40))
         return TEST_FAIL;
-    }
     sp_file_io_config c = config_for(&r, "unused");
     c.output = "/dev/full";
     sp_file_io *f = NULL;
@@ -674,8 +657,7 @@ TEST(a_full_device_says_no_space)
     CHECK(write_file("out.bin", "OLD", 3));
     static const char *const keep[] = {"in.bin", "out.bin", NULL};
     expect_open_failure(&c, SP_ERR_UNSUPPORTED, "is a character device", keep);
-    rig_free(&r);
-    remove_dir();
+    rig_close(&r);
     return TEST_OK;
 }
 
