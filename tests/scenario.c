@@ -102,7 +102,7 @@ static void check_engine(const sp_report *rep, const char *name, sp_engine_kind 
     CHECK(e->busy_s >= 0.0 && e->max_chunk_s >= 0.0 && e->max_chunk_s <= e->busy_s * 1.0001);
 }
 
-/* Chunks per graph at this depth (run_graph.c): the largest power of two up to 16 that
+/* Chunks per graph at this depth (submit_graph.c): the largest power of two up to 16 that
  * divides it and leaves two groups. */
 static size_t graph_group(size_t depth)
 {

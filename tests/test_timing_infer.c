@@ -1,7 +1,7 @@
 /*
  * test_timing_infer [filter]: the per-operation times of a run with a report, where an
  * operation gets a start event only when its queue is idle as it is enqueued and otherwise
- * starts as the last of what it waits for ends (src/core/run.c, op_start).
+ * starts as the last of what it waits for ends (src/core/submit_direct.c, op_start).
  *
  * HOST backend with fault delays on one queue, so that queues are busy for certain. Every
  * operation must start no earlier than the end of the previous operation on its queue (for
@@ -26,7 +26,7 @@
 #include "backend/fault/fault_backend.h"
 #include "core/clock.h"
 #include "core/pipeline.h"
-#include "core/run.h"
+#include "core/timeline.h"
 #include "harness.h"
 #include "streampipe.h"
 #include "streampipe_fault.h"
@@ -111,10 +111,10 @@ static sp_span span(const rig *r, size_t g, size_t i)
     return t->spans[SP_TL_GPU(g) * t->chunks + i];
 }
 
-/* The layout of run_timing.c: one flag per (chunk, engine), chunk-major. */
+/* The layout of timing.c: one flag per (chunk, engine), chunk-major. */
 static int inferred(const rig *r, size_t g, size_t i)
 {
-    return r->p->timing_inferred[i * gpu_engines(r) + g];
+    return r->p->timing.inferred[i * gpu_engines(r) + g];
 }
 
 /* The dependency rules of pipeline.h, written out again rather than taken from the core,

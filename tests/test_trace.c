@@ -278,7 +278,7 @@ TEST(serial_run)
 
 /* CUDA reads its event times as float milliseconds, so a span's ends fall between
  * nanoseconds, and an operation that waited for the one before it on its queue starts at that
- * one's end (run_timing.c). Here the backend's times get such fractions, one way on odd
+ * one's end (timing.c). Here the backend's times get such fractions, one way on odd
  * nanoseconds and the other on even ones: rounding each event's start and duration apart
  * would then end some events a nanosecond after the next one on their track starts. */
 static const sp_backend_ops *g_exact_ops;

@@ -102,7 +102,7 @@ typedef struct sp_backend_ops {
      * (either direction) done by a kernel on q, so that it never waits behind copies of other
      * queues on the copy engines; NULL: the core uses copy_h2d/copy_d2h. graph_rebase leaves
      * such copies alone: the core does not replay graphs whose kernel copies touch memory
-     * other than its own pinned staging (run_graph.c). */
+     * other than its own pinned staging (submit_graph.c). */
     sp_status (*copy_kernel)(void *impl, void *dst, const void *src, size_t bytes,
                              sp_bqueue *q);
 

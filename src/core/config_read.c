@@ -1,7 +1,7 @@
 /* A caller's pipeline config, read as its size says (core/sized.h) into the library's own
  * layout, and its stages checked for fields of a newer version, before anything else looks
  * at them. */
-#include "core/pipeline.h"
+#include "core/config_read.h"
 #include "core/sized.h"
 
 /* sp_stage keeps its size (streampipe.h): a stage from a newer header that uses one of the

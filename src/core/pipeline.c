@@ -1,116 +1,17 @@
 /* Pipeline creation and destruction: every queue, event and buffer is made here, once, and
- * reused by every run. */
+ * reused by every run (pipeline.h). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pipeline.h"
+#include "core/config_read.h"
 #include "core/live_objects.h"
+#include "core/pipeline.h"
+#include "core/stage_call.h"
+#include "core/submit_graph.h"
 
-
-static sp_status write_failure(sp_pipeline *p, sp_status status, int of_run, const char *fmt,
-                               va_list ap)
-{
-    char text[SP_ERROR_TEXT];
-    vsnprintf(text, sizeof text, fmt, ap);
-    pthread_mutex_lock(&p->error_lock);
-    memcpy(p->error, text, sizeof text);
-    pthread_mutex_unlock(&p->error_lock);
-    if (of_run) /* the caller holds failure_lock */
-        memcpy(p->failure_text, text, sizeof text);
-    sp_context_set_error_text(p->ctx, text);
-    return sp_context_note_status(p->ctx, status);
-}
-
-sp_status sp_pipeline_vfail(sp_pipeline *p, sp_status status, const char *fmt, va_list ap)
-{
-    return write_failure(p, status, 0, fmt, ap);
-}
-
-sp_status sp_pipeline_vfail_run(sp_pipeline *p, sp_status status, const char *fmt, va_list ap)
-{
-    return write_failure(p, status, 1, fmt, ap);
-}
-
-sp_status sp_pipeline_fail_run(sp_pipeline *p, sp_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sp_status st = write_failure(p, status, 1, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-void sp_pipeline_error_copy(sp_pipeline *p, char *buf, size_t n)
-{
-    pthread_mutex_lock(&p->error_lock);
-    snprintf(buf, n, "%s", p->error);
-    pthread_mutex_unlock(&p->error_lock);
-}
-
-sp_status sp_pipeline_fail(sp_pipeline *p, sp_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sp_status st = sp_pipeline_vfail(p, status, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-sp_status sp_pipeline_backend_fail(sp_pipeline *p, sp_status status, const char *what)
-{
-    return sp_pipeline_fail(p, status, "%s: %s", what, sp_backend_error());
-}
-
-/* The text itself, not a copy, as sp_context_last_error (context.c says why); while a stream
- * is open its engine thread may write it, which the header says (the library's own readers
- * copy it under the lock: sp_pipeline_error_copy). */
-const char *sp_pipeline_last_error(const sp_pipeline *p)
-{
-    return p ? p->error : "sp_pipeline_last_error: pipeline is NULL";
-}
-
-size_t sp_pipeline_out_record_bytes(const sp_pipeline *p)
-{
-    return p ? p->record_bytes[p->n_stages] : 0;
-}
-
-size_t sp_pipeline_chunk_records(const sp_pipeline *p, size_t n_records)
-{
-    if (!p)
-        return 0;
-    sp_run_plan plan;
-    sp_plan_run(n_records, p->chunk_capacity, p->chunk_chosen, p->depth, p->widest_record,
-                &plan);
-    return plan.chunk_records;
-}
-
-unsigned sp_pipeline_depth(const sp_pipeline *p) { return p ? p->depth : 0; }
-
-double sp_pipeline_last_submit_s(const sp_pipeline *p)
-{
-    return p ? atomic_load(&p->last_submit_s) : 0.0;
-}
-
-double sp_pipeline_last_wait_s(const sp_pipeline *p)
-{
-    return p ? atomic_load(&p->last_wait_s) : 0.0;
-}
-
-double sp_pipeline_last_makespan_s(const sp_pipeline *p)
-{
-    return p ? atomic_load(&p->last_makespan_s) : 0.0;
-}
-
-void sp_pipeline_set_last_figures(sp_pipeline *p, double makespan_s, double submit_s,
-                                  double wait_s)
-{
-    atomic_store(&p->last_makespan_s, makespan_s);
-    atomic_store(&p->last_submit_s, submit_s);
-    atomic_store(&p->last_wait_s, wait_s);
-}
 
 /* ---- config checks ------------------------------------------------------------------- */
 
@@ -226,7 +127,7 @@ static sp_status make_events(sp_pipeline *p)
 {
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
-    sp_status st = ops->event_create(impl, SP_EVENT_TIMING, &p->timing_base);
+    sp_status st = ops->event_create(impl, SP_EVENT_TIMING, &p->timing.base);
     for (size_t e = 0; st == SP_OK && e < sp_gpu_engines(p); e++) {
         sp_slot_events *ev = &p->events[e];
         for (unsigned b = 0; st == SP_OK && b < p->depth; b++)
@@ -311,12 +212,12 @@ static void release_events(sp_pipeline *p)
         for (unsigned b = 0; b < SP_MAX_DEPTH; b++)
             if (p->events[e].done[b])
                 ops->event_destroy(p->ctx->impl, p->events[e].done[b]);
-    for (size_t t = 0; t < p->timing_events_n; t++)
-        ops->event_destroy(p->ctx->impl, p->timing_events[t]);
-    free(p->timing_events);
-    free(p->timing_inferred);
-    if (p->timing_base)
-        ops->event_destroy(p->ctx->impl, p->timing_base);
+    for (size_t t = 0; t < p->timing.n; t++)
+        ops->event_destroy(p->ctx->impl, p->timing.events[t]);
+    free(p->timing.events);
+    free(p->timing.inferred);
+    if (p->timing.base)
+        ops->event_destroy(p->ctx->impl, p->timing.base);
 }
 
 /* Frees whatever exists; queues are drained by their destroy. */
@@ -324,7 +225,7 @@ static void release_all(sp_pipeline *p)
 {
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
-    sp_pipeline_graph_release(p);
+    sp_graph_release(p);
     if (p->h2d)
         ops->queue_destroy(impl, p->h2d);
     for (size_t s = 0; s < SP_MAX_STAGES; s++)
@@ -342,8 +243,8 @@ static void release_all(sp_pipeline *p)
     ops->pinned_free(impl, p->pinned_out);
     sp_staging_pool_destroy(p->pool);
     sp_timeline_free(&p->timeline);
-    pthread_mutex_destroy(&p->failure_lock);
-    pthread_mutex_destroy(&p->error_lock);
+    sp_failure_destroy(&p->failure);
+    sp_error_box_destroy(&p->error);
 }
 
 sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
@@ -369,10 +270,8 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
         return sp_context_fail(ctx, SP_ERR_OUT_OF_MEMORY, "no memory for the pipeline");
     p->ctx = ctx;
     sp_context_retain(ctx); /* given back by sp_pipeline_destroy, after the pipeline is gone */
-    pthread_mutex_init(&p->failure_lock, NULL);
-    pthread_mutex_init(&p->error_lock, NULL);
-    atomic_init(&p->failed, 0);
-    atomic_init(&p->fail_chunk, SIZE_MAX);
+    sp_failure_init(&p->failure);
+    sp_error_box_init(&p->error);
     atomic_init(&p->busy, 0);
     copy_shape(p, cfg);
     st = make_queues(p);
@@ -400,7 +299,7 @@ void sp_pipeline_destroy(sp_pipeline *p)
 {
     if (!p)
         return;
-    if (atomic_load(&p->group_member)) {
+    if (sp_pipeline_is_group_member(p)) {
         /* the context's text, as any refused call's: the pipeline's is its group run's */
         sp_context_fail(p->ctx, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_destroy: the pipeline "
                         "is a device group's member; sp_group_destroy destroys it");
@@ -413,56 +312,4 @@ void sp_pipeline_destroy(sp_pipeline *p)
     free(p);
     sp_live_object_add(SP_LIVE_PIPELINE, -1);
     sp_context_release(ctx); /* the last one closes the context, if its handle is gone */
-}
-
-/* ---- failures ------------------------------------------------------------------------ */
-
-void sp_pipeline_reset_failure(sp_pipeline *p)
-{
-    atomic_store(&p->failed, 0);
-    atomic_store(&p->fail_chunk, SIZE_MAX);
-    p->failure_status = SP_OK;
-    p->failure_text[0] = '\0';
-}
-
-int sp_pipeline_has_failed(sp_pipeline *p) { return atomic_load(&p->failed); }
-
-/* The reason of this thread's last refused claim, "" after a claim that succeeded: for a
- * caller inside the library (a device group's member thread) that must pass it on. */
-static _Thread_local char refusal[SP_ERROR_TEXT];
-
-/* A pipeline runs on one thread at a time (streampipe.h): a second run at once would share
- * the first one's slots, staging buffers, failure state and graph captures, and give wrong
- * output with SP_OK. It is refused before it reads or writes anything of the pipeline; its
- * reason goes to the context's text (and this thread's refusal), since the pipeline's
- * belongs to the call under way, whose caller reads it after. */
-sp_status sp_pipeline_claim(sp_pipeline *p, const char *call)
-{
-    int idle = 0;
-    if (atomic_compare_exchange_strong(&p->busy, &idle, 1)) {
-        atomic_store(&p->holder, call);
-        refusal[0] = '\0';
-        return SP_OK;
-    }
-    const char *holder = atomic_load(&p->holder);
-    if (holder && strcmp(holder, "sp_stream_open") == 0)
-        snprintf(refusal, sizeof refusal, "%s: a stream is open on the pipeline "
-                 "(sp_stream_open); close it first; nothing was done", call);
-    else
-        snprintf(refusal, sizeof refusal, "%s: the pipeline is already running on another "
-                 "thread (a pipeline runs on one thread at a time); nothing was done", call);
-    return sp_context_fail(p->ctx, SP_ERR_INVALID_ARGUMENT, "%s", refusal);
-}
-
-const char *sp_pipeline_claim_refusal(void) { return refusal; }
-
-void sp_pipeline_release(sp_pipeline *p)
-{
-    atomic_store(&p->holder, NULL);
-    atomic_store(&p->busy, 0);
-}
-
-void sp_pipeline_set_group_member(sp_pipeline *p, int member)
-{
-    atomic_store(&p->group_member, member);
 }

@@ -35,7 +35,7 @@ unsigned sp_plan_default_depth(size_t n_stages)
 }
 
 /* Graph mode's chunks are small (AUTO replays chunks of at most 2 MiB in + out). Its groups
- * (run_graph.c: up to 16 chunks, the depth over two or more) move a group's data with one
+ * (submit_graph.c: up to 16 chunks, the depth over two or more) move a group's data with one
  * copy each way, and the host prepares one group while others run. The depth grows until a
  * quarter of it (a group of up to 16 chunks, so four groups, or two of 16 for chunks of 256
  * KiB to 1 MiB) moves at least GRAPH_GROUP_BYTES (bench/PERF.md, tiny: 64 KiB chunks at depth

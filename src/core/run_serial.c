@@ -3,22 +3,26 @@
  * staging, slot 0 only. On CUDA an async copy from pageable memory that is waited for right
  * away costs what cudaMemcpy costs. */
 #include "core/clock.h"
-#include "core/run.h"
+#include "core/report.h"
+#include "core/ring.h"
+#include "core/sched.h"
+#include "core/stage_call.h"
+#include "core/timing.h"
 
 /* Runs one step and waits for its queue; records its host-clock span. */
-static sp_status timed_sync(sp_run *r, sp_bqueue *q, size_t engine, size_t i, double start)
+static sp_status timed_sync(sp_batch *r, sp_bqueue *q, size_t engine, size_t i, double start)
 {
     sp_pipeline *p = r->p;
     sp_status st = p->ctx->ops->queue_sync(p->ctx->impl, q);
     if (st == SP_OK && r->timing)
-        sp_timeline_set(&p->timeline, engine, i, start - r->t0, sp_now() - r->t0);
+        sp_timing_span(p, engine, i, start - r->t0, sp_now() - r->t0);
     return st;
 }
 
-static sp_status serial_stage(sp_run *r, size_t s, size_t i)
+static sp_status serial_stage(sp_batch *r, size_t s, size_t i)
 {
     sp_pipeline *p = r->p;
-    sp_chunk chunk = sp_run_chunk(r, s, i, 0);
+    sp_chunk chunk = sp_ring_stage_chunk(r, s, i, 0);
     double t = sp_now();
     sp_bqueue *q = p->stage_queue[s - 1][0];
     sp_status st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1],
@@ -26,11 +30,11 @@ static sp_status serial_stage(sp_run *r, size_t s, size_t i)
     if (st == SP_OK)
         st = timed_sync(r, q, SP_TL_GPU(s), i, t);
     if (st != SP_OK && !sp_pipeline_has_failed(p))
-        return sp_run_fail(r, st, "chunk %zu: stage '%s'", i, p->stage_names[s - 1]);
+        return sp_batch_fail(r, st, "chunk %zu: stage '%s'", i, p->stage_names[s - 1]);
     return sp_pipeline_has_failed(p) ? SP_ERR_STAGE_FAILED : st;
 }
 
-static sp_status serial_chunk(sp_run *r, size_t i)
+static sp_status serial_chunk(sp_batch *r, size_t i)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
@@ -38,43 +42,45 @@ static sp_status serial_chunk(sp_run *r, size_t i)
     double t = sp_now();
     /* no staging (sp_pipeline_run_serial): the chunk's h2d source is the user's memory */
     sp_status st = ops->copy_h2d(p->ctx->impl, sp_device_slot(p, 0, 0),
-                                 sp_run_h2d_source(r, i), n * p->record_bytes[0], p->h2d);
+                                 sp_ring_h2d_source(r, i), n * p->record_bytes[0], p->h2d);
     if (st == SP_OK)
         st = timed_sync(r, p->h2d, SP_TL_GPU(0), i, t);
     if (st != SP_OK)
-        return sp_run_fail(r, st, "chunk %zu: h2d copy", i);
+        return sp_batch_fail(r, st, "chunk %zu: h2d copy", i);
     for (size_t s = 1; s <= M; s++)
         if ((st = serial_stage(r, s, i)) != SP_OK)
             return st;
     t = sp_now();
-    st = ops->copy_d2h(p->ctx->impl, sp_run_d2h_target(r, i), sp_device_slot(p, M, 0),
+    st = ops->copy_d2h(p->ctx->impl, sp_ring_d2h_target(r, i), sp_device_slot(p, M, 0),
                        n * p->record_bytes[M], p->d2h);
     if (st == SP_OK)
         st = timed_sync(r, p->d2h, SP_TL_GPU(M + 1), i, t);
-    return st == SP_OK ? SP_OK : sp_run_fail(r, st, "chunk %zu: d2h copy", i);
+    return st == SP_OK ? SP_OK : sp_batch_fail(r, st, "chunk %zu: d2h copy", i);
 }
 
 static sp_status run_serial(sp_pipeline *p, const void *in, size_t n_records, void *out,
                             sp_report *report)
 {
-    sp_run r;
-    sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0); /* as sp_pipeline_run (engine.c) */
-    sp_status st = sp_run_prepare(&r, p, in, n_records, out, report != NULL);
+    sp_batch r;
+    sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0); /* as sp_pipeline_run (runs.c) */
+    if (report)
+        sp_timing_invalidate(p);
+    sp_status st = sp_batch_prepare(&r, p, in, n_records, out, report != NULL);
     r.stage_in = r.stage_out = 0; /* straight from and to the user's memory */
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)
-            sp_run_report(&r, report);
+            sp_report_batch(&r, report);
         return st;
     }
-    if (r.timing && (st = sp_run_timeline_start(&r)) != SP_OK)
+    if (r.timing && (st = sp_timing_timeline_start(&r)) != SP_OK)
         return st;
-    for (size_t s = 1; r.timing && s <= p->n_stages; s++)
-        p->timeline.streams[SP_TL_GPU(s)] = 1; /* every chunk on the stage's first queue */
-    sp_pipeline_reset_failure(p);
+    if (r.timing)
+        sp_timing_serial_queues(p);
+    sp_failure_reset(&p->failure);
     r.t0 = sp_now();
     for (size_t i = 0; i < r.plan.chunks && st == SP_OK; i++)
         st = serial_chunk(&r, i);
-    return sp_run_finish(&r, st, report);
+    return sp_sched_finish(&r, st, report);
 }
 
 sp_status sp_pipeline_run_serial(sp_pipeline *p, const void *in, size_t n_records, void *out,

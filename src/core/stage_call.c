@@ -3,9 +3,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "core/pipeline.h"
+#include "core/pipeline_state.h"
+#include "core/stage_call.h"
 
-/* The pipeline whose graph the calling thread is capturing, if any (run_graph.c). CUDA calls
+/* The pipeline whose graph the calling thread is capturing, if any (submit_graph.c). CUDA calls
  * a stage's function on that thread to record its kernels; if the function refuses then, it
  * is a reason not to use the graph, not a failure of the run: stream mode calls it again for
  * the same chunks and fails the run then if it still refuses. Thread-local, so that a replay
@@ -45,15 +46,15 @@ static void record_stage_failure(sp_pipeline *p, const sp_stage_call *call,
     const sp_stage *st = &p->stages[call->index];
     size_t last = chunk->first_record + chunk->records - 1;
     if (message[0] != '\0')
-        sp_pipeline_fail_run(p, SP_ERR_STAGE_FAILED,
-                             "stage '%s' chunk %zu: %s (stage %zu of %zu, records %zu..%zu; "
-                             "it returned %s)",
+        sp_pipeline_fail_chunk(p, chunk->index, SP_ERR_STAGE_FAILED,
+                               "stage '%s' chunk %zu: %s (stage %zu of %zu, records %zu..%zu; "
+                               "it returned %s)",
                              st->name, chunk->index, message, call->index + 1, p->n_stages,
                              chunk->first_record, last, sp_status_name(status));
     else
-        sp_pipeline_fail_run(p, SP_ERR_STAGE_FAILED,
-                             "stage '%s' (stage %zu of %zu) failed at chunk %zu (records "
-                             "%zu..%zu): it returned %s (%s)",
+        sp_pipeline_fail_chunk(p, chunk->index, SP_ERR_STAGE_FAILED,
+                               "stage '%s' (stage %zu of %zu) failed at chunk %zu (records "
+                               "%zu..%zu): it returned %s (%s)",
                              st->name, call->index + 1, p->n_stages, chunk->index,
                              chunk->first_record, last, sp_status_name(status),
                              sp_status_message(status));
@@ -75,7 +76,7 @@ sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
 {
     const sp_stage_call *call = arg;
     sp_pipeline *p = call->pipeline;
-    if (atomic_load(&p->failed) && chunk->index >= atomic_load(&p->fail_chunk))
+    if (sp_failure_drops(&p->failure, chunk->index))
         return SP_ERR_CANCELLED; /* stop doing work for the chunks a failure has lost */
     const sp_stage *st = &p->stages[call->index];
     sp_stage_fn fn = p->ctx->kind == SP_BACKEND_CUDA ? st->cuda : st->host;
@@ -89,17 +90,7 @@ sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
                         frame.message[0] ? ": " : "", frame.message);
         return status;
     }
-    /* The first failure is kept, unless this chunk comes before it: with several queues per
-     * stage, and with stages on queues of their own, chunk i may fail after chunk j > i has,
-     * and the chunks before the earliest failed one are those handed on (engine.c). A
-     * backend failure (fail_chunk 0) trusts no chunk and is kept. */
-    pthread_mutex_lock(&p->failure_lock);
-    if (!atomic_load(&p->failed) || chunk->index < atomic_load(&p->fail_chunk)) {
-        p->failure_status = SP_ERR_STAGE_FAILED;
-        record_stage_failure(p, call, chunk, status, frame.message);
-        atomic_store(&p->fail_chunk, chunk->index);
-        atomic_store(&p->failed, 1);
-    }
-    pthread_mutex_unlock(&p->failure_lock);
+    /* which failure is kept (the earliest failed chunk's) is failure.c's rule */
+    record_stage_failure(p, call, chunk, status, frame.message);
     return status;
 }

@@ -1,10 +1,11 @@
 /* Streams: batches submitted as they arrive, fed by one engine thread into the pipeline's
- * ring behind the chunks already in flight (engine.c does the chunks; this file keeps the
- * batches, the events and the thread).
+ * ring behind the chunks already in flight (the scheduler, sched.c, does the chunks; this
+ * file keeps the batches, the events and the thread).
  *
  * Locking: `lock` guards the batch list, the event queue and the counters below it. The ring
- * (the pipeline's slots) belongs to the engine thread alone. The engine calls back into this
- * file (chunk_retired, input_read) from inside a host turn, with `lock` not held.
+ * (the pipeline's slots) belongs to the engine thread alone, which calls the scheduler with
+ * `lock` not held; what left the ring comes back from each call (an sp_done_list), and the
+ * thread takes `lock` once per list to account for it (take_done).
  *
  * A batch's life: submitted (held, in the list) -> started by the engine (its chunks go into
  * the ring) -> complete (every chunk has left its slot, or the batch failed) -> its DONE is
@@ -31,7 +32,8 @@
 
 #include "core/clock.h"
 #include "core/live_objects.h"
-#include "core/run.h"
+#include "core/report.h"
+#include "core/sched.h"
 #include "core/sized.h"
 
 #define DEFAULT_MAX_IN_FLIGHT 4u
@@ -207,32 +209,40 @@ static void fail_batch(sp_stream *s, stream_batch *b, sp_status status, const ch
     }
 }
 
-/* ---- what the engine reports (engine.c calls these from a host turn) -------------------- */
+/* ---- what comes back from the scheduler (under lock) --------------------------------- */
 
-static void chunk_retired(void *owner, void *batch)
+static void chunk_retired(sp_stream *s, stream_batch *b)
 {
-    sp_stream *s = owner;
-    stream_batch *b = batch;
-    pthread_mutex_lock(&s->lock);
     b->retired++;
     if (b->submitted && b->retired == b->chunks)
         complete(s, b, SP_OK);
-    queue_due_events(s);
-    pthread_mutex_unlock(&s->lock);
 }
 
-static void input_read(void *owner, void *batch)
+static void input_read(sp_stream *s, stream_batch *b)
 {
-    sp_stream *s = owner;
-    stream_batch *b = batch;
     if (b->in == b->out)
         return; /* in place, the input is the output: released when complete, before DONE */
-    pthread_mutex_lock(&s->lock);
     if (!b->released_queued) {
         b->released_queued = 1;
         if (s->input_events)
             queue_event(s, SP_EVENT_INPUT_RELEASED, b);
     }
+}
+
+/* Accounts for what left the ring in one scheduler call, and queues the events now due. */
+static void take_done(sp_stream *s, const sp_done_list *done)
+{
+    if (done->n == 0)
+        return;
+    pthread_mutex_lock(&s->lock);
+    for (size_t k = 0; k < done->n; k++) {
+        stream_batch *b = done->item[k].owner;
+        if (done->item[k].kind == SP_DONE_CHUNK)
+            chunk_retired(s, b);
+        else
+            input_read(s, b);
+    }
+    queue_due_events(s);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -247,20 +257,20 @@ static stream_batch *batch_of_chunk(sp_stream *s, size_t chunk)
     return NULL;
 }
 
-/* After a failure, once sp_engine_recover has drained the ring and handed on the chunks
+/* After a failure, once sp_sched_recover has drained the ring and handed on the chunks
  * before the failing one (so the batches wholly before it are complete): the batch that
  * failed gets the status and why, and every later started batch is cancelled. Which batch
  * failed: the one holding the failed chunk when a stage failed (whichever batch the engine
  * was busy with when it noticed: a HOST stage fails on its worker, maybe batches earlier),
  * else the batch being fed (`noticed`), else the oldest still held. A lost device fails
  * everything, the batches not started too. */
-static void settle_failure(sp_stream *s, stream_batch *noticed, const sp_engine_failure *f)
+static void settle_failure(sp_stream *s, stream_batch *noticed, const sp_sched_failure *f)
 {
     pthread_mutex_lock(&s->lock);
     int lost = atomic_load(&s->p->ctx->lost);
     if (lost)
         s->lost = 1;
-    stream_batch *culprit = f->stage_chunk ? batch_of_chunk(s, f->chunk) : NULL;
+    stream_batch *culprit = f->chunk_failed ? batch_of_chunk(s, f->chunk) : NULL;
     if (!culprit && noticed && !noticed->complete)
         culprit = noticed;
     for (stream_batch *b = s->head; !culprit && b; b = b->next)
@@ -282,34 +292,46 @@ static void settle_failure(sp_stream *s, stream_batch *noticed, const sp_engine_
     pthread_mutex_unlock(&s->lock);
 }
 
-static void recover_and_settle(sp_stream *s, const sp_engine_hooks *hooks,
-                               stream_batch *noticed, sp_status st)
+static void recover_and_settle(sp_stream *s, stream_batch *noticed, sp_status st)
 {
-    sp_engine_failure f;
-    sp_engine_recover(s->p, hooks, st, &f);
+    sp_sched_failure f;
+    sp_done_list done;
+    sp_sched_recover(s->p, st, &f, &done);
+    take_done(s, &done);
     settle_failure(s, noticed, &f);
+}
+
+/* Feeds the batch into the ring, handing back what leaves it meanwhile. */
+static sp_status feed_batch(sp_stream *s, stream_batch *b, int *staged_in, int *staged_out,
+                            int *replayed)
+{
+    sp_batch job;
+    sp_done_list done;
+    sp_status st = sp_sched_start(&job, s->p, b->in, b->n_records, b->out, s->next_chunk,
+                                  s->next_record, b);
+    for (int fed = 0; st == SP_OK && !fed;) {
+        st = sp_sched_feed(&job, &done, &fed);
+        take_done(s, &done); /* also after a failure: what left before it */
+    }
+    *staged_in = b->n_records && job.stage_in;
+    *staged_out = b->n_records && job.stage_out;
+    *replayed = job.replayed;
+    return st;
 }
 
 static void run_batch(sp_stream *s, stream_batch *b)
 {
-    sp_engine_batch job = {
-        .in = b->in, .out = b->out, .n_records = b->n_records,
-        .base = s->next_chunk, .record_base = s->next_record,
-        .hooks = {s, chunk_retired, input_read}, .batch = b,
-    };
     size_t cap = s->p->chunk_capacity;
     pthread_mutex_lock(&s->lock);
     b->started = 1;
     b->base = s->next_chunk;
-    b->chunks = b->n_records ? (b->n_records - 1) / cap + 1 : 0; /* the engine's cut */
+    b->chunks = b->n_records ? (b->n_records - 1) / cap + 1 : 0; /* the scheduler's cut */
     pthread_mutex_unlock(&s->lock);
-    size_t chunks = 0; /* b->chunks, or 0 when the batch could not start */
     int staged_in = 0, staged_out = 0, replayed = 0;
-    sp_status st = sp_engine_run_batch(s->p, &job, &chunks, &staged_in, &staged_out, &replayed);
-    (void)chunks; /* the numbering goes on past the batch's chunks whatever happened */
+    sp_status st = feed_batch(s, b, &staged_in, &staged_out, &replayed);
     pthread_mutex_lock(&s->lock);
     b->submitted = 1;
-    s->next_chunk += b->chunks;
+    s->next_chunk += b->chunks; /* the numbering goes on past the batch's chunks whatever */
     s->next_record += b->n_records;
     s->records += b->n_records;
     s->chunks += b->chunks;
@@ -322,7 +344,7 @@ static void run_batch(sp_stream *s, stream_batch *b)
     queue_due_events(s);
     pthread_mutex_unlock(&s->lock);
     if (st != SP_OK)
-        recover_and_settle(s, &job.hooks, b, st);
+        recover_and_settle(s, b, st);
 }
 
 static void *engine_main(void *arg)
@@ -330,7 +352,7 @@ static void *engine_main(void *arg)
     sp_stream *s = arg;
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        int in_flight = sp_engine_busy_slots(s->p) > 0;
+        int in_flight = sp_sched_busy(s->p) > 0;
         if (!s->to_start && !in_flight) {
             if (s->closing)
                 break;
@@ -345,10 +367,11 @@ static void *engine_main(void *arg)
             run_batch(s, b);
         } else {
             /* nothing new to feed: hand back the oldest chunk's results rather than wait */
-            sp_engine_hooks hooks = {s, chunk_retired, input_read};
-            sp_status st = sp_engine_retire_oldest(s->p, &hooks);
+            sp_done_list done;
+            sp_status st = sp_sched_retire_oldest(s->p, &done);
+            take_done(s, &done);
             if (st != SP_OK)
-                recover_and_settle(s, &hooks, NULL, st);
+                recover_and_settle(s, NULL, st);
         }
         pthread_mutex_lock(&s->lock);
     }
@@ -406,7 +429,7 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_strea
     pthread_cond_init(&s->room, NULL);
     pthread_cond_init(&s->events, NULL);
     pthread_cond_init(&s->left, NULL);
-    sp_engine_reset(p);
+    sp_sched_reset(p);
     if (pthread_create(&s->thread, NULL, engine_main, s) != 0) {
         pthread_cond_destroy(&s->left);
         pthread_cond_destroy(&s->events);
@@ -429,7 +452,7 @@ sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void 
     if (!s)
         return SP_ERR_INVALID_ARGUMENT;
     char why[256];
-    sp_status st = sp_run_check_buffers(s->p, in, n_records, out, why, sizeof why);
+    sp_status st = sp_batch_check_buffers(s->p, in, n_records, out, why, sizeof why);
     pthread_mutex_lock(&s->lock);
     s->inside++;
     if (s->lost)
@@ -556,7 +579,7 @@ static void stream_report(const sp_stream *s, sp_report *report)
 {
     sp_batch_totals totals = {s->records, s->chunks, s->batches, s->any_staged_in,
                               s->any_staged_out, s->any_replayed};
-    sp_engine_batches_report(s->p, &totals,
+    sp_report_batches(s->p, &totals,
                              s->t_last > s->t_first ? s->t_last - s->t_first : 0.0, report);
     snprintf(report->notes, sizeof report->notes, "a stream records no per-operation timings: "
              "%zu batches, makespan from the first submit to the last batch complete%s",

@@ -7,6 +7,12 @@
 
 #include "streampipe.h"
 
+/* Timeline engine numbering: stage-in, h2d, the stages, d2h, stage-out. GPU engine g
+ * (h2d = 0 .. M+1 = d2h, as the pipeline's events) is timeline engine g + 1. */
+#define SP_TL_STAGE_IN 0u
+#define SP_TL_GPU(g) ((g) + 1u)
+#define SP_TL_STAGE_OUT_OF(n_stages) ((n_stages) + 3u)
+
 typedef struct sp_span {
     double start, end; /* end < start: not recorded */
 } sp_span;

@@ -1,6 +1,6 @@
 /* Creating and destroying groups. The group lives in the main library, not a target of its
  * own, because it needs two things the public API does not give: runs whose records are
- * numbered from a unit's first record (core/run_at.h), and the staging pool's default thread
+ * numbered from a unit's first record (core/runs.h), and the staging pool's default thread
  * count, to split it between devices. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
 #include "core/clock.h"
 #include "core/pipeline.h"
 #include "core/plan.h"
-#include "core/run_at.h"
+#include "core/runs.h"
 #include "core/sized.h"
 #include "group/group.h"
 

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "core/pipeline.h"
+#include "core/pipeline_state.h"
 
 typedef struct sp_trace_writer {
     FILE *f;

@@ -6,7 +6,7 @@
  * no scripts, fonts or links; each bar has a <title> tooltip with its exact times and size. */
 #include <math.h>
 
-#include "core/run.h" /* SP_TL_GPU(0): the h2d engine, which every run has */
+#include "core/timeline.h" /* SP_TL_GPU(0): the h2d engine, which every run has */
 #include "trace/trace_svg.h"
 #include "streampipe_trace.h"
 

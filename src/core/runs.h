@@ -2,8 +2,8 @@
  * sp_chunk.first_record, and what a source and sink are asked for, is that plus the record's
  * index in the run. For sp_group (src/group/), whose units are slices of one run: a stage
  * that depends on a record's position sees the same numbers as in one whole run. */
-#ifndef SP_RUN_AT_H
-#define SP_RUN_AT_H
+#ifndef SP_RUNS_H
+#define SP_RUNS_H
 
 #include "streampipe.h"
 

@@ -1,10 +1,10 @@
 /* Per-chunk timing of GPU operations, all read once the run has drained. Reading them during
  * the run would make the host wait for each chunk and stall the enqueueing it exists to keep
- * ahead. The run's makespan is taken before they are read (run.c, sp_run_finish), so it is
+ * ahead. The run's makespan is taken before they are read (sched.c, sp_sched_finish), so it is
  * measured alike with and without timing; the reading is the caller's time, not the run's.
  *
  * Every operation records an end event (beside its slot's ordering event, which the waits
- * use: run.c, finished), but a start event only where its queue was idle when it was
+ * use: ring.c, sp_ring_finished), but a start event only where its queue was idle when it was
  * enqueued: a busy queue starts it when the last of its dependencies ends, and those ends
  * are read here anyway. On an H200 a timing record costs the GPU 2-2.5 us wherever it is
  * recorded (bench/PERF.md, third session), so the end events alone cost about 3% of the
@@ -14,10 +14,11 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/run.h"
+#include "core/pipeline_state.h"
+#include "core/timing.h"
 
 /* Events needed: a pair per GPU engine per chunk. */
-static int events_needed(const sp_run *r, size_t *n)
+static int events_needed(const sp_batch *r, size_t *n)
 {
     size_t pairs;
     if (__builtin_mul_overflow(r->plan.chunks, sp_gpu_engines(r->p), &pairs) ||
@@ -27,26 +28,26 @@ static int events_needed(const sp_run *r, size_t *n)
 }
 
 /* Grows the events to n and the flags to n / 2 (one per pair). */
-static sp_status grow_pool(sp_run *r, size_t n)
+static sp_status grow_pool(sp_batch *r, size_t n)
 {
     sp_pipeline *p = r->p;
-    if (n <= p->timing_events_n)
+    if (n <= p->timing.n)
         return SP_OK;
-    unsigned char *flags = realloc(p->timing_inferred, n / 2);
+    unsigned char *flags = realloc(p->timing.inferred, n / 2);
     if (flags)
-        p->timing_inferred = flags;
-    sp_bevent **grown = flags ? realloc(p->timing_events, n * sizeof *grown) : NULL;
+        p->timing.inferred = flags;
+    sp_bevent **grown = flags ? realloc(p->timing.events, n * sizeof *grown) : NULL;
     if (!grown) {
         sp_backend_error_clear();
-        return sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "no memory for %zu timing events", n);
+        return sp_batch_fail(r, SP_ERR_OUT_OF_MEMORY, "no memory for %zu timing events", n);
     }
-    p->timing_events = grown;
-    while (p->timing_events_n < n) {
+    p->timing.events = grown;
+    while (p->timing.n < n) {
         sp_status st = p->ctx->ops->event_create(p->ctx->impl, SP_EVENT_TIMING,
-                                                 &p->timing_events[p->timing_events_n]);
+                                                 &p->timing.events[p->timing.n]);
         if (st != SP_OK)
-            return sp_run_fail(r, st, "creating timing events");
-        p->timing_events_n++;
+            return sp_batch_fail(r, st, "creating timing events");
+        p->timing.n++;
     }
     return SP_OK;
 }
@@ -59,7 +60,7 @@ static int activity_asked(void)
     return source && strcmp(source, "cupti") == 0;
 }
 
-sp_status sp_run_timing_start(sp_run *r)
+sp_status sp_timing_start(sp_batch *r)
 {
     sp_pipeline *p = r->p;
     if (activity_asked()) {
@@ -80,47 +81,47 @@ sp_status sp_run_timing_start(sp_run *r)
     size_t n;
     if (!events_needed(r, &n)) {
         sp_backend_error_clear();
-        return sp_run_fail(r, SP_ERR_INVALID_ARGUMENT, "too many chunks to time");
+        return sp_batch_fail(r, SP_ERR_INVALID_ARGUMENT, "too many chunks to time");
     }
     sp_status st = grow_pool(r, n);
     if (st != SP_OK)
         return st;
-    st = p->ctx->ops->event_record(p->ctx->impl, p->timing_base, p->h2d);
+    st = p->ctx->ops->event_record(p->ctx->impl, p->timing.base, p->h2d);
     if (st != SP_OK)
-        return sp_run_fail(r, st, "recording the timing base event");
+        return sp_batch_fail(r, st, "recording the timing base event");
     r->event_timing = 1;
     return SP_OK;
 }
 
-static size_t pair_index(const sp_run *r, size_t g, size_t i)
+static size_t pair_index(const sp_batch *r, size_t g, size_t i)
 {
     return i * sp_gpu_engines(r->p) + g;
 }
 
-sp_bevent **sp_run_timing_event(const sp_run *r, size_t g, size_t i, int end)
+sp_bevent *sp_timing_event(const sp_batch *r, size_t g, size_t i, int end)
 {
-    return &r->p->timing_events[pair_index(r, g, i) * 2 + (end ? 1 : 0)];
+    return r->p->timing.events[pair_index(r, g, i) * 2 + (end ? 1 : 0)];
 }
 
-unsigned char *sp_run_timing_inferred(const sp_run *r, size_t g, size_t i)
+void sp_timing_set_inferred(sp_batch *r, size_t g, size_t i, int inferred)
 {
-    return &r->p->timing_inferred[pair_index(r, g, i)];
+    r->p->timing.inferred[pair_index(r, g, i)] = (unsigned char)inferred;
 }
 
-static double end_of(const sp_run *r, sp_op op)
+static double end_of(const sp_batch *r, sp_op op)
 {
     const sp_timeline *t = &r->p->timeline;
     return t->spans[SP_TL_GPU(op.g) * t->chunks + op.i].end;
 }
 
 /* The start of an operation that got no start event: the latest end of what it depended on
- * (run.c, op_start says why that is exact). The collect loop below has read every one of
+ * (submit_direct.c, op_start says why that is exact). The collect loop below has read every one of
  * them already: the previous operation on the queue and the WAR are earlier chunks, the RAW
  * is an earlier engine of the same chunk. */
-static double inferred_start(const sp_run *r, size_t g, size_t i)
+static double inferred_start(const sp_batch *r, size_t g, size_t i)
 {
     sp_op_deps deps;
-    sp_run_op_deps(r->p, g, i, &deps);
+    sp_ring_op_deps(r->p, g, i, &deps);
     double start = 0.0; /* the base event precedes every operation */
     if (deps.has_previous && end_of(r, deps.previous) > start)
         start = end_of(r, deps.previous);
@@ -130,21 +131,21 @@ static double inferred_start(const sp_run *r, size_t g, size_t i)
     return start;
 }
 
-sp_status sp_run_timing_collect(sp_run *r)
+sp_status sp_timing_collect(sp_batch *r)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
     for (size_t i = 0; i < r->plan.chunks; i++)
         for (size_t g = 0; g < sp_gpu_engines(p); g++) {
-            int inferred = *sp_run_timing_inferred(r, g, i);
+            int inferred = p->timing.inferred[pair_index(r, g, i)];
             double a = 0.0, z;
-            sp_status st = ops->event_elapsed(p->ctx->impl, p->timing_base,
-                                              *sp_run_timing_event(r, g, i, 1), &z);
+            sp_status st = ops->event_elapsed(p->ctx->impl, p->timing.base,
+                                              sp_timing_event(r, g, i, 1), &z);
             if (st == SP_OK && !inferred)
-                st = ops->event_elapsed(p->ctx->impl, p->timing_base,
-                                        *sp_run_timing_event(r, g, i, 0), &a);
+                st = ops->event_elapsed(p->ctx->impl, p->timing.base,
+                                        sp_timing_event(r, g, i, 0), &a);
             if (st != SP_OK)
-                return sp_run_fail(r, st, "chunk %zu: reading its timing events", i);
+                return sp_batch_fail(r, st, "chunk %zu: reading its timing events", i);
             if (inferred)
                 a = inferred_start(r, g, i);
             sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
@@ -154,13 +155,13 @@ sp_status sp_run_timing_collect(sp_run *r)
 
 /* ---- activity records ----------------------------------------------------------------- */
 
-uint64_t sp_run_activity_id(const sp_run *r, size_t g, size_t i)
+uint64_t sp_timing_activity_id(const sp_batch *r, size_t g, size_t i)
 {
     return (uint64_t)pair_index(r, g, i) + 1; /* 0 is no operation */
 }
 
 typedef struct activity_spans {
-    const sp_run *run;
+    const sp_batch *run;
     size_t n;       /* pairs */
     double *spans;  /* [2 * pair]: earliest start, latest end; start > end: none seen */
 } activity_spans;
@@ -179,7 +180,7 @@ static void note_activity(void *user, uint64_t id, double start_s, double end_s)
 
 /* Every operation's span from its records; one that enqueued nothing the backend records (a
  * stage whose function launched no kernel) gets an empty span where it could have started. */
-static void activity_to_timeline(sp_run *r, const activity_spans *a)
+static void activity_to_timeline(sp_batch *r, const activity_spans *a)
 {
     sp_pipeline *p = r->p;
     for (size_t i = 0; i < r->plan.chunks; i++)
@@ -192,7 +193,7 @@ static void activity_to_timeline(sp_run *r, const activity_spans *a)
         }
 }
 
-sp_status sp_run_activity_collect(sp_run *r)
+sp_status sp_timing_activity_collect(sp_batch *r)
 {
     sp_pipeline *p = r->p;
     size_t ends = 0; /* 2 per pair, as for events: the span's two ends */
@@ -215,8 +216,71 @@ sp_status sp_run_activity_collect(sp_run *r)
         sp_backend_error_clear();
     }
     if (ends && !spans)
-        return sp_run_fail(r, SP_ERR_OUT_OF_MEMORY, "no memory for %zu activity spans", ends / 2);
+        return sp_batch_fail(r, SP_ERR_OUT_OF_MEMORY, "no memory for %zu activity spans", ends / 2);
     activity_to_timeline(r, &a);
     free(spans);
     return SP_OK;
+}
+
+/* ---- the timeline ------------------------------------------------------------------- */
+
+static void name_engines(sp_batch *b)
+{
+    sp_pipeline *p = b->p;
+    sp_timeline *t = &p->timeline;
+    size_t M = p->n_stages;
+    const sp_run_plan *plan = &b->plan;
+    t->name[SP_TL_STAGE_IN] = "stage-in";
+    t->kind[SP_TL_STAGE_IN] = SP_ENGINE_STAGE_IN;
+    t->active[SP_TL_STAGE_IN] = b->stage_in;
+    t->bytes[SP_TL_STAGE_IN] = plan->in_bytes;
+    t->name[SP_TL_GPU(0)] = "h2d";
+    t->kind[SP_TL_GPU(0)] = SP_ENGINE_H2D;
+    t->bytes[SP_TL_GPU(0)] = plan->in_bytes;
+    for (size_t s = 1; s <= M; s++) {
+        t->name[SP_TL_GPU(s)] = p->stage_names[s - 1];
+        t->kind[SP_TL_GPU(s)] = SP_ENGINE_COMPUTE;
+        t->streams[SP_TL_GPU(s)] = p->stage_streams[s - 1];
+        t->bytes[SP_TL_GPU(s)] = plan->n_records * p->record_bytes[s - 1];
+    }
+    t->name[SP_TL_GPU(M + 1)] = "d2h";
+    t->kind[SP_TL_GPU(M + 1)] = SP_ENGINE_D2H;
+    t->bytes[SP_TL_GPU(M + 1)] = plan->out_bytes;
+    for (size_t g = 0; g <= M + 1; g++)
+        t->active[SP_TL_GPU(g)] = 1;
+    t->name[SP_TL_STAGE_OUT(p)] = "stage-out";
+    t->kind[SP_TL_STAGE_OUT(p)] = SP_ENGINE_STAGE_OUT;
+    t->active[SP_TL_STAGE_OUT(p)] = b->stage_out;
+    t->bytes[SP_TL_STAGE_OUT(p)] = plan->out_bytes;
+    t->n_records = plan->n_records;
+    t->chunk_records = plan->chunk_records;
+}
+
+sp_status sp_timing_timeline_start(sp_batch *b)
+{
+    sp_pipeline *p = b->p;
+    if (sp_timeline_reset(&p->timeline, p->n_stages + 4, b->plan.chunks) != SP_OK)
+        return sp_pipeline_fail(p, SP_ERR_OUT_OF_MEMORY,
+                                "no memory for the timeline of %zu chunks", b->plan.chunks);
+    name_engines(b);
+    return SP_OK;
+}
+
+void sp_timing_invalidate(sp_pipeline *p) { p->timeline.complete = 0; }
+
+void sp_timing_complete(sp_pipeline *p, double makespan_s)
+{
+    p->timeline.makespan_s = makespan_s;
+    p->timeline.complete = 1;
+}
+
+void sp_timing_span(sp_pipeline *p, size_t engine, size_t i, double start, double end)
+{
+    sp_timeline_set(&p->timeline, engine, i, start, end);
+}
+
+void sp_timing_serial_queues(sp_pipeline *p)
+{
+    for (size_t s = 1; s <= p->n_stages; s++)
+        p->timeline.streams[SP_TL_GPU(s)] = 1; /* every chunk on the stage's first queue */
 }

@@ -1,0 +1,112 @@
+/* A batch's checks before it starts, and how its failures are recorded. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/batch.h"
+#include "core/sized.h"
+
+/* The byte counts of n records in and out, and whether in and out are usable; the reason in
+ * why. Touches nothing, so a stream's submit can call it beside a running engine. */
+static sp_status check_buffers(const sp_pipeline *p, const void *in, size_t n, const void *out,
+                               char *why, size_t why_size, size_t *in_bytes, size_t *out_bytes)
+{
+    int overflow = 0;
+    *in_bytes = sp_mul_size(n, p->record_bytes[0], &overflow);
+    if (!overflow)
+        *out_bytes = sp_mul_size(n, p->record_bytes[p->n_stages], &overflow);
+    if (overflow) {
+        snprintf(why, why_size, "n_records (%zu) x record size overflows size_t", n);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    if (n == 0)
+        return SP_OK;
+    if (!in || !out) {
+        snprintf(why, why_size, "%s is NULL with n_records = %zu", !in ? "in" : "out", n);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    if ((uintptr_t)in > UINTPTR_MAX - *in_bytes || (uintptr_t)out > UINTPTR_MAX - *out_bytes) {
+        snprintf(why, why_size, "buffer end overflows the address space");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    int exact_in_place = in == out && *in_bytes == *out_bytes &&
+                         p->record_bytes[0] == p->record_bytes[p->n_stages];
+    if (!exact_in_place && sp_ranges_overlap(in, *in_bytes, out, *out_bytes)) {
+        snprintf(why, why_size,
+                 "in [%p, +%zu) and out [%p, +%zu) overlap; only exact in-place (in == out "
+                 "with equal record sizes) is allowed",
+                 in, *in_bytes, out, *out_bytes);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    return SP_OK;
+}
+
+sp_status sp_batch_check_buffers(const sp_pipeline *p, const void *in, size_t n_records,
+                                 const void *out, char *why, size_t why_size)
+{
+    size_t in_bytes, out_bytes;
+    why[0] = '\0';
+    return check_buffers(p, in, n_records, out, why, why_size, &in_bytes, &out_bytes);
+}
+
+/* Whether the copy engines can use the user's memory directly. */
+static sp_status detect_pinned(sp_batch *b, size_t in_bytes, size_t out_bytes)
+{
+    sp_pipeline *p = b->p;
+    int in_pinned = 0, out_pinned = 0;
+    sp_status st = p->ctx->ops->is_pinned(p->ctx->impl, b->in, in_bytes, &in_pinned);
+    if (st == SP_OK)
+        st = p->ctx->ops->is_pinned(p->ctx->impl, b->out, out_bytes, &out_pinned);
+    if (st != SP_OK)
+        return sp_pipeline_backend_fail(p, st, "asking whether memory is pinned");
+    b->stage_in = !in_pinned;
+    b->stage_out = !out_pinned;
+    return SP_OK;
+}
+
+sp_status sp_batch_prepare(sp_batch *b, sp_pipeline *p, const void *in, size_t n, void *out,
+                           int timing)
+{
+    memset(b, 0, sizeof *b);
+    b->p = p;
+    b->in = in;
+    b->out = out;
+    b->timing = timing;
+    if (atomic_load(&p->ctx->lost)) /* not via the context's text: another thread may write it */
+        return sp_pipeline_fail(p, SP_ERR_DEVICE_LOST,
+                                "the device context was lost earlier; destroy and recreate it");
+    sp_plan_run(n, p->chunk_capacity, p->chunk_chosen, p->depth, p->widest_record, &b->plan);
+    b->end = b->plan.chunks;
+    if (n == 0)
+        return SP_OK;
+    char why[256];
+    sp_status st = check_buffers(p, in, n, out, why, sizeof why, &b->plan.in_bytes,
+                                 &b->plan.out_bytes);
+    if (st != SP_OK)
+        return sp_pipeline_fail(p, st, "%s", why);
+    return detect_pinned(b, b->plan.in_bytes, b->plan.out_bytes);
+}
+
+sp_status sp_batch_fail(sp_batch *b, sp_status status, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    sp_pipeline_fail_work(b->p, status, "%s", what);
+    if (b->status == SP_OK)
+        b->status = status;
+    return status;
+}
+
+sp_status sp_batch_fail_chunk(sp_batch *b, size_t i, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    /* called on the staging threads, several at once: the record alone is written (under its
+     * lock), never the batch, which the scheduler's thread owns */
+    sp_status st = sp_pipeline_vfail_chunk(b->p, i, SP_ERR_STAGE_FAILED, fmt, ap);
+    va_end(ap);
+    return st;
+}

@@ -1,0 +1,82 @@
+/* The reports of batches: one run's (with the timeline's figures when it was timed), and
+ * that of batches fed behind each other (counts, the pipeline's figures, the makespan). */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/report.h"
+#include "core/timing.h"
+
+void sp_report_batch(const sp_batch *run, sp_report *report)
+{
+    sp_pipeline *p = run->p;
+    memset(report, 0, sizeof *report);
+    report->records = run->plan.n_records;
+    report->chunks = run->plan.chunks;
+    report->chunk_records = run->plan.chunk_records;
+    report->depth = p->depth;
+    report->staging_threads = sp_staging_pool_threads(p->pool);
+    report->staged_in = run->stage_in;
+    report->staged_out = run->stage_out;
+    report->makespan_s = p->last_makespan_s; /* sp_sched_finish's, or 0: no run started */
+    if (run->timing && run->plan.chunks) {
+        sp_timeline_figures(&p->timeline, report);
+        sp_timing_complete(run->p, report->makespan_s); /* a run that succeeded: the trace
+                                                            writers may use it */
+    }
+    report->graph = run->replayed;
+    report->batches = run->plan.n_records > 0;
+    report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
+    report->slot_records = p->chunk_capacity;
+    report->submit_s = p->last_submit_s;
+    report->wait_s = p->last_wait_s;
+    if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
+        snprintf(report->notes, sizeof report->notes,
+                 "chunk cut from %zu to %zu records so that the short run has chunks to overlap",
+                 p->chunk_capacity, run->plan.chunk_records);
+    if (run->graph_note[0] != '\0') {
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
+                 run->graph_note);
+    }
+    if (run->activity_timing) { /* SP_TIMELINE_SOURCE=cupti */
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used,
+                 "%sGPU times from the backend's activity records (CUPTI), not events: "
+                 "starting them took %.3f ms of the run, reading them %.3f ms after it",
+                 used ? "; " : "", 1e3 * run->activity_start_s, 1e3 * run->activity_read_s);
+    }
+    if (run->activity_note[0] != '\0') { /* never a silent fallback */
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
+                 run->activity_note);
+    }
+    if (p->copy_by_kernel && !p->ctx->ops->copy_kernel) { /* never a silent fallback */
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used,
+                 "%scopies by the copy engines: the %s backend has no copy kernel",
+                 used ? "; " : "", p->ctx->ops->name);
+    }
+}
+
+void sp_report_pipeline(const sp_pipeline *p, sp_report *report)
+{
+    report->depth = p->depth;
+    report->chunk_records = p->chunk_capacity;
+    report->staging_threads = sp_staging_pool_threads(p->pool);
+    report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
+    report->slot_records = p->chunk_capacity;
+}
+
+void sp_report_batches(const sp_pipeline *p, const sp_batch_totals *t, double makespan_s,
+                              sp_report *report)
+{
+    memset(report, 0, sizeof *report);
+    sp_report_pipeline(p, report);
+    report->records = t->records;
+    report->chunks = t->chunks;
+    report->batches = t->batches;
+    report->staged_in = t->staged_in;
+    report->staged_out = t->staged_out;
+    report->graph = t->replayed;
+    report->makespan_s = makespan_s;
+}

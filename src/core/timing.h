@@ -1,0 +1,41 @@
+/* The per-operation timeline of a timed batch: the only writer of the pipeline's timeline
+ * and timing events. It enqueues nothing but its own event records, and calls no submitter:
+ * the submitters ask it for the events of each operation. */
+#ifndef SP_TIMING_H
+#define SP_TIMING_H
+
+#include "core/ring.h"
+
+/* Numbers of the timeline's engines for this pipeline: stage-out is after the stages. */
+#define SP_TL_STAGE_OUT(p) SP_TL_STAGE_OUT_OF((p)->n_stages)
+
+/* The timeline of the batch's chunks, its engines named; SP_ERR_OUT_OF_MEMORY when it
+ * cannot be made (the pipeline's last error says so). */
+sp_status sp_timing_timeline_start(sp_batch *b);
+/* The last run made with a report has no timeline until it succeeds (sp_timing_complete);
+ * the trace writers use only a complete one. */
+void sp_timing_invalidate(sp_pipeline *p);
+void sp_timing_complete(sp_pipeline *p, double makespan_s);
+/* A host span of chunk i (batch numbering) on timeline engine e; a serial run's engines
+ * keep each stage on one queue. */
+void sp_timing_span(sp_pipeline *p, size_t engine, size_t i, double start, double end);
+void sp_timing_serial_queues(sp_pipeline *p);
+
+/* Per-operation events: makes sure the pool holds a start/end pair and a "start inferred"
+ * flag for every GPU engine of every chunk and records the base event (or starts the
+ * backend's activity records when SP_TIMELINE_SOURCE=cupti asks and the backend has them). */
+sp_status sp_timing_start(sp_batch *b);
+/* The events of engine g, chunk i (batch numbering from the ring's: i - base is not taken
+ * here; timed batches start at ring chunk 0), and its "inferred" flag. */
+sp_bevent *sp_timing_event(const sp_batch *b, size_t g, size_t i, int end);
+void sp_timing_set_inferred(sp_batch *b, size_t g, size_t i, int inferred);
+/* After the drain: every end and every start that was recorded read into the timeline, with
+ * the other starts inferred from ends (submit_direct.c, op_start says why that is exact). */
+sp_status sp_timing_collect(sp_batch *b);
+/* The same from the backend's activity records: the id of engine g's operation on chunk i,
+ * and after the drain every span read into the timeline. Called after every batch whose
+ * timing began this way, failed or not. */
+uint64_t sp_timing_activity_id(const sp_batch *b, size_t g, size_t i);
+sp_status sp_timing_activity_collect(sp_batch *b);
+
+#endif
