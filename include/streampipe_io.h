@@ -74,6 +74,17 @@ extern "C" {
 
 typedef struct sp_file_io sp_file_io;
 
+/* What the input holds (sp_file_io_config.input_format). AUTO reads the file's first four
+ * bytes: the LZ4 frame magic (04 22 4D 18) or the Zstandard one (28 B5 2F FD) make it
+ * compressed, anything else raw; the name plays no part. RAW, LZ4 and ZSTD say so instead (a
+ * raw file that happens to begin with a magic number). */
+typedef enum sp_input_format {
+    SP_INPUT_FORMAT_AUTO = 0,
+    SP_INPUT_FORMAT_RAW = 1,
+    SP_INPUT_FORMAT_LZ4 = 2,
+    SP_INPUT_FORMAT_ZSTD = 3
+} sp_input_format;
+
 /* Sized (streampipe.h, top): SP_FILE_IO_CONFIG_INIT; size 0 stands for this first layout
  * (0.6, through temp_created_user), fixed for good. */
 typedef struct sp_file_io_config {
@@ -109,9 +120,34 @@ typedef struct sp_file_io_config {
        (the name is sp_file_io_temp_path's). NULL: none. */
     void (*temp_created)(const char *temp_path, void *user);
     void *temp_created_user;
+    /* 0.6, appended: */
+    int input_format;        /* sp_input_format; 0 (AUTO): by the file's magic */
 } sp_file_io_config;
 
 #define SP_FILE_IO_CONFIG_INIT {.size = sizeof(sp_file_io_config)}
+
+/* A compressed input's shape and what the runs since the open (or the last set_range) did
+ * with it, for the report. Room to grow: the library fills all of it, reserved words zero. */
+typedef struct sp_file_io_input {
+    int format;                 /* sp_input_format: RAW, LZ4 or ZSTD (never AUTO) */
+    int sequential;             /* 1: decompressed in order on one thread (a single
+                                   Zstandard frame, which cannot be split); note says so */
+    uint64_t file_bytes;        /* the input file's size */
+    uint64_t stream_bytes;      /* its decompressed size (file_bytes for RAW) */
+    uint64_t frames, blocks;    /* units of decompression in the block index */
+    uint64_t block_checksums;   /* units with a checksum of their own (LZ4 -BX, zstd --check) */
+    uint64_t content_checksums; /* LZ4 frames with a content checksum */
+    /* the runs': counters the staging threads add to */
+    uint64_t bytes_read;        /* compressed bytes read from the file */
+    uint64_t bytes_decompressed;
+    uint64_t blocks_decompressed;
+    uint64_t blocks_reused;     /* a block cut by a piece's boundary, taken from the cache of
+                                   the decompression context that had just decoded it */
+    uint64_t content_checked;   /* LZ4 content checksums found correct */
+    double decompress_s;        /* time in the decompressors, summed over the threads */
+    char note[192];             /* how it is read, in words ("" for RAW) */
+    uint64_t reserved[8];
+} sp_file_io_input;
 
 /* Opens the files as the top of this file says. Whether or not it succeeds, *out is a handle
  * to close with sp_file_io_close (NULL only for SP_ERR_OUT_OF_MEMORY, no memory for the
@@ -131,6 +167,10 @@ SP_API const sp_io *sp_file_io_get(const sp_file_io *f);
 SP_API sp_status sp_file_io_set_range(sp_file_io *f, size_t first_record, size_t n_records);
 /* Records in the whole input (0 for a handle whose open failed). */
 SP_API size_t sp_file_io_records(const sp_file_io *f);
+/* The input's format, sizes and decompression counters (see sp_file_io_input): SP_OK, or
+ * SP_ERR_INVALID_ARGUMENT for NULL or a handle whose open failed. Not during a run (the
+ * counters are summed while the staging threads add to them). */
+SP_API sp_status sp_file_io_input_get(const sp_file_io *f, sp_file_io_input *out);
 /* Flushes the writes so far to disk (fsync; nothing for a FIFO or character device). */
 SP_API sp_status sp_file_io_sync(sp_file_io *f);
 /* Only after a run of the range that succeeded: flushes the output to disk, renames the
