@@ -97,3 +97,27 @@ sp_status sp_codec_stream(sp_codec *c, const void *src, size_t in, size_t *used,
     }
     return SP_OK;
 }
+
+sp_status sp_codec_measure(sp_codec *c, const void *src, size_t n, uint64_t *bytes, char *why,
+                           size_t why_size)
+{
+    static _Thread_local unsigned char scratch[1 << 17]; /* ZSTD_BLOCKSIZE_MAX: no more per step */
+    sp_status st = sp_codec_stream_restart(c, why, why_size);
+    ZSTD_inBuffer input = {src, n, 0};
+    size_t rc = 1;
+    *bytes = 0;
+    while (st == SP_OK && rc != 0) {
+        ZSTD_outBuffer output = {scratch, sizeof scratch, 0};
+        rc = ZSTD_decompressStream(c->stream, &output, &input);
+        if (ZSTD_isError(rc)) {
+            snprintf(why, why_size, "libzstd: %s", ZSTD_getErrorName(rc));
+            return SP_ERR_UNSUPPORTED;
+        }
+        *bytes += output.pos;
+        if (rc != 0 && input.pos == input.size && output.pos < output.size) {
+            snprintf(why, why_size, "truncated: the frame ends before its last block");
+            return SP_ERR_UNSUPPORTED;
+        }
+    }
+    return st;
+}

@@ -20,6 +20,10 @@ void sp_codec_free(sp_codec *c);
  * or would not fit `room`. */
 sp_status sp_codec_decode(sp_codec *c, const sp_block *b, const void *src, void *dst,
                           size_t room, size_t *made, char *why, size_t why_size);
+/* How many bytes the Zstandard frame at src (n bytes) decodes to, found by decoding it into
+ * scratch (a frame that declares no size). SP_ERR_UNSUPPORTED with why set when corrupt. */
+sp_status sp_codec_measure(sp_codec *c, const void *src, size_t n, uint64_t *bytes, char *why,
+                           size_t why_size);
 /* A Zstandard stream decoded in order (a file of one frame): restart from its first byte. */
 sp_status sp_codec_stream_restart(sp_codec *c, char *why, size_t why_size);
 /* Feeds up to `in` bytes at src, writing up to `room` bytes at dst; *used and *made say how

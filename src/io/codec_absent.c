@@ -41,3 +41,11 @@ sp_status sp_codec_stream(sp_codec *c, const void *src, size_t in, size_t *used,
     snprintf(why, why_size, "no decompressors in this build");
     return SP_ERR_UNSUPPORTED;
 }
+
+sp_status sp_codec_measure(sp_codec *c, const void *src, size_t n, uint64_t *bytes, char *why,
+                           size_t why_size)
+{
+    (void)c, (void)src, (void)n, (void)bytes;
+    snprintf(why, why_size, "no decompressors in this build");
+    return SP_ERR_UNSUPPORTED;
+}

@@ -44,6 +44,7 @@ struct sp_compressed {
     int sequential;
     sp_content_checks checks;
     char note[192];
+    size_t sized_at_open;     /* units whose size the headers left open, decoded at open */
     pthread_mutex_t pool_lock;
     sp_decoder *free_decoders, *made_decoders;
     sp_stream_state stream;
@@ -56,6 +57,8 @@ struct sp_compressed {
 sp_decoder *sp_decoder_take(sp_compressed *z, size_t unit, char *why, size_t why_size);
 void sp_decoder_give(sp_compressed *z, sp_decoder *d);
 void sp_decoder_free(sp_decoder *d);
+/* Frees every context (none may be taken). */
+void sp_decoders_drop(sp_compressed *z);
 /* Unit `unit` decoded whole into out (its dst_bytes), its block checksum checked and its
  * content offered to the content check. sized: NULL, it must make exactly dst_bytes; else
  * it may make 1 to dst_bytes, *sized says how many, and nothing is offered (an LZ4 frame's

@@ -24,17 +24,39 @@ static int pread_source(void *user, uint64_t offset, void *dst, size_t n)
     return 0;
 }
 
+/* The first magic number past any skippable frames (pzstd begins with one), into magic;
+ * *n: 4, or fewer at the file's end. */
+static int first_magic(sp_file_io *f, uint64_t file_bytes, unsigned char magic[4], size_t *n)
+{
+    uint64_t at = 0;
+    for (int skipped = 0; skipped < 64; skipped++) {
+        *n = file_bytes - at < 4 ? (size_t)(file_bytes - at) : 4;
+        int err = pread_source(&f->in_fd, at, magic, *n);
+        if (err != 0 || *n < 4 || (magic[0] & 0xF0) != 0x50 || magic[1] != 0x2A ||
+            magic[2] != 0x4D || magic[3] != 0x18)
+            return err;
+        unsigned char size[4];
+        if (file_bytes - at < 8 || (err = pread_source(&f->in_fd, at + 4, size, 4)) != 0)
+            return err;
+        at += 8 + ((uint64_t)size[0] | (uint64_t)size[1] << 8 | (uint64_t)size[2] << 16 |
+                   (uint64_t)size[3] << 24);
+        if (at >= file_bytes)
+            return 0;
+    }
+    return 0;
+}
+
 sp_status sp_compressed_format(sp_file_io *f, int asked, uint64_t file_bytes, int *format)
 {
     unsigned char magic[4];
+    size_t n = 0;
     *format = asked;
     if (asked != SP_INPUT_FORMAT_AUTO)
         return asked >= SP_INPUT_FORMAT_RAW && asked <= SP_INPUT_FORMAT_ZSTD
                    ? SP_OK
                    : sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "input_format %d is not one "
                                      "of sp_input_format's", asked);
-    size_t n = file_bytes < 4 ? (size_t)file_bytes : 4;
-    int err = pread_source(&f->in_fd, 0, magic, n);
+    int err = first_magic(f, file_bytes, magic, &n);
     if (err != 0)
         return sp_file_io_fail(f, SP_ERR_BACKEND, "cannot read the input '%s': %s", f->input,
                                strerror(err));
@@ -42,28 +64,59 @@ sp_status sp_compressed_format(sp_file_io *f, int asked, uint64_t file_bytes, in
     return SP_OK;
 }
 
-/* The last block of each LZ4 frame that declares no content size, decoded once to learn how
- * much it holds. */
-static sp_status size_last_blocks(sp_compressed *z, char *why, size_t why_size)
+/* A frame's size that its header leaves open, found by decoding: an LZ4 frame's last block
+ * (no content size declared) or a whole Zstandard frame (pzstd declares none). */
+static sp_status size_open_unit(sp_compressed *z, sp_decoder *d, sp_frame *fr, char *why,
+                                size_t why_size)
+{
+    size_t last = (size_t)(fr->first_block + fr->n_blocks - 1);
+    sp_block *b = &z->ix.blocks[last];
+    if (b->codec != SP_BLOCK_ZSTD_FRAME) {
+        size_t made = 0;
+        sp_status st = sp_decode_unit(z, d, last, d->block, &made, why, why_size);
+        b->dst_bytes = made;
+        return st;
+    }
+    /* the frame's bytes into d->src, then decoded to count */
+    int err = pread_source(&z->fd, b->src_offset, d->src, (size_t)b->src_bytes);
+    if (err != 0) {
+        snprintf(why, why_size, "reading the Zstandard frame at offset %llu: %s",
+                 (unsigned long long)b->src_offset, strerror(err));
+        return SP_ERR_BACKEND;
+    }
+    char detail[256] = "";
+    sp_status st = sp_codec_measure(d->codec, d->src, (size_t)b->src_bytes, &b->dst_bytes,
+                                    detail, sizeof detail);
+    if (st != SP_OK)
+        snprintf(why, why_size, "the Zstandard frame at offset %llu, which declares no size, "
+                 "does not decode: %s", (unsigned long long)b->src_offset, detail);
+    return st;
+}
+
+/* Every size the headers leave open, found; the contexts that did it are dropped, since
+ * their buffers were sized before the sizes were known. */
+static sp_status size_open_units(sp_compressed *z, char *why, size_t why_size)
 {
     sp_decoder *d = NULL;
     sp_status st = SP_OK;
     for (size_t i = 0; i < z->ix.n_frames && st == SP_OK; i++) {
         sp_frame *fr = &z->ix.frames[i];
-        if (!fr->last_size_unknown)
+        if (!fr->last_size_unknown || fr->n_blocks == 0)
             continue;
         if (!d && !(d = sp_decoder_take(z, SIZE_MAX, why, why_size)))
             return SP_ERR_UNSUPPORTED;
-        size_t last = (size_t)(fr->first_block + fr->n_blocks - 1);
-        size_t made = 0;
-        st = sp_decode_unit(z, d, last, d->block, &made, why, why_size);
+        st = size_open_unit(z, d, fr, why, why_size);
         if (st == SP_OK) {
-            z->ix.blocks[last].dst_bytes = made;
             fr->last_size_unknown = 0;
+            z->sized_at_open++;
+            uint64_t bytes = z->ix.blocks[fr->first_block + fr->n_blocks - 1].dst_bytes;
+            if (bytes > z->ix.max_dst_bytes)
+                z->ix.max_dst_bytes = bytes;
         }
     }
     if (d)
         sp_decoder_give(z, d);
+    sp_decoders_drop(z);
     return st;
 }
 
@@ -88,6 +141,10 @@ static void describe(sp_compressed *z)
     else
         snprintf(z->note, sizeof z->note, "Zstandard: %zu frames decoded in parallel on the "
                  "staging threads", data_frames);
+    size_t used = strlen(z->note);
+    if (z->sized_at_open && ix->format == SP_INPUT_FORMAT_ZSTD && used < sizeof z->note)
+        snprintf(z->note + used, sizeof z->note - used, "; %zu declared no size (pzstd) and "
+                 "were decoded once at open to find it", z->sized_at_open);
 }
 
 static sp_status index_input(sp_file_io *f, sp_compressed *z, int format, uint64_t file_bytes)
@@ -96,7 +153,7 @@ static sp_status index_input(sp_file_io *f, sp_compressed *z, int format, uint64
     sp_byte_source src = {.size = file_bytes, .read = pread_source, .user = &z->fd};
     sp_status st = sp_block_index_build(&src, format, &z->ix);
     if (st == SP_OK)
-        st = size_last_blocks(z, why, sizeof why);
+        st = size_open_units(z, why, sizeof why);
     else
         snprintf(why, sizeof why, "%s", z->ix.error);
     if (st == SP_OK && (st = sp_block_index_lay_out(&z->ix)) != SP_OK)
@@ -175,15 +232,21 @@ void sp_compressed_input(const sp_compressed *z, sp_file_io_input *out)
     snprintf(out->note, sizeof out->note, "%s", z->note);
 }
 
-void sp_compressed_close(sp_compressed *z)
+void sp_decoders_drop(sp_compressed *z)
 {
-    if (!z)
-        return;
     for (sp_decoder *d = z->made_decoders; d;) {
         sp_decoder *next = d->next_made;
         sp_decoder_free(d);
         d = next;
     }
+    z->made_decoders = z->free_decoders = NULL;
+}
+
+void sp_compressed_close(sp_compressed *z)
+{
+    if (!z)
+        return;
+    sp_decoders_drop(z);
     free(z->stream.in);
     sp_content_checks_free(&z->checks);
     sp_block_index_free(&z->ix);

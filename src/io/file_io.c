@@ -406,7 +406,7 @@ const char *sp_file_io_last_error(const sp_file_io *f)
 
 sp_status sp_file_io_input_get(const sp_file_io *f, sp_file_io_input *out)
 {
-    if (!f || !out || !f->opened)
+    if (!f || !out || (!f->opened && !f->committed)) /* the figures outlive the commit */
         return SP_ERR_INVALID_ARGUMENT;
     memset(out, 0, sizeof *out);
     if (f->compressed) {

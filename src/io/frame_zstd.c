@@ -6,8 +6,8 @@
  * Each frame header is checked and its blocks walked (3-byte headers only) to find where it
  * ends and to bound what its blocks can hold: the content size it declares must lie between
  * what its raw and RLE blocks hold and that plus Block_Maximum_Size for each compressed one.
- * A frame must declare its content size (zstd does for files; from a pipe it needs
- * --stream-size), since the records' places are laid out at open. Frames that need a
+ * A frame that declares no content size (pzstd writes none, zstd from a pipe neither) is
+ * marked to be sized at open by decoding it once (compressed_open.c). Frames that need a
  * dictionary are refused; skippable frames (the seekable format's seek table) are skipped. */
 #include <stdio.h>
 
@@ -29,6 +29,7 @@ typedef struct zstd_header {
     uint64_t content_size, window;
     size_t length; /* the header after the magic */
     int checksum;
+    int size_unknown; /* no content size declared (pzstd, a pipe): found at open by decoding */
 } zstd_header;
 
 static sp_status read_header(sp_block_index *ix, const sp_byte_source *src, uint64_t at,
@@ -45,10 +46,7 @@ static sp_status read_header(sp_block_index *ix, const sp_byte_source *src, uint
     if (fhd & 0x08)
         return sp_index_fail(ix, SP_ERR_UNSUPPORTED, "the Zstandard frame at offset %llu has "
                              "its reserved bit set (descriptor 0x%02x): corrupt", off, fhd);
-    if (fcs_bytes == 0)
-        return sp_index_fail(ix, SP_ERR_UNSUPPORTED, "the Zstandard frame at offset %llu does "
-                             "not declare its content size (written from a pipe? zstd "
-                             "--stream-size=N or a file input writes it)", off);
+    z->size_unknown = fcs_bytes == 0;
     z->checksum = (fhd >> 2) & 1;
     z->length = 1 + !single + dict_bytes[fhd & 3] + fcs_bytes;
     if ((st = sp_index_fetch(ix, src, at + 4, h, z->length, "a Zstandard frame header")) !=
@@ -64,6 +62,7 @@ static sp_status read_header(sp_block_index *ix, const sp_byte_source *src, uint
     unsigned exponent = h[1] >> 3, mantissa = h[1] & 7;
     uint64_t base = (uint64_t)1 << (10 + exponent);
     z->window = single ? z->content_size : base + base / 8 * mantissa;
+    (void)off;
     return SP_OK;
 }
 
@@ -114,15 +113,17 @@ static sp_status read_frame(sp_block_index *ix, const sp_byte_source *src, uint6
         st = walk_blocks(ix, src, &z, at + 4 + z.length, end, &least, &most);
     if (st != SP_OK)
         return st;
-    if (z.content_size < least || z.content_size > most)
+    if (!z.size_unknown && (z.content_size < least || z.content_size > most))
         return sp_index_fail(ix, SP_ERR_UNSUPPORTED, "the Zstandard frame at offset %llu "
                              "declares %llu bytes of content, which its blocks cannot hold "
                              "(%llu to %llu bytes)", (unsigned long long)at,
                              (unsigned long long)z.content_size, (unsigned long long)least,
                              (unsigned long long)most);
-    if (!sp_index_add_frame(ix, at))
+    sp_frame *f = sp_index_add_frame(ix, at);
+    if (!f)
         return SP_ERR_OUT_OF_MEMORY;
-    if (z.content_size == 0) /* nothing to decode: a frame without a unit */
+    f->last_size_unknown = z.size_unknown;
+    if (z.content_size == 0 && !z.size_unknown) /* nothing to decode: a frame without a unit */
         return SP_OK;
     return sp_index_add_block(ix, SP_BLOCK_ZSTD_FRAME, at, *end - at, z.content_size,
                               z.checksum)
