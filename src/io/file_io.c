@@ -48,9 +48,11 @@ static sp_status open_input(sp_file_io *f, struct stat *st)
         return status;
     if (bytes > SIZE_MAX || bytes % f->in_record_bytes != 0)
         return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the input '%s' holds %llu bytes%s, not "
-                               "a whole number of %zu-byte records", f->input,
-                               (unsigned long long)bytes,
-                               f->compressed ? " once decompressed" : "", f->in_record_bytes);
+                               "a whole number of %zu-byte records (a part record from offset "
+                               "%llu%s)", f->input, (unsigned long long)bytes,
+                               f->compressed ? " once decompressed" : "", f->in_record_bytes,
+                               (unsigned long long)(bytes - bytes % f->in_record_bytes),
+                               f->compressed ? " of the decompressed stream" : "");
     f->n_input = (size_t)(bytes / f->in_record_bytes);
     return SP_OK;
 }

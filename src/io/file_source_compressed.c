@@ -148,7 +148,8 @@ sp_status sp_decode_unit(sp_compressed *z, sp_decoder *d, size_t unit, void *out
     atomic_fetch_add(&z->decompress_ns, now_ns() - started);
     uint64_t header = b->codec == SP_BLOCK_ZSTD_FRAME ? b->src_offset : b->src_offset - 4;
     if (st != SP_OK) {
-        snprintf(why, why_size, "the %s at offset %llu does not decode to its %llu bytes: %s",
+        snprintf(why, why_size, "the %s at offset %llu does not decode to its %llu bytes "
+                 "(corrupt, or it expands past that size): %s",
                  unit_name(b), (unsigned long long)header, (unsigned long long)b->dst_bytes,
                  detail);
         return st;
@@ -239,7 +240,8 @@ static sp_status stream_step(sp_compressed *z, unsigned char *out, size_t room, 
                                    sizeof detail);
     atomic_fetch_add(&z->decompress_ns, now_ns() - started);
     if (st != SP_OK) {
-        snprintf(why, why_size, "the Zstandard stream is corrupt near offset %llu: %s",
+        snprintf(why, why_size, "the Zstandard stream does not decode near offset %llu "
+                 "(corrupt, or it expands past its declared size): %s",
                  (unsigned long long)(s->file_at - s->in_len + s->in_pos), detail);
         return st;
     }
