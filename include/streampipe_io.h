@@ -23,6 +23,36 @@
  *         fprintf(stderr, "%s\n", sp_file_io_last_error(files));
  *     sp_file_io_close(files);                (removes the temporary output unless committed)
  *
+ * Compressed inputs (config.input_format; by default told by the file's magic number, never
+ * its name): the records are those of the decompressed stream, decompressed on the staging
+ * threads (liblz4, libzstd) straight into pinned memory; the output is always raw. At open the
+ * frame and block headers alone are read into a block index (src/io/block_index.h: each
+ * unit's compressed offset and size, decompressed offset and size, checksum presence; the
+ * table a GPU decompressor would take), every size checked against the file and against what
+ * the frame declares; a read of records maps to the units it overlaps, each decoded whole on
+ * the thread asking (one decompression context each, the last unit cut by a piece's edge kept
+ * for the neighbouring piece).
+ * - LZ4 frames (what `lz4` writes), block sizes 64 KiB to 4 MiB, with or without content
+ *   size, block checksums (-BX) and content checksum, several frames concatenated. Blocks
+ *   must be independent (the default): linked blocks (-BD) are refused, not decoded in
+ *   order. Every block but a frame's last must hold the frame's block size (as lz4 writes
+ *   them); without a declared content size the last block is decoded once at open to size
+ *   it. Block checksums are checked on every read; content checksums (XXH32, src/io/xxh32.c,
+ *   written from the specification) while the blocks are decoded, out of order, for frames
+ *   a run's range covers whole (sp_file_io_input.content_checked counts them).
+ * - Zstandard files of several frames (pzstd, zstd's seekable format, frames concatenated),
+ *   each frame decoded on its own (libzstd checks its checksum). Frames that declare no size
+ *   (pzstd) are decoded once at open to size them. A file of one frame cannot be split: it is
+ *   decompressed on the host as one unit, in order on one thread, and the sp_io is then
+ *   sequential (sp_file_io_input.sequential, note); so are frames over 64 MiB.
+ * Bad data fails the open (truncated frame, a block past the file's end, a size over what the
+ * frame allows or declares, unknown magic, linked blocks, a dictionary, a decompressed size
+ * that is not whole records: SP_ERR_UNSUPPORTED) or the run (a checksum that does not match,
+ * a block that does not decode to its size: SP_ERR_STAGE_FAILED), the message naming the file
+ * offset; nothing is committed. A build without liblz4/libzstd refuses compressed inputs
+ * (SP_ERR_UNSUPPORTED, saying so). sp_file_io_input_get gives the sizes, ratio and the
+ * decompression's counters for a report.
+ *
  * The output, by what OUTPUT names:
  * - a new name or a regular file: the temporary output ".NAME.partial-XXXXXX" in the same
  *   folder (mode 0666 less the umask, as a new file), renamed over NAME by commit;
@@ -74,6 +104,17 @@ extern "C" {
 
 typedef struct sp_file_io sp_file_io;
 
+/* What the input holds (sp_file_io_config.input_format). AUTO reads the file's first four
+ * bytes: the LZ4 frame magic (04 22 4D 18) or the Zstandard one (28 B5 2F FD) make it
+ * compressed, anything else raw; the name plays no part. RAW, LZ4 and ZSTD say so instead (a
+ * raw file that happens to begin with a magic number). */
+typedef enum sp_input_format {
+    SP_INPUT_FORMAT_AUTO = 0,
+    SP_INPUT_FORMAT_RAW = 1,
+    SP_INPUT_FORMAT_LZ4 = 2,
+    SP_INPUT_FORMAT_ZSTD = 3
+} sp_input_format;
+
 /* Sized (streampipe.h, top): SP_FILE_IO_CONFIG_INIT; size 0 stands for this first layout
  * (0.6, through temp_created_user), fixed for good. */
 typedef struct sp_file_io_config {
@@ -109,9 +150,34 @@ typedef struct sp_file_io_config {
        (the name is sp_file_io_temp_path's). NULL: none. */
     void (*temp_created)(const char *temp_path, void *user);
     void *temp_created_user;
+    /* 0.6, appended: */
+    int input_format;        /* sp_input_format; 0 (AUTO): by the file's magic */
 } sp_file_io_config;
 
 #define SP_FILE_IO_CONFIG_INIT {.size = sizeof(sp_file_io_config)}
+
+/* A compressed input's shape and what the runs since the open (or the last set_range) did
+ * with it, for the report. Room to grow: the library fills all of it, reserved words zero. */
+typedef struct sp_file_io_input {
+    int format;                 /* sp_input_format: RAW, LZ4 or ZSTD (never AUTO) */
+    int sequential;             /* 1: decompressed in order on one thread (a single
+                                   Zstandard frame, which cannot be split); note says so */
+    uint64_t file_bytes;        /* the input file's size */
+    uint64_t stream_bytes;      /* its decompressed size (file_bytes for RAW) */
+    uint64_t frames, blocks;    /* units of decompression in the block index */
+    uint64_t block_checksums;   /* units with a checksum of their own (LZ4 -BX, zstd --check) */
+    uint64_t content_checksums; /* LZ4 frames with a content checksum */
+    /* the runs': counters the staging threads add to */
+    uint64_t bytes_read;        /* compressed bytes read from the file */
+    uint64_t bytes_decompressed;
+    uint64_t blocks_decompressed;
+    uint64_t blocks_reused;     /* a block cut by a piece's boundary, taken from the cache of
+                                   the decompression context that had just decoded it */
+    uint64_t content_checked;   /* LZ4 content checksums found correct */
+    double decompress_s;        /* time in the decompressors, summed over the threads */
+    char note[192];             /* how it is read, in words ("" for RAW) */
+    uint64_t reserved[8];
+} sp_file_io_input;
 
 /* Opens the files as the top of this file says. Whether or not it succeeds, *out is a handle
  * to close with sp_file_io_close (NULL only for SP_ERR_OUT_OF_MEMORY, no memory for the
@@ -131,6 +197,11 @@ SP_API const sp_io *sp_file_io_get(const sp_file_io *f);
 SP_API sp_status sp_file_io_set_range(sp_file_io *f, size_t first_record, size_t n_records);
 /* Records in the whole input (0 for a handle whose open failed). */
 SP_API size_t sp_file_io_records(const sp_file_io *f);
+/* The input's format, sizes and decompression counters (see sp_file_io_input), also after
+ * commit, until close: SP_OK, or SP_ERR_INVALID_ARGUMENT for NULL or a handle whose open
+ * failed. During a run it gives the counters so far (they are atomic); a run's are complete
+ * once it has returned. */
+SP_API sp_status sp_file_io_input_get(const sp_file_io *f, sp_file_io_input *out);
 /* Flushes the writes so far to disk (fsync; nothing for a FIFO or character device). */
 SP_API sp_status sp_file_io_sync(sp_file_io *f);
 /* Only after a run of the range that succeeded: flushes the output to disk, renames the

@@ -31,6 +31,9 @@ BUILD_PACKAGES=(
                                             # the Python binding
     libcjson-dev  # reads safetensors models (the MLP, `streampipe infer`) and its tests
     libxml2-dev   # the tests parse the trace and SVG exports
+    liblz4-dev libzstd-dev # the file source decompresses LZ4 and Zstandard inputs on the
+                           # staging threads (src/io; LZ4_decompress_safe, ZSTD_decompressDCtx)
+    lz4 zstd      # the commands the compressed-input tests make their files with (pzstd too)
     python3 python3-dev python3-venv # the Python package (headers for the extension)
 )
 CI_PACKAGES=(

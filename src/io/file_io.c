@@ -40,11 +40,20 @@ static sp_status open_input(sp_file_io *f, struct stat *st)
     if (!S_ISREG(st->st_mode))
         return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the input '%s' is not a regular file",
                                f->input);
-    if ((size_t)st->st_size % f->in_record_bytes != 0)
-        return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the input '%s' holds %lld bytes, not a "
-                               "whole number of %zu-byte records", f->input,
-                               (long long)st->st_size, f->in_record_bytes);
-    f->n_input = (size_t)st->st_size / f->in_record_bytes;
+    uint64_t bytes = (uint64_t)st->st_size;
+    sp_status status = sp_compressed_format(f, f->format_asked, bytes, &f->input_format);
+    if (status == SP_OK && f->input_format != SP_INPUT_FORMAT_RAW)
+        status = sp_compressed_open(f, f->input_format, bytes, &bytes);
+    if (status != SP_OK)
+        return status;
+    if (bytes > SIZE_MAX || bytes % f->in_record_bytes != 0)
+        return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the input '%s' holds %llu bytes%s, not "
+                               "a whole number of %zu-byte records (a part record from offset "
+                               "%llu%s)", f->input, (unsigned long long)bytes,
+                               f->compressed ? " once decompressed" : "", f->in_record_bytes,
+                               (unsigned long long)(bytes - bytes % f->in_record_bytes),
+                               f->compressed ? " of the decompressed stream" : "");
+    f->n_input = (size_t)(bytes / f->in_record_bytes);
     return SP_OK;
 }
 
@@ -58,6 +67,9 @@ static sp_status check_range(sp_file_io *f, size_t first, size_t n)
     f->first = first;
     f->count = n;
     f->io.n_records = n;
+    if (f->compressed) /* the range's bytes, which fit: the stream's size is a size_t */
+        sp_compressed_reset(f->compressed, (uint64_t)first * f->in_record_bytes,
+                            (uint64_t)(first + n) * f->in_record_bytes);
     atomic_store(&f->written, 0);
     atomic_store(&f->io_failed, 0);
     return SP_OK;
@@ -213,6 +225,7 @@ static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
         return st;
     f->in_record_bytes = c.in_record_bytes;
     f->out_record_bytes = c.out_record_bytes;
+    f->format_asked = c.input_format;
     struct stat in;
     if ((st = open_input(f, &in)) != SP_OK || (st = check_range(f, c.first_record,
                                                                  c.n_records)) != SP_OK ||
@@ -229,6 +242,8 @@ static void release(sp_file_io *f)
     if (f->out_fd >= 0)
         close(f->out_fd);
     f->in_fd = f->out_fd = -1;
+    sp_compressed_close(f->compressed);
+    f->compressed = NULL;
     if (f->temp_path)
         unlink(f->temp_path);
     free(f->temp_path);
@@ -255,9 +270,12 @@ sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out)
         return st;
     }
     f->opened = 1;
+    /* a single-frame Zstandard input is read in order, so the whole sp_io is sequential;
+     * the output is still written at the records' offsets where it has them */
+    int in_order = f->compressed && sp_compressed_sequential(f->compressed);
     f->io = (sp_io){.size = sizeof(sp_io), .read = sp_file_io_read, .read_user = f,
                     .write = sp_file_io_write, .write_user = f, .n_records = f->count,
-                    .positional = f->positional};
+                    .positional = f->positional && !in_order};
     return SP_OK;
 }
 
@@ -386,6 +404,21 @@ void sp_file_io_close(sp_file_io *f)
 const char *sp_file_io_last_error(const sp_file_io *f)
 {
     return f ? f->error : "no file I/O handle (sp_file_io_open ran out of memory)";
+}
+
+sp_status sp_file_io_input_get(const sp_file_io *f, sp_file_io_input *out)
+{
+    if (!f || !out || (!f->opened && !f->committed)) /* the figures outlive the commit */
+        return SP_ERR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (f->compressed) {
+        sp_compressed_input(f->compressed, out);
+        return SP_OK;
+    }
+    uint64_t bytes = (uint64_t)f->n_input * f->in_record_bytes;
+    out->format = SP_INPUT_FORMAT_RAW;
+    out->file_bytes = out->stream_bytes = bytes;
+    return SP_OK;
 }
 
 const char *sp_file_io_temp_path(const sp_file_io *f)

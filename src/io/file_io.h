@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "io/compressed.h"
 #include "streampipe_io.h"
 
 struct sp_file_io {
@@ -21,6 +22,9 @@ struct sp_file_io {
     size_t out_bytes;        /* the output's size: n_input records */
     char *input, *output;    /* the paths, copied (output: a name for messages) */
     char *temp_path;         /* the temporary output this handle made, until commit/close */
+    int format_asked;        /* config.input_format */
+    int input_format;        /* what the input is: SP_INPUT_FORMAT_RAW, _LZ4 or _ZSTD */
+    sp_compressed *compressed; /* a compressed input's index and decoders; NULL for RAW */
     int opened;              /* the open succeeded */
     int in_place;            /* written where it is (a device, a FIFO, a descriptor) */
     int foreign_temp;        /* config.temp_output: another handle's, never renamed/removed */
@@ -44,6 +48,13 @@ sp_status sp_file_io_fail(sp_file_io *f, sp_status status, const char *fmt, ...)
 #endif
     ;
 
+/* file_io_rw.c: keeps the first read or write failure's text since the range was set (the
+ * handle's last error) and returns SP_ERR_STAGE_FAILED; callable from any staging thread. */
+sp_status sp_file_io_fail_io(sp_file_io *f, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* file_io_rw.c: the sp_io's functions (user = the handle). */
 sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, size_t *records,
                           void *user);

@@ -1,6 +1,7 @@
 /* The file source and sink's read and write (file_io.h): pread and pwrite loops that take
  * short counts and EINTR, called from the staging threads, several at once; write() in record
- * order for an output that has no offsets. The first failure's text is kept for the handle's
+ * order for an output that has no offsets. A compressed input's reads go to
+ * file_source_compressed.c, with the same offsets in its decompressed stream. The first failure's text is kept for the handle's
  * last error; the run's own error names the records. */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,14 +12,7 @@
 
 #include "io/file_io.h"
 
-/* Keeps the first I/O failure's text since the range was set. */
-static sp_status io_failed(sp_file_io *f, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static sp_status io_failed(sp_file_io *f, const char *fmt, ...)
+sp_status sp_file_io_fail_io(sp_file_io *f, const char *fmt, ...)
 {
     pthread_mutex_lock(&f->lock);
     if (!atomic_load(&f->io_failed)) {
@@ -55,16 +49,21 @@ sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, si
     off_t at;
     size_t want, got = 0;
     if (!span(f, first_record, max_records, f->in_record_bytes, &at, &want))
-        return io_failed(f, "reading '%s': records %zu..+%zu are outside the range of %zu",
+        return sp_file_io_fail_io(f, "reading '%s': records %zu..+%zu are outside the range of %zu",
                          f->input, first_record, max_records, f->count);
+    if (f->compressed) { /* decompressed on this thread (file_source_compressed.c) */
+        sp_status st = sp_compressed_read(f, dst, (uint64_t)at, want);
+        *records = st == SP_OK ? max_records : 0;
+        return st;
+    }
     while (got < want) {
         ssize_t n = pread(f->in_fd, (char *)dst + got, want - got, at + (off_t)got);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (n < 0)
-            return io_failed(f, "reading '%s': %s", f->input, strerror(errno));
+            return sp_file_io_fail_io(f, "reading '%s': %s", f->input, strerror(errno));
         if (n == 0)
-            return io_failed(f, "reading '%s': the file ended at byte %lld (it shrank during "
+            return sp_file_io_fail_io(f, "reading '%s': the file ended at byte %lld (it shrank during "
                              "the run)", f->input, (long long)(at + (off_t)got));
         got += (size_t)n;
     }
@@ -78,7 +77,7 @@ sp_status sp_file_io_write(const void *src, size_t first_record, size_t records,
     off_t at;
     size_t want, put = 0;
     if (!span(f, first_record, records, f->out_record_bytes, &at, &want))
-        return io_failed(f, "writing '%s': records %zu..+%zu are outside the range of %zu",
+        return sp_file_io_fail_io(f, "writing '%s': records %zu..+%zu are outside the range of %zu",
                          f->output, first_record, records, f->count);
     while (put < want) { /* a short count is retried: the next call says why it was short */
         const char *from = (const char *)src + put;
@@ -87,9 +86,9 @@ sp_status sp_file_io_write(const void *src, size_t first_record, size_t records,
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno != ENOSPC && errno != EDQUOT)
-            return io_failed(f, "writing '%s': %s", f->output, strerror(errno));
+            return sp_file_io_fail_io(f, "writing '%s': %s", f->output, strerror(errno));
         if (n <= 0)
-            return io_failed(f, "writing '%s': no space left at byte %lld (%s)", f->output,
+            return sp_file_io_fail_io(f, "writing '%s': no space left at byte %lld (%s)", f->output,
                              (long long)(at + (off_t)put),
                              n < 0 ? strerror(errno) : "the device took no more bytes");
         put += (size_t)n;

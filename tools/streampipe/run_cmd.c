@@ -16,7 +16,13 @@
 
 static const cli_option options[] = {
     CLI_REQUIRED("input", "FILE", run_options, input_path,
-                 "raw little-endian records to read (a regular file)"),
+                 "little-endian records to read (a regular file): raw, or an LZ4\n"
+                 "or Zstandard file of them, told by its magic number (--input-format)"),
+    CLI_CHOICE("input-format", "auto|raw|lz4|zstd", run_options, input_format,
+               "what --input holds (default auto: by its first four bytes, never its\n"
+               "name). LZ4: frames of independent blocks (lz4's default); zstd:\n"
+               "frames that declare their size, several decoded in parallel, a\n"
+               "single frame in order on one thread"),
     CLI_REQUIRED("output", "FILE", run_options, output_path,
                  "where the results go; written beside it under a temporary name and\n"
                  "moved into place only when the whole run succeeded. An existing\n"
@@ -140,6 +146,37 @@ void run_print_job(fig_out *out, const run_job *job, const run_options *o)
     fig_num(out, NULL, "bytes in", "%.1f MiB", bytes / (1 << 20));
 }
 
+/* A compressed input: its sizes, ratio and the decompression's time on the staging threads
+ * (summed over them: more than the makespan when several decoded at once). */
+static void print_input(fig_out *out, const run_files *f)
+{
+    sp_file_io_input in;
+    if (sp_file_io_input_get(f->io, &in) != SP_OK || in.format == SP_INPUT_FORMAT_RAW)
+        return;
+    static const char *const names[] = {"auto", "raw", "lz4", "zstd"};
+    double ratio = in.file_bytes ? (double)in.stream_bytes / (double)in.file_bytes : 0.0;
+    fig_group(out, "compression", "compressed input:");
+    fig_str(out, "format", "format", "%s", names[in.format]);
+    fig_uint(out, "compressed_bytes", NULL, NULL, in.file_bytes);
+    fig_uint(out, "uncompressed_bytes", NULL, NULL, in.stream_bytes);
+    fig_text(out, "bytes", "%.1f MiB compressed, %.1f MiB uncompressed\n",
+             (double)in.file_bytes / (1 << 20), (double)in.stream_bytes / (1 << 20));
+    fig_num(out, "ratio", "ratio", "%.2f (uncompressed / compressed)", ratio);
+    fig_uint(out, "frames", "frames", "%llu", in.frames);
+    fig_uint(out, "blocks", "blocks", "%llu", in.blocks);
+    fig_uint(out, "blocks_decompressed", "decompressed", "%llu blocks", in.blocks_decompressed);
+    fig_uint(out, "blocks_reused", "reused", "%llu blocks (cut by a piece's edge, decoded once)",
+             in.blocks_reused);
+    fig_uint(out, "block_checksums", "block checksums", "%llu", in.block_checksums);
+    fig_uint(out, "content_checked", "content checksums", "%llu checked", in.content_checked);
+    fig_num(out, "decompress_s", "decompression", "%.4f s (staging threads, summed)",
+            in.decompress_s);
+    fig_num(out, "decompress_gbps", "decompression rate", "%.2f GB/s per thread busy",
+            cli_gbps((double)in.bytes_decompressed, in.decompress_s));
+    fig_str(out, "how", "how", "%s", in.note);
+    fig_group_end(out);
+}
+
 static void print_result(const run_job *job, const run_options *o, const sp_report *report)
 {
     const run_files *f = &job->files;
@@ -150,6 +187,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
     fig_num(&out, "gbps_in", "rate in", "%.2f GB/s (over the makespan)",
             cli_gbps(bytes, report->makespan_s));
     fig_num(&out, "peak_rss_mib", "peak RSS", "%.1f MiB", run_peak_rss_mib());
+    print_input(&out, f);
     cli_report_figures(&out, "report:", report);
     fig_end(&out);
 }
@@ -159,7 +197,8 @@ static int run_job_go(run_job *job, const run_options *o)
     int rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK)
         rc = run_files_open(&job->files, o->input_path, o->output_path,
-                            job->stages.in_record_bytes, job->stages.out_record_bytes, 0, NULL);
+                            job->stages.in_record_bytes, job->stages.out_record_bytes, 0, NULL,
+                            o->input_format);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
     if (rc != CLI_EXIT_OK)

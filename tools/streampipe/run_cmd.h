@@ -16,6 +16,7 @@ typedef struct run_options {
     const char *input_path, *output_path, *stages_text;
     sp_backend_kind backend;
     int device;
+    int input_format; /* sp_input_format: --input-format's choices are in its order */
     unsigned long long chunk_records, depth, max_pinned, staging_threads;
     int json;
 } run_options;

@@ -49,7 +49,7 @@ static int refuse_for_ranks(const char *output)
 
 int run_files_open(run_files *f, const char *input, const char *output,
                    size_t in_record_bytes, size_t out_record_bytes, int ranked,
-                   const char *temp_output)
+                   const char *temp_output, int input_format)
 {
     memset(f, 0, sizeof *f);
     f->in_record_bytes = in_record_bytes;
@@ -74,6 +74,7 @@ int run_files_open(run_files *f, const char *input, const char *output,
     config.regular_output = ranked;
     config.temp_output = temp_output;
     config.temp_created = arm_signals;
+    config.input_format = input_format;
     sp_status st = sp_file_io_open(&config, &f->io);
     for (size_t i = 0; sp_file_io_removed(f->io, i); i++)
         fprintf(stderr, "streampipe: run: removed '%s', left by a run that was killed\n",

@@ -35,10 +35,11 @@ typedef struct run_files {
  * naming, the temporary outputs of killed runs; or a non-regular OUTPUT in place; or "-".
  * ranked: under mpirun (progress off; an output that is not a regular file or a new name is
  * refused), where ranks other than 0 pass rank 0's temporary name as temp_output. Prints why
- * and returns CLI_EXIT_FAILURE (CLI_EXIT_USAGE: the output is the input) when it fails. */
+ * and returns CLI_EXIT_FAILURE (CLI_EXIT_USAGE: the output is the input) when it fails.
+ * input_format: sp_input_format (--input-format). */
 int run_files_open(run_files *f, const char *input, const char *output,
                    size_t in_record_bytes, size_t out_record_bytes, int ranked,
-                   const char *temp_output);
+                   const char *temp_output, int input_format);
 /* The temporary output this process made ("" when none). */
 const char *run_files_temp_path(const run_files *f);
 /* The source and sink for records [first, first + count) of the input (all of them for a

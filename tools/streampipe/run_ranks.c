@@ -55,7 +55,8 @@ static int open_everything(run_job *job, const run_options *o, const run_mpi *m,
         rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK && m->rank == 0)
         rc = run_files_open(&job->files, o->input_path, o->output_path,
-                            job->stages.in_record_bytes, job->stages.out_record_bytes, 1, NULL);
+                            job->stages.in_record_bytes, job->stages.out_record_bytes, 1, NULL,
+                            o->input_format);
     if ((rc = agree(m, rc)) != CLI_EXIT_OK)
         return rc;
     char temp[4096] = "";
@@ -70,7 +71,8 @@ static int open_everything(run_job *job, const run_options *o, const run_mpi *m,
         rc = CLI_EXIT_FAILURE;
     if (rc == CLI_EXIT_OK && m->rank != 0) /* rank 0's output, opened by its name */
         rc = run_files_open(&job->files, o->input_path, o->output_path,
-                            job->stages.in_record_bytes, job->stages.out_record_bytes, 1, temp);
+                            job->stages.in_record_bytes, job->stages.out_record_bytes, 1, temp,
+                            o->input_format);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
     return agree(m, rc);

@@ -1,0 +1,114 @@
+#!/bin/sh
+# cli_run_compressed.sh STREAMPIPE SCRATCH: `streampipe run` over LZ4 and Zstandard files made
+# by the real lz4, zstd and pzstd commands (block sizes -B4..-B7, block checksums -BX, with
+# and without --content-size and --no-frame-crc, concatenated frames; zstd levels, single and
+# several frames, pzstd, a pipe's frame without a size), every output byte compared with the
+# run over the raw file: fresh random integer-valued float32 records, which compress. Then bad
+# files: truncated, a block corrupted with its checksum present and absent, a frame that
+# expands past its declared size, a decompressed size that is not whole records, an unknown
+# magic, linked blocks: each exits 1 naming the offset, and leaves no output. Skips (77) when
+# lz4, zstd or pzstd is missing, or the build has no decompressors.
+set -u
+cli=$1
+dir=$2
+for tool in lz4 zstd pzstd python3; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "skipped: no $tool command (Debian: lz4 zstd)"; exit 77; }
+done
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+seed=${SP_TEST_SEED:-$(date +%s)}
+echo "seed $seed"
+# 1.5M records (6 MiB): integers 0..999 as float32, repeated in runs, so that it compresses
+python3 - "$seed" <<'PY'
+import random, struct, sys
+rng = random.Random(int(sys.argv[1]))
+values, n = [], 1_500_003
+while len(values) < n:
+    values.extend([float(rng.randrange(1000))] * rng.randrange(1, 6))
+with open("in.f32", "wb") as f:
+    f.write(struct.pack("<%df" % n, *values[:n]))
+PY
+run() { "$cli" run --backend host --stages sinmix:iters=1 --chunk 3001 --threads 3 "$@"; }
+run --input in.f32 --output ref.out >/dev/null || { echo "FAIL: the raw run"; exit 1; }
+if ! lz4 -q -f in.f32 probe.lz4 || ! run --input probe.lz4 --output probe.out >probe.txt 2>&1; then
+    if grep -q "no liblz4" probe.txt; then echo "skipped: built without liblz4/libzstd"; exit 77; fi
+fi
+rm -f probe.lz4 probe.out probe.txt
+
+same() { # same NAME [run options]: NAME's run writes what the raw run wrote
+    name=$1; shift
+    if ! run --input "$name" --output "$name.out" "$@" >"$name.txt" 2>&1; then
+        bad "$name: exit $?: $(tail -n 2 "$name.txt")"
+    elif ! cmp -s ref.out "$name.out"; then
+        bad "$name: the output differs from the raw run's"
+    elif ! grep -q "compressed input" "$name.txt"; then
+        bad "$name: no 'compressed input' figures in the report"
+    else
+        echo "ok: $name ($(grep -m1 '  how' "$name.txt" | sed 's/^ *how *//'))"
+    fi
+    rm -f "$name.out"
+}
+for opts in "-B4" "-B5 --content-size" "-B6 --no-frame-crc" "-B7 -BX" "-B4 -BX --no-frame-crc" \
+            "-B5 -9"; do
+    name="b$(echo "$opts" | tr -d ' -').lz4"
+    lz4 -q -f $opts in.f32 "$name" && same "$name"
+done
+head -c 2000000 in.f32 >part1 && tail -c +2000001 in.f32 >part2
+lz4 -q -f -B4 part1 p1.lz4 && lz4 -q -f -B5 --content-size part2 p2.lz4 && cat p1.lz4 p2.lz4 >cat.lz4
+same cat.lz4
+for level in 1 3 19; do zstd -q -f -"$level" in.f32 -o "l$level.zst" && same "l$level.zst"; done
+zstd -q -f --no-check in.f32 -o nocheck.zst && same nocheck.zst
+zstd -q -f -3 part1 -o z1.zst && zstd -q -f -5 part2 -o z2.zst && cat z1.zst z2.zst >cat.zst
+same cat.zst
+for level in 1 6; do pzstd -q -f -p 3 -"$level" in.f32 -o "p$level.zst" && same "p$level.zst"; done
+zstd -q -c <in.f32 >pipe.zst && same pipe.zst
+same bB4.lz4 --input-format lz4
+grep -q "content checksums 1 checked" bB4.lz4.txt || bad "bB4.lz4: its content checksum was not checked"
+
+# ---- bad inputs: exit 1, the offset named, no output left ----------------------------------
+refused() { # refused FILE WORDS... [-- run options]: exit 1, a message with WORDS, no output
+    name=$1; shift
+    words=$1; shift
+    run --input "$name" --output out.bad "$@" >/dev/null 2>err.txt
+    rc=$?
+    if [ "$rc" -ne 1 ]; then bad "$name: exit $rc, want 1: $(cat err.txt)"
+    elif ! grep -qi "$words" err.txt; then bad "$name: no '$words' in: $(cat err.txt)"
+    elif ! grep -q "offset" err.txt; then bad "$name: no offset named: $(cat err.txt)"
+    elif ls -A | grep -q "out.bad"; then bad "$name: left an output behind: $(ls -A | grep out.bad)"
+    else echo "ok: $name refused: $(head -n 1 err.txt)"
+    fi
+}
+patch_byte() { # patch_byte FILE OFFSET COUNT BYTE: COUNT bytes from OFFSET xor'ed with BYTE
+    python3 -c "import sys
+p, at, n, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+d = bytearray(open(p, 'rb').read())
+d[at:at + n] = bytes(x ^ b for x in d[at:at + n]); open(p, 'wb').write(d)" "$@"
+}
+size=$(wc -c <bB4.lz4)
+head -c $((size / 2)) bB4.lz4 >trunc.lz4 && refused trunc.lz4 "truncated"
+head -c $(( $(wc -c <l3.zst) - 100 )) l3.zst >trunc.zst && refused trunc.zst "truncated"
+head -c $(( $(wc -c <p1.zst) / 2 )) p1.zst >trunc_p.zst && refused trunc_p.zst "truncated"
+cp bB7BX.lz4 sum.lz4 && patch_byte sum.lz4 5000 64 255 && refused sum.lz4 "block checksum"
+cp bB4.lz4 content.lz4 && patch_byte content.lz4 300000 1 90 && refused content.lz4 "checksum\|decode"
+cp bB6noframecrc.lz4 none.lz4
+patch_byte none.lz4 5000 64 255 && refused none.lz4 "does not decode\|corrupt"
+cp p1.zst sumz.zst && patch_byte sumz.zst 20000 64 255 && refused sumz.zst "corrupt\|decode"
+# a frame whose declared content size is 4 KiB short of what its blocks hold
+cp z1.zst short.zst && python3 - <<'PY'
+d = bytearray(open("short.zst", "rb").read())
+fhd = d[4]; single = (fhd >> 5) & 1; flag = fhd >> 6
+at = 5 + (0 if single else 1) + [0, 1, 2, 4][fhd & 3]
+n = [1 if single else 0, 2, 4, 8][flag]
+size = int.from_bytes(d[at:at + n], "little") - (256 if n == 2 else 0) - 4096
+d[at:at + n] = (size + (256 if n == 2 else 0)).to_bytes(n, "little")
+open("short.zst", "wb").write(d)
+PY
+cat short.zst z2.zst >expands.zst && refused expands.zst "decode\|past"
+refused short.zst "decode\|past"
+head -c 4000002 in.f32 >odd.raw && lz4 -q -f odd.raw odd.lz4 && refused odd.lz4 "whole number"
+refused in.f32 "unknown magic" --input-format lz4
+refused in.f32 "unknown magic" --input-format zstd
+lz4 -q -f -BD in.f32 linked.lz4 && refused linked.lz4 "linked"
+[ "$fail" -eq 0 ] && echo "all compressed inputs agree with the raw run; every bad one refused"
+exit "$fail"
