@@ -74,8 +74,9 @@ extern "C" {
 
 typedef struct sp_file_io sp_file_io;
 
-/* Sized (streampipe.h, top): SP_FILE_IO_CONFIG_INIT; size 0 stands for this first layout
- * (0.6, through temp_created_user), fixed for good. */
+/* Sized (streampipe.h, top): SP_FILE_IO_CONFIG_INIT; size 0 stands for the first layout
+ * (0.6, through temp_created_user), fixed for good; the 0.7 fields are seen only with a size
+ * that covers them. */
 typedef struct sp_file_io_config {
     size_t size;             /* sizeof(sp_file_io_config) as built */
     const char *input;       /* a regular file of whole in_record_bytes records */
@@ -109,6 +110,22 @@ typedef struct sp_file_io_config {
        (the name is sp_file_io_temp_path's). NULL: none. */
     void (*temp_created)(const char *temp_path, void *user);
     void *temp_created_user;
+    /* 0.7 (see "Journals" at the top): */
+    int journal;             /* 1: keep the journal ".NAME.journal" beside OUTPUT; needs a
+                                temporary output of this handle's (not output_is_fd,
+                                temp_output, or an existing non-regular OUTPUT) */
+    int resume;              /* 1 (with journal): carry on from the journal there, if any */
+    const char *journal_tag; /* the stages and their parameters as the caller writes them
+                                down (at most 4096 bytes); a resume must give the same text.
+                                NULL: "" */
+    size_t journal_sync_bytes;   /* a journal record once this much more output is written */
+    unsigned journal_sync_ms;    /* ... or this long after the last one; 0, 0: 64 MiB, 1000 */
+    /* For tests only: a simulated power cut at this byte of the output. The write that
+       reaches it writes the bytes before it, and from then on nothing is written or flushed;
+       what was written since the output's last flush is overwritten with 0xA5 bytes, as a
+       cut may lose it; the write fails the run. */
+    int test_power_cut;
+    unsigned long long test_power_cut_at;
 } sp_file_io_config;
 
 #define SP_FILE_IO_CONFIG_INIT {.size = sizeof(sp_file_io_config)}
@@ -151,6 +168,22 @@ SP_API const char *sp_file_io_last_error(const sp_file_io *f);
 SP_API const char *sp_file_io_temp_path(const sp_file_io *f);
 /* The i-th leftover of a killed run that the open removed (its path), NULL past the last. */
 SP_API const char *sp_file_io_removed(const sp_file_io *f, size_t i);
+/* The first range of records still to run: 1 and *first_record, *n_records, or 0 when none
+ * is left. With a journal, the first gap of the input's records that are neither in the
+ * journal nor written since the open (a resumed handle starts with what the journal holds);
+ * without, the range set while its records are not all written. A resume runs each in turn:
+ *     while (sp_file_io_todo(f, &first, &n) && st == SP_OK)
+ *         if ((st = sp_file_io_set_range(f, first, n)) == SP_OK)
+ *             st = sp_pipeline_run_io(pipeline, sp_file_io_get(f), NULL);
+ * (a run that fails leaves the gap: stop there, not loop). */
+SP_API int sp_file_io_todo(const sp_file_io *f, size_t *first_record, size_t *n_records);
+/* Records written: with a journal, all the output holds (the journal's and this handle's);
+ * without, those since the range was set. */
+SP_API size_t sp_file_io_done(const sp_file_io *f);
+/* Records the journal held when a resumed open took it (0: a fresh start, or no journal). */
+SP_API size_t sp_file_io_resumed(const sp_file_io *f);
+/* The journal's path (".NAME.journal" beside OUTPUT) until commit; NULL without one. */
+SP_API const char *sp_file_io_journal_path(const sp_file_io *f);
 
 #ifdef __cplusplus
 }
