@@ -333,10 +333,11 @@ sp_status sp_file_journal_create(sp_file_io *f)
     }
     j->fd = make_file(j->path);
     j->created = j->fd >= 0;
-    int err = 0;
-    if (j->fd < 0 || !pwrite_all(j->fd, header, bytes, 0) || fdatasync(j->fd) != 0 ||
-        !sp_file_io_sync_folder(j->path, &err)) /* the journal's name and the output's */
-        err = err ? err : errno;
+    int err = 0, folder_err = 0;
+    if (j->fd < 0 || !pwrite_all(j->fd, header, bytes, 0) || fdatasync(j->fd) != 0)
+        err = errno;
+    else if (!sp_file_io_sync_folder(j->path, &folder_err)) /* its name and the output's */
+        err = folder_err;
     free(header);
     j->end = (off_t)bytes;
     return err ? sp_file_io_fail(f, SP_ERR_BACKEND, "cannot write the journal '%s': %s",

@@ -66,7 +66,7 @@ size_t sp_journal_header_encode(const sp_journal_id *id, unsigned char *buf, siz
 {
     if (id->tag_len > SP_JOURNAL_TEXT_MAX || id->name_len > SP_JOURNAL_TEXT_MAX)
         return 0;
-    size_t bytes = sizeof magic + 8 * 10 + 4 * 3 + id->tag_len + id->name_len + 8;
+    size_t bytes = sizeof magic + 8 * 9 + 4 * 3 + id->tag_len + id->name_len + 8;
     cursor c = {.w = buf, .cap = cap, .ok = 1};
     put(&c, magic, sizeof magic);
     const uint64_t words[] = {bytes, id->input_size, id->input_mtime_s, id->input_mtime_ns,
