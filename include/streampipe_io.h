@@ -120,10 +120,11 @@ typedef struct sp_file_io_config {
                                 NULL: "" */
     size_t journal_sync_bytes;   /* a journal record once this much more output is written */
     unsigned journal_sync_ms;    /* ... or this long after the last one; 0, 0: 64 MiB, 1000 */
-    /* For tests only: a simulated power cut at this byte of the output. The write that
-       reaches it writes the bytes before it, and from then on nothing is written or flushed;
-       what was written since the output's last flush is overwritten with 0xA5 bytes, as a
-       cut may lose it; the write fails the run. */
+    /* For tests only: a simulated power cut once test_power_cut_at bytes of output were
+       written (in the order the writes come). That write fails the run and later ones are
+       dropped; the power goes during the next flush of the output (a sync point, or the
+       close's): what was written since the last flush that completed is overwritten with
+       0xA5 bytes, as a cut may lose it, and nothing is written or flushed after. */
     int test_power_cut;
     unsigned long long test_power_cut_at;
 } sp_file_io_config;

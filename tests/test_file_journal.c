@@ -358,6 +358,16 @@ TEST(power_cuts_at_random_bytes_never_give_a_wrong_output)
             if (st == SP_OK)
                 st = sp_pipeline_run_io(r.p, sp_file_io_get(f), NULL);
         }
+        if (st == SP_OK) { /* a resumed run with fewer bytes to write than the cut's */
+            CHECK(c.resume && sp_file_io_commit(f) == SP_OK);
+            sp_file_io_close(f);
+            size_t size;
+            unsigned char *got = read_path(at("out.bin"), &size);
+            CHECK(got && size == r.n * sizeof(float) && memcmp(got, r.want, size) == 0);
+            free(got);
+            unlink(at("out.bin"));
+            continue;
+        }
         CHECK_EQ(st, SP_ERR_STAGE_FAILED);
         CHECK_HAS(sp_file_io_last_error(f), "power was cut");
         CHECK(sp_file_io_sync(f) != SP_OK);

@@ -410,7 +410,7 @@ static int sync_point(sp_file_io *f, const char **what)
     pthread_mutex_unlock(&j->lock);
     int err = copied ? 0 : ENOMEM;
     *what = "flushing the output";
-    sp_power_cut_flush_begin(&j->cut);
+    sp_power_cut_flush_begin(&j->cut, f->out_fd);
     if (!err && fdatasync(f->out_fd) != 0) /* step 2 */
         err = errno;
     if (!err && sp_power_cut_flush_end(&j->cut))

@@ -24,7 +24,9 @@
 /* The simulated power cut (config.test_power_cut): writes go through it one at a time. */
 typedef struct sp_power_cut {
     int armed;
-    uint64_t at;             /* the output byte where it happens */
+    uint64_t at;             /* after this many bytes of output */
+    uint64_t written;        /* bytes written through it */
+    int pending;             /* at reached: the power goes at the next flush */
     atomic_int fired;
     pthread_mutex_t lock;
     sp_range_set unsynced;   /* output bytes written since the last flush began */
@@ -76,12 +78,12 @@ void sp_file_journal_close(sp_file_io *f);
 /* file_power_cut.c */
 void sp_power_cut_init(sp_power_cut *c, int armed, unsigned long long at);
 void sp_power_cut_free(sp_power_cut *c);
-/* pwrite of n bytes at `at` through the cut: 0; -1 when the cut happened (now or before);
- * else an errno. */
+/* pwrite of n bytes at `at` through the cut: 0; -1 when the cut was reached (now or
+ * before); else an errno. */
 int sp_power_cut_pwrite(sp_power_cut *c, int fd, const void *src, size_t n, off_t at);
 /* Around a flush of the output: begin before fdatasync; end after it, 0 when the cut came
  * meanwhile (the flush must then be treated as not done). */
-void sp_power_cut_flush_begin(sp_power_cut *c);
+void sp_power_cut_flush_begin(sp_power_cut *c, int fd);
 int sp_power_cut_flush_end(sp_power_cut *c);
 
 #endif

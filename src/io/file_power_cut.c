@@ -1,9 +1,13 @@
 /* The simulated power cut of the tests (config.test_power_cut, file_journal.h). What a real
  * cut leaves: what was flushed (fdatasync returned) is there; what was written since may be
- * there, gone, or garbage. So when the cut comes, every byte written since the last flush
- * that completed is overwritten with 0xA5, and nothing is written or flushed after it: a
- * journal that claimed any of those bytes would give a resumed output that differs. Writes go
- * through the cut one at a time (it is for tests; speed does not matter). */
+ * there, gone, or garbage. The cut comes once test_power_cut_at bytes of output were written
+ * (counted in the order the writes come): that write puts its share and fails, the writes
+ * after it are dropped, and the power goes at the next flush, while it is under way (the
+ * moment that tells a right fsync order from a wrong one; a run that fails makes one as its
+ * handle closes). Every byte written since the last flush that completed is then overwritten
+ * with 0xA5 and nothing more is written or flushed: a journal that claimed any of those bytes
+ * would give a resumed output that differs. Writes go through the cut one at a time (it is
+ * for tests; speed does not matter). */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,25 +59,24 @@ static void poison(int fd, const sp_range_set *s)
 int sp_power_cut_pwrite(sp_power_cut *c, int fd, const void *src, size_t n, off_t at)
 {
     pthread_mutex_lock(&c->lock);
-    int err = atomic_load(&c->fired) ? -1 : 0;
+    int err = c->pending || atomic_load(&c->fired) ? -1 : 0;
     size_t keep = n, start = (size_t)at;
-    if (!err && start + n > c->at)
-        keep = c->at > start ? (size_t)(c->at - start) : 0;
+    if (!err && c->written + n >= c->at)
+        keep = (size_t)(c->at - c->written);
     if (!err && keep)
         err = write_at(fd, src, keep, at);
     if (!err && !sp_range_set_add(&c->unsynced, start, start + keep))
         err = ENOMEM;
-    if (!err && keep < n) { /* the cut */
-        poison(fd, &c->unsynced);
-        poison(fd, &c->syncing);
-        atomic_store(&c->fired, 1);
+    c->written += keep;
+    if (!err && keep < n) { /* the cut: the power goes at the next flush */
+        c->pending = 1;
         err = -1;
     }
     pthread_mutex_unlock(&c->lock);
     return err;
 }
 
-void sp_power_cut_flush_begin(sp_power_cut *c)
+void sp_power_cut_flush_begin(sp_power_cut *c, int fd)
 {
     if (!c->armed)
         return;
@@ -81,6 +84,10 @@ void sp_power_cut_flush_begin(sp_power_cut *c)
     for (size_t i = 0; i < c->unsynced.n; i++)
         (void)sp_range_set_add(&c->syncing, c->unsynced.r[i].first, c->unsynced.r[i].end);
     c->unsynced.n = 0;
+    if (c->pending && !atomic_load(&c->fired)) { /* the power goes during this flush */
+        poison(fd, &c->syncing);
+        atomic_store(&c->fired, 1);
+    }
     pthread_mutex_unlock(&c->lock);
 }
 
