@@ -43,6 +43,30 @@
  * other processes hold. (A process's own classic locks on a file are dropped by the kernel
  * whenever it closes any descriptor of that file, the cleanup's included.)
  *
+ * Journals (config.journal, 0.7): a resumable output. The handle keeps ".NAME.journal" beside
+ * OUTPUT, naming the temporary output, the input (size, mtime, a hash of its first and last
+ * 64 KiB), journal_tag (the caller's text for the stages and their parameters), the record
+ * sizes and the output format, then records of the ranges of records durably written, each
+ * with a checksum. The sink notes what the staging threads write, in any order, in a small
+ * set of ranges; a sync point comes once journal_sync_bytes more output were written or
+ * journal_sync_ms passed (64 MiB, 1 s by default; one staging thread takes it while the others
+ * go on), and sp_file_io_sync and close make one. Its order, which makes every crash point
+ * safe: the ranges written so far are taken, fdatasync(output), then their records appended
+ * and fdatasync(journal); so the journal never claims what a crash could lose. A handle that
+ * was opened with a journal keeps the temporary output and the journal when it is closed
+ * without commit (a failed run, a stop), and a later open with resume takes them: the cleanup
+ * of killed runs' leftovers spares the temporary output it names, a live handle holding it
+ * refuses (SP_ERR_BACKEND), a journal made for another input, journal_tag, record sizes or
+ * output size is refused with what differs (SP_ERR_INVALID_ARGUMENT: open without resume to
+ * start again; the files stay), and a journal cut short or damaged is believed up to its last
+ * record that checks (one whose header does not check, or none, is a fresh start). The ranges
+ * it holds are not run again: sp_file_io_todo gives the gaps, set one with
+ * sp_file_io_set_range and run it, in turn; commit then needs every record of the input
+ * written, removes the journal and renames as usual. The result is the same bytes as one run
+ * of the whole input when each record's result depends on that record alone: a gap's records
+ * are numbered from the gap's start (sp_chunk.first_record). Without resume an open starts
+ * afresh, replacing the journal. Not for in-place outputs or temp_output (several writers).
+ *
  * Signals: the library installs no handler. A program that wants SIGINT to leave nothing
  * behind unlinks sp_file_io_temp_path in its handler (the name is complete before
  * config.temp_created is called, and stays until commit or close), then dies of the signal.
