@@ -73,6 +73,30 @@
  * other processes hold. (A process's own classic locks on a file are dropped by the kernel
  * whenever it closes any descriptor of that file, the cleanup's included.)
  *
+ * Journals (config.journal, 0.7): a resumable output. The handle keeps ".NAME.journal" beside
+ * OUTPUT, naming the temporary output, the input (size, mtime, a hash of its first and last
+ * 64 KiB), journal_tag (the caller's text for the stages and their parameters), the record
+ * sizes and the output format, then records of the ranges of records durably written, each
+ * with a checksum. The sink notes what the staging threads write, in any order, in a small
+ * set of ranges; a sync point comes once journal_sync_bytes more output were written or
+ * journal_sync_ms passed (64 MiB, 1 s by default; one staging thread takes it while the others
+ * go on), and sp_file_io_sync and close make one. Its order, which makes every crash point
+ * safe: the ranges written so far are taken, fdatasync(output), then their records appended
+ * and fdatasync(journal); so the journal never claims what a crash could lose. A handle that
+ * was opened with a journal keeps the temporary output and the journal when it is closed
+ * without commit (a failed run, a stop), and a later open with resume takes them: the cleanup
+ * of killed runs' leftovers spares the temporary output it names, a live handle holding it
+ * refuses (SP_ERR_BACKEND), a journal made for another input, journal_tag, record sizes or
+ * output size is refused with what differs (SP_ERR_INVALID_ARGUMENT: open without resume to
+ * start again; the files stay), and a journal cut short or damaged is believed up to its last
+ * record that checks (one whose header does not check, or none, is a fresh start). The ranges
+ * it holds are not run again: sp_file_io_todo gives the gaps, set one with
+ * sp_file_io_set_range and run it, in turn; commit then needs every record of the input
+ * written, removes the journal and renames as usual. The result is the same bytes as one run
+ * of the whole input when each record's result depends on that record alone: a gap's records
+ * are numbered from the gap's start (sp_chunk.first_record). Without resume an open starts
+ * afresh, replacing the journal. Not for in-place outputs or temp_output (several writers).
+ *
  * Signals: the library installs no handler. A program that wants SIGINT to leave nothing
  * behind unlinks sp_file_io_temp_path in its handler (the name is complete before
  * config.temp_created is called, and stays until commit or close), then dies of the signal.
@@ -115,8 +139,9 @@ typedef enum sp_input_format {
     SP_INPUT_FORMAT_ZSTD = 3
 } sp_input_format;
 
-/* Sized (streampipe.h, top): SP_FILE_IO_CONFIG_INIT; size 0 stands for this first layout
- * (0.6, through temp_created_user), fixed for good. */
+/* Sized (streampipe.h, top): SP_FILE_IO_CONFIG_INIT; size 0 stands for the first layout
+ * (0.6, through temp_created_user), fixed for good; the 0.7 fields are seen only with a size
+ * that covers them. */
 typedef struct sp_file_io_config {
     size_t size;             /* sizeof(sp_file_io_config) as built */
     const char *input;       /* a regular file of whole in_record_bytes records */
@@ -150,8 +175,25 @@ typedef struct sp_file_io_config {
        (the name is sp_file_io_temp_path's). NULL: none. */
     void (*temp_created)(const char *temp_path, void *user);
     void *temp_created_user;
-    /* 0.6, appended: */
+    /* 0.7, seen only with a size that covers them: */
     int input_format;        /* sp_input_format; 0 (AUTO): by the file's magic */
+    /* journals (see "Journals" at the top): */
+    int journal;             /* 1: keep the journal ".NAME.journal" beside OUTPUT; needs a
+                                temporary output of this handle's (not output_is_fd,
+                                temp_output, or an existing non-regular OUTPUT) */
+    int resume;              /* 1 (with journal): carry on from the journal there, if any */
+    const char *journal_tag; /* the stages and their parameters as the caller writes them
+                                down (at most 4096 bytes); a resume must give the same text.
+                                NULL: "" */
+    size_t journal_sync_bytes;   /* a journal record once this much more output is written */
+    unsigned journal_sync_ms;    /* ... or this long after the last one; 0, 0: 64 MiB, 1000 */
+    /* For tests only: a simulated power cut once test_power_cut_at bytes of output were
+       written (in the order the writes come). That write fails the run and later ones are
+       dropped; the power goes during the next flush of the output (a sync point, or the
+       close's): what was written since the last flush that completed is overwritten with
+       0xA5 bytes, as a cut may lose it, and nothing is written or flushed after. */
+    int test_power_cut;
+    unsigned long long test_power_cut_at;
 } sp_file_io_config;
 
 #define SP_FILE_IO_CONFIG_INIT {.size = sizeof(sp_file_io_config)}
@@ -222,6 +264,22 @@ SP_API const char *sp_file_io_last_error(const sp_file_io *f);
 SP_API const char *sp_file_io_temp_path(const sp_file_io *f);
 /* The i-th leftover of a killed run that the open removed (its path), NULL past the last. */
 SP_API const char *sp_file_io_removed(const sp_file_io *f, size_t i);
+/* The first range of records still to run: 1 and *first_record, *n_records, or 0 when none
+ * is left. With a journal, the first gap of the input's records that are neither in the
+ * journal nor written since the open (a resumed handle starts with what the journal holds);
+ * without, the range set while its records are not all written. A resume runs each in turn:
+ *     while (sp_file_io_todo(f, &first, &n) && st == SP_OK)
+ *         if ((st = sp_file_io_set_range(f, first, n)) == SP_OK)
+ *             st = sp_pipeline_run_io(pipeline, sp_file_io_get(f), NULL);
+ * (a run that fails leaves the gap: stop there, not loop). */
+SP_API int sp_file_io_todo(const sp_file_io *f, size_t *first_record, size_t *n_records);
+/* Records written: with a journal, all the output holds (the journal's and this handle's);
+ * without, those since the range was set. */
+SP_API size_t sp_file_io_done(const sp_file_io *f);
+/* Records the journal held when a resumed open took it (0: a fresh start, or no journal). */
+SP_API size_t sp_file_io_resumed(const sp_file_io *f);
+/* The journal's path (".NAME.journal" beside OUTPUT) until commit; NULL without one. */
+SP_API const char *sp_file_io_journal_path(const sp_file_io *f);
 
 #ifdef __cplusplus
 }

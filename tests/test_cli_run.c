@@ -6,7 +6,8 @@
  * that are not regular files written in place or refused (the devices made with mknod are
  * tests/cli_run_devices.sh's), stage lists without a stage or with too many refused (also
  * straight at the parser, run_stages.c, built in), a run interrupted by SIGINT or SIGTERM
- * and a killed run's leftover removed. Usage: test_cli_run PATH_TO_STREAMPIPE [filter] */
+ * and a killed run's leftover removed; since --resume, a signal keeps the temporary output
+ * and its journal instead. Usage: test_cli_run PATH_TO_STREAMPIPE [filter] */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -542,9 +543,11 @@ static pid_t start_slow_run(void)
     return pid;
 }
 
-/* SIGINT and SIGTERM mid-run: the process dies of the signal (a shell's 130, 143) and
- * leaves neither the output nor its temporary name (which used to stay, at full size). */
-TEST(a_signal_mid_run_leaves_nothing)
+/* SIGINT and SIGTERM mid-run: the process stops feeding, lets the chunks in flight finish
+ * and dies of the signal (a shell's 130, 143), leaving no output in place, only its
+ * temporary output and journal for --resume (tests/cli_run_resume.sh resumes them); a second
+ * signal ends it at once. */
+TEST(a_signal_mid_run_stops_and_keeps_the_journal)
 {
     test_rng rng;
     rng_init(&rng, harness_seed() ^ 7);
@@ -552,16 +555,31 @@ TEST(a_signal_mid_run_leaves_nothing)
     CHECK(x && write_file("in.f32", x, 64 * 1024 * sizeof *x));
     static const int sigs[] = {SIGINT, SIGTERM};
     for (size_t i = 0; i < ARRAY_LEN(sigs); i++) {
-        harness_context("signal %d", sigs[i]);
-        pid_t pid = start_slow_run();
-        if (pid < 0)
-            break;
-        kill(pid, sigs[i]);
-        int status = 0;
-        CHECK_MSG(wait_for(pid, 20, &status), "still running 20 s after the signal");
-        CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == sigs[i],
-                  "status %#x: not ended by signal %d", status, sigs[i]);
-        stray_files("in.f32", NULL);
+        for (int twice = 0; twice < 2; twice++) {
+            harness_context("signal %d%s", sigs[i], twice ? ", twice" : "");
+            pid_t pid = start_slow_run();
+            if (pid < 0)
+                break;
+            kill(pid, sigs[i]);
+            if (twice) {
+                sleep_s(0.2);
+                kill(pid, sigs[i]);
+            }
+            int status = 0;
+            CHECK_MSG(wait_for(pid, twice ? 5 : 60, &status), "still running after the "
+                      "signal");
+            CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == sigs[i],
+                      "status %#x: not ended by signal %d", status, sigs[i]);
+            char partial[256];
+            CHECK_MSG(node_kind("out.f32") == 0, "the output was put in place");
+            CHECK_MSG(node_kind(".out.f32.journal") == S_IFREG, "no journal kept");
+            CHECK_MSG(find_partial("out.f32", partial, sizeof partial), "no temporary output "
+                      "kept");
+            remove_file(".out.f32.journal");
+            if (find_partial("out.f32", partial, sizeof partial))
+                remove_file(partial);
+            stray_files("in.f32", NULL);
+        }
     }
     harness_context("%s", "");
     remove_file("in.f32");
@@ -639,7 +657,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(stage_lists_without_a_stage_are_usage_errors),
         TEST_ENTRY(too_many_stages_is_a_usage_error),
         TEST_ENTRY(the_stage_parser_checks_bounds_before_writing),
-        TEST_ENTRY(a_signal_mid_run_leaves_nothing),
+        TEST_ENTRY(a_signal_mid_run_stops_and_keeps_the_journal),
         TEST_ENTRY(a_killed_runs_leftover_is_removed_by_the_next_run),
     };
     int rc = harness_run(tests, ARRAY_LEN(tests), argc > 2 ? argv[2] : NULL);

@@ -11,6 +11,7 @@
 
 #include "core/sized.h"
 #include "io/file_io.h"
+#include "io/file_journal.h"
 
 /* What size 0 stands for: the first layout (0.6), fixed for good. */
 #define SP_FILE_IO_CONFIG_SIZE_0_6 SP_SIZE_THROUGH(sp_file_io_config, temp_created_user)
@@ -154,13 +155,37 @@ static sp_status open_foreign_temp(sp_file_io *f, const char *temp)
     return SP_OK;
 }
 
+/* The temporary output a resumed journal names, claimed as it is (already at full size);
+ * *fresh 1 when it is gone and a new one must be made. */
+static sp_status claim_resumed(sp_file_io *f, const sp_file_io_config *c, int *fresh)
+{
+    sp_file_journal *j = f->journal;
+    *fresh = 1;
+    if (!j || !j->resume_temp)
+        return SP_OK;
+    sp_file_io_remove_stale(f, f->output, j->resume_temp);
+    sp_status st = sp_file_io_claim_temp(f, j->resume_temp, fresh);
+    if (st != SP_OK)
+        return st;
+    if (*fresh)
+        sp_file_journal_forget(j); /* its records describe a file that is gone */
+    else if (c->temp_created)
+        c->temp_created(f->temp_path, c->temp_created_user);
+    return SP_OK;
+}
+
 /* A temporary output beside OUTPUT at its full size, after removing killed runs' leftovers
- * (before ours exists, so that it is never a candidate). */
+ * (before ours exists, so that it is never a candidate); with a journal, the journal beside
+ * it once it is sized (a journal never names an output that could still fail to be made). */
 static sp_status create_temp(sp_file_io *f, const sp_file_io_config *c)
 {
     f->positional = f->sync_output = 1;
-    sp_file_io_remove_stale(f, f->output);
-    sp_status st = sp_file_io_make_temp(f, f->output);
+    int fresh;
+    sp_status st = claim_resumed(f, c, &fresh);
+    if (st != SP_OK || !fresh)
+        return st;
+    sp_file_io_remove_stale(f, f->output, NULL);
+    st = sp_file_io_make_temp(f, f->output);
     if (st != SP_OK)
         return st;
     if (c->temp_created)
@@ -172,7 +197,7 @@ static sp_status create_temp(sp_file_io *f, const sp_file_io_config *c)
         if (err != 0 && ftruncate(f->out_fd, (off_t)f->out_bytes) != 0)
             return os_fail(f, "cannot size the output", f->output, errno);
     }
-    return SP_OK;
+    return f->journal ? sp_file_journal_create(f) : SP_OK;
 }
 
 static sp_status open_output(sp_file_io *f, const sp_file_io_config *c)
@@ -229,14 +254,19 @@ static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
     struct stat in;
     if ((st = open_input(f, &in)) != SP_OK || (st = check_range(f, c.first_record,
                                                                  c.n_records)) != SP_OK ||
-        (st = check_not_input(f, &c, &in)) != SP_OK)
+        (st = check_not_input(f, &c, &in)) != SP_OK ||
+        (st = sp_file_journal_prepare(f, &c)) != SP_OK)
         return st;
     return open_output(f, &c);
 }
 
-/* Closes the files, and removes the temporary output unless committed. */
+/* Closes the files, and removes the temporary output unless committed or kept for a resume
+ * (a journal's, once the open succeeded: its last sync point first, while the output is
+ * open). */
 static void release(sp_file_io *f)
 {
+    int kept = f->journal && f->journal->keep;
+    sp_file_journal_close(f);
     if (f->in_fd >= 0)
         close(f->in_fd);
     if (f->out_fd >= 0)
@@ -244,7 +274,7 @@ static void release(sp_file_io *f)
     f->in_fd = f->out_fd = -1;
     sp_compressed_close(f->compressed);
     f->compressed = NULL;
-    if (f->temp_path)
+    if (f->temp_path && !kept)
         unlink(f->temp_path);
     free(f->temp_path);
     f->temp_path = NULL;
@@ -273,6 +303,8 @@ sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out)
     /* a single-frame Zstandard input is read in order, so the whole sp_io is sequential;
      * the output is still written at the records' offsets where it has them */
     int in_order = f->compressed && sp_compressed_sequential(f->compressed);
+    if (f->journal)
+        f->journal->keep = 1;
     f->io = (sp_io){.size = sizeof(sp_io), .read = sp_file_io_read, .read_user = f,
                     .write = sp_file_io_write, .write_user = f, .n_records = f->count,
                     .positional = f->positional && !in_order};
@@ -313,12 +345,19 @@ sp_status sp_file_io_sync(sp_file_io *f)
     sp_status st = not_open(f);
     if (st == SP_OK && f->sync_output && fsync(f->out_fd) != 0)
         st = os_fail(f, "cannot write the output", f->output, errno);
+    const char *what;
+    int err = st == SP_OK && f->journal ? sp_file_journal_sync(f, &what) : 0;
+    if (err)
+        st = sp_file_io_fail(f, SP_ERR_BACKEND, "%s '%s': %s", what, f->output, strerror(err));
+    if (st == SP_OK && f->journal && atomic_load(&f->journal->cut.fired))
+        st = sp_file_io_fail(f, SP_ERR_BACKEND, "the output '%s' lost its power (a simulated "
+                             "cut)", f->output);
     return st;
 }
 
 /* The folder of PATH flushed, so that the rename survives a crash. A file system that cannot
  * flush a folder (EINVAL) has nothing to flush. */
-static int sync_folder(const char *path, int *err)
+int sp_file_io_sync_folder(const char *path, int *err)
 {
     const char *base;
     char *dir = sp_file_io_folder(path, &base);
@@ -341,9 +380,11 @@ static sp_status rename_into_place(sp_file_io *f)
         return os_fail(f, "cannot move the output into place as", f->output, errno);
     free(f->temp_path); /* in place: nothing to remove */
     f->temp_path = NULL;
+    if (f->journal) /* removed before the folder's flush, which makes both changes stay */
+        sp_file_journal_committed(f);
     int closed = close(f->out_fd), err = errno;
     f->out_fd = -1;
-    if (closed == 0 && !sync_folder(f->output, &err))
+    if (closed == 0 && !sp_file_io_sync_folder(f->output, &err))
         closed = -1;
     if (closed != 0) { /* flushed, yet not surely whole or not surely there: taken back */
         unlink(f->output);
@@ -366,7 +407,11 @@ sp_status sp_file_io_commit(sp_file_io *f)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: a read or write "
                                "failed (%s)", failed);
     }
-    if (written < f->count)
+    if (f->journal && !sp_file_journal_complete(f->journal, f->n_input))
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
+                               "records were written (run each range sp_file_io_todo gives "
+                               "first)", sp_file_io_done(f), f->n_input);
+    if (!f->journal && written < f->count)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
                                "records of the range were written (commit only after a run "
                                "that succeeded)", written, f->count);
@@ -429,4 +474,43 @@ const char *sp_file_io_temp_path(const sp_file_io *f)
 const char *sp_file_io_removed(const sp_file_io *f, size_t i)
 {
     return f && i < f->n_removed ? f->removed[i] : NULL;
+}
+
+int sp_file_io_todo(const sp_file_io *f, size_t *first_record, size_t *n_records)
+{
+    if (!f || !f->opened || !first_record || !n_records)
+        return 0;
+    if (!f->journal) { /* no journal: the range set, until its records are written */
+        *first_record = f->first;
+        *n_records = f->count;
+        return atomic_load(&f->written) < f->count;
+    }
+    sp_file_journal *j = f->journal;
+    size_t first, end;
+    pthread_mutex_lock(&j->lock);
+    int gap = sp_range_set_first_gap(&j->done, f->n_input, &first, &end);
+    pthread_mutex_unlock(&j->lock);
+    *first_record = gap ? first : 0;
+    *n_records = gap ? end - first : 0;
+    return gap;
+}
+
+size_t sp_file_io_done(const sp_file_io *f)
+{
+    if (!f || !f->journal)
+        return f ? atomic_load(&f->written) : 0;
+    pthread_mutex_lock(&f->journal->lock);
+    size_t n = sp_range_set_count(&f->journal->done);
+    pthread_mutex_unlock(&f->journal->lock);
+    return n;
+}
+
+size_t sp_file_io_resumed(const sp_file_io *f)
+{
+    return f && f->journal ? f->journal->resumed : 0;
+}
+
+const char *sp_file_io_journal_path(const sp_file_io *f)
+{
+    return f && f->journal && f->opened ? f->journal->path : NULL;
 }

@@ -34,6 +34,7 @@ struct sp_file_io {
     sp_status open_status;
     char **removed;          /* leftovers of killed runs the open removed */
     size_t n_removed;
+    struct sp_file_journal *journal; /* config.journal: file_journal.h; NULL without */
     /* the run's: written by file_io_rw.c on the staging threads */
     atomic_size_t written;   /* records written since the range was set */
     atomic_int io_failed;    /* a read or write failed since then */
@@ -61,10 +62,17 @@ sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, si
 sp_status sp_file_io_write(const void *src, size_t first_record, size_t records, void *user);
 
 /* file_output.c. Removes the temporary outputs of OUTPUT beside it that no live handle holds
- * (adding their paths to f->removed); then makes f's own, claimed (its lock held), in
+ * (adding their paths to f->removed), except the path `keep` (NULL: none); then makes f's own, claimed (its lock held), in
  * f->temp_path and f->out_fd. SP_OK or a failure with the handle's error set. */
-void sp_file_io_remove_stale(sp_file_io *f, const char *output);
+void sp_file_io_remove_stale(sp_file_io *f, const char *output, const char *keep);
 sp_status sp_file_io_make_temp(sp_file_io *f, const char *output);
+/* Claims the temporary output at `path` that a resumed journal names (its lock taken):
+ * SP_OK with f->temp_path and f->out_fd; *missing 1 (and SP_OK) when it is gone. Refused
+ * when a live run holds it or it is not a regular file of f->out_bytes. */
+sp_status sp_file_io_claim_temp(sp_file_io *f, const char *path, int *missing);
+/* Flushes the folder of `path` (so that a name made or removed there survives a crash):
+ * 1, or 0 and *err. */
+int sp_file_io_sync_folder(const char *path, int *err);
 /* OUTPUT's folder (malloc'd: "." when it names none; NULL: no memory) and, in *base, its
  * last component. */
 char *sp_file_io_folder(const char *output, const char **base);

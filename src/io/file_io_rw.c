@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "io/file_io.h"
+#include "io/file_journal.h"
 
 sp_status sp_file_io_fail_io(sp_file_io *f, const char *fmt, ...)
 {
@@ -71,6 +72,27 @@ sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, si
     return SP_OK;
 }
 
+/* Through the tests' power cut (file_power_cut.c): written, or the cut. */
+static sp_status write_through_cut(sp_file_io *f, const void *src, size_t want, off_t at)
+{
+    int err = sp_power_cut_pwrite(&f->journal->cut, f->out_fd, src, want, at);
+    if (err < 0)
+        return io_failed(f, "writing '%s': the power was cut at byte %llu (simulated)",
+                         f->output, (unsigned long long)f->journal->cut.at);
+    if (err > 0)
+        return io_failed(f, "writing '%s': %s", f->output, strerror(err));
+    return SP_OK;
+}
+
+/* With a journal: the records noted as written, a sync point when one is due. */
+static sp_status journal_written(sp_file_io *f, size_t first_record, size_t records,
+                                 size_t bytes)
+{
+    const char *what = "";
+    int err = sp_file_journal_note(f, f->first + first_record, records, bytes, &what);
+    return err ? io_failed(f, "%s '%s': %s", what, f->output, strerror(err)) : SP_OK;
+}
+
 sp_status sp_file_io_write(const void *src, size_t first_record, size_t records, void *user)
 {
     sp_file_io *f = user;
@@ -79,6 +101,12 @@ sp_status sp_file_io_write(const void *src, size_t first_record, size_t records,
     if (!span(f, first_record, records, f->out_record_bytes, &at, &want))
         return sp_file_io_fail_io(f, "writing '%s': records %zu..+%zu are outside the range of %zu",
                          f->output, first_record, records, f->count);
+    if (f->journal && f->journal->cut.armed) {
+        sp_status st = write_through_cut(f, src, want, at);
+        put = want;
+        if (st != SP_OK)
+            return st;
+    }
     while (put < want) { /* a short count is retried: the next call says why it was short */
         const char *from = (const char *)src + put;
         ssize_t n = f->positional ? pwrite(f->out_fd, from, want - put, at + (off_t)put)
@@ -94,5 +122,5 @@ sp_status sp_file_io_write(const void *src, size_t first_record, size_t records,
         put += (size_t)n;
     }
     atomic_fetch_add(&f->written, records);
-    return SP_OK;
+    return f->journal ? journal_written(f, first_record, records, want) : SP_OK;
 }

@@ -113,7 +113,7 @@ static void remove_if_stale(sp_file_io *f, const char *path)
     close(fd);
 }
 
-void sp_file_io_remove_stale(sp_file_io *f, const char *output)
+void sp_file_io_remove_stale(sp_file_io *f, const char *output, const char *keep)
 {
     const char *base;
     char *dir = sp_file_io_folder(output, &base);
@@ -121,7 +121,7 @@ void sp_file_io_remove_stale(sp_file_io *f, const char *output)
     if (d) { /* else creating the temporary output says why, if it cannot be */
         for (struct dirent *e = readdir(d); e; e = readdir(d)) {
             char *path = is_temp_of(e->d_name, base) ? join(dir, e->d_name) : NULL;
-            if (path)
+            if (path && !(keep && strcmp(path, keep) == 0)) /* a resumed journal's */
                 remove_if_stale(f, path);
             free(path);
         }
@@ -207,4 +207,35 @@ sp_status sp_file_io_make_temp(sp_file_io *f, const char *output)
     free(name);
     free(dir);
     return st;
+}
+
+sp_status sp_file_io_claim_temp(sp_file_io *f, const char *path, int *missing)
+{
+    struct stat st;
+    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    *missing = fd < 0 && errno == ENOENT;
+    if (*missing)
+        return SP_OK;
+    if (fd < 0)
+        return sp_file_io_fail(f, SP_ERR_BACKEND, "cannot open the temporary output '%s' to "
+                               "resume: %s", path, strerror(errno));
+    sp_status status = SP_OK;
+    if (lock_fd(fd, LOCK_TRY) != 0)
+        status = sp_file_io_fail(f, SP_ERR_BACKEND, "cannot resume '%s': a live run is "
+                                 "writing its temporary output '%s'", f->output, path);
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != f->out_bytes)
+        status = sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "cannot resume '%s': its "
+                                 "temporary output '%s' is not a regular file of %zu bytes; "
+                                 "open without resume to start again", f->output, path,
+                                 f->out_bytes);
+    else if (fstat(fd, &st) == 0 && st.st_nlink == 0) /* a cleanup took it as we locked it */
+        *missing = 1;
+    if (status != SP_OK || *missing) {
+        close(fd);
+        return status;
+    }
+    f->out_fd = fd;
+    f->temp_path = strdup(path);
+    return f->temp_path ? SP_OK
+                        : sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the name");
 }

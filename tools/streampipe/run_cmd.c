@@ -1,5 +1,6 @@
 /* `streampipe run --input FILE --output FILE --stages LIST`: options (declared once, in the
  * table below, from which getopt's list and the usage text come), then the run. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,16 @@ static const cli_option options[] = {
               "bound, the chunk and depth decide)"),
     CLI_COUNT("threads", "N", run_options, staging_threads, 0, 1024,
               "staging threads reading and writing the files (default: the CPUs)"),
+    CLI_FLAG("resume", run_options, resume,
+             "carry on from where an interrupted run of the same --input, --output\n"
+             "and --stages stopped (killed, a power cut, SIGINT): every run of a\n"
+             "regular output keeps a journal .NAME.journal beside its temporary\n"
+             "output, recording the records made durable (the output is flushed\n"
+             "with fdatasync before each journal record, itself flushed, is\n"
+             "written). Only the records it does not hold are run again; the\n"
+             "output is the same, byte for byte. A journal of another input\n"
+             "(size, mtime, first and last blocks), other stages or record sizes\n"
+             "is refused; without a journal the run starts at the first record"),
     CLI_JSON_OPTION(run_options),
 };
 
@@ -61,11 +72,15 @@ static const cli_command_options command = {
     "and rank 0 prints one report; any rank failing fails them all.\n\n",
     options, sizeof options / sizeof options[0],
     "\nCounts take k/M/G suffixes (powers of 1024) or 2^N. Exit 0 on success, 1 when\n"
-    "the run or a file failed (no output is left behind; a full disk or device says\n"
-    "\"no space\"), 64 on bad usage. SIGINT, SIGTERM and SIGHUP remove the temporary\n"
-    "output (.NAME.partial-XXXXXX beside it) and end the run as killed by the signal.\n"
-    "SIGKILL leaves it behind; the next run of the same output removes it, unless a\n"
-    "live run holds its lock (every run holds one on its own while it writes).\n",
+    "the run or a file failed (no output is in place; a full disk or device says\n"
+    "\"no space\"), 64 on bad usage. A regular output is written as .NAME.partial-XXXXXX\n"
+    "with its journal .NAME.journal beside it: a failed run, SIGKILL or a power cut\n"
+    "leaves both for --resume. SIGINT, SIGTERM and SIGHUP stop feeding, let the chunks\n"
+    "in flight finish (at most --depth of them), make the journal durable and end the\n"
+    "run as killed by the signal (130, 143), saying how to resume; a second signal\n"
+    "ends it at once, as safely. A run without --resume removes the leftovers of\n"
+    "killed runs, unless a live run holds their lock. Under mpirun (and for stdout, a\n"
+    "FIFO or a device) there is no journal: a signal removes the temporary output.\n",
     NULL};
 
 /* The depth the library would choose for this chain (asked of a one-record pipeline, so
@@ -177,52 +192,124 @@ static void print_input(fig_out *out, const run_files *f)
     fig_group_end(out);
 }
 
-static void print_result(const run_job *job, const run_options *o, const sp_report *report)
+static void print_result(const run_job *job, const run_options *o, const sp_report *report,
+                         size_t records_run, double makespan_s)
 {
     const run_files *f = &job->files;
-    double bytes = (double)f->n_records * (double)f->in_record_bytes;
+    double bytes = (double)records_run * (double)f->in_record_bytes;
     fig_out out;
     fig_begin(&out, f->to_stdout ? stderr : stdout, o->json); /* stdout holds the records */
     run_print_job(&out, job, o);
+    fig_uint(&out, "resumed_records", "resumed records", "%llu",
+             (unsigned long long)sp_file_io_resumed(f->io));
     fig_num(&out, "gbps_in", "rate in", "%.2f GB/s (over the makespan)",
-            cli_gbps(bytes, report->makespan_s));
+            cli_gbps(bytes, makespan_s));
     fig_num(&out, "peak_rss_mib", "peak RSS", "%.1f MiB", run_peak_rss_mib());
     print_input(&out, f);
     cli_report_figures(&out, "report:", report);
     fig_end(&out);
 }
 
+/* A word of the command, quoted for a POSIX shell where it needs it. */
+static void print_word(const char *w)
+{
+    if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                        "-_./:=,+@%^") == strlen(w)) {
+        fprintf(stderr, " %s", w);
+        return;
+    }
+    fputs(" '", stderr);
+    for (; *w; w++)
+        fputs(*w == '\'' ? "'\\''" : (char[]){*w, 0}, stderr);
+    fputs("'", stderr);
+}
+
+/* After a signal stopped a journaled run: the one line saying how to carry on. */
+static void print_how_to_resume(const run_job *job, const run_options *o, int sig)
+{
+    fprintf(stderr, "streampipe: run: stopped by %s; %zu of %zu records are kept in '%s'; "
+            "to resume: streampipe run", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM"
+                                                                    : "SIGHUP",
+            sp_file_io_done(job->files.io), job->files.n_records,
+            sp_file_io_journal_path(job->files.io));
+    for (int i = 1; i < o->argc; i++)
+        print_word(o->argv[i]);
+    fprintf(stderr, "%s\n", o->resume ? "" : " --resume");
+}
+
+static void say_resumed(const run_job *job, const run_options *o)
+{
+    const sp_file_io *io = job->files.io;
+    if (!o->resume || !job->files.journaled)
+        return;
+    if (sp_file_io_resumed(io))
+        fprintf(stderr, "streampipe: run: resuming: %zu of %zu records were done (%s)\n",
+                sp_file_io_resumed(io), job->files.n_records, sp_file_io_journal_path(io));
+    else
+        fprintf(stderr, "streampipe: run: --resume: no journal to resume from: starting at "
+                "the first record\n");
+}
+
+/* Every range still to do, one run each (one for a fresh start; the journal's gaps on a
+ * resume). The report is the last run's; *records_run and *makespan_s add up. */
+static sp_status run_ranges(run_job *job, sp_report *report, size_t *records_run,
+                            double *makespan_s)
+{
+    size_t first = 0, count = job->files.n_records;
+    sp_status st = SP_OK;
+    memset(report, 0, sizeof *report);
+    *records_run = 0;
+    *makespan_s = 0;
+    while (st == SP_OK && (job->files.journaled ? sp_file_io_todo(job->files.io, &first, &count)
+                                                : *records_run < count)) {
+        const sp_io *io = run_files_range(&job->files, first, count);
+        st = count ? sp_pipeline_run_io(job->pipeline, io, report) : SP_OK;
+        if (st == SP_OK) {
+            *records_run += count;
+            *makespan_s += report->makespan_s;
+        }
+        if (!count)
+            break;
+    }
+    return st;
+}
+
 static int run_job_go(run_job *job, const run_options *o)
 {
     int rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK)
-        rc = run_files_open(&job->files, o->input_path, o->output_path,
-                            job->stages.in_record_bytes, job->stages.out_record_bytes, 0, NULL,
-                            o->input_format);
+        rc = run_files_open_journaled(&job->files, o->input_path, o->output_path,
+                                      job->stages.in_record_bytes,
+                                      job->stages.out_record_bytes, o->stages_text, o->resume,
+                                      o->input_format);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
     if (rc != CLI_EXIT_OK)
         return rc;
-    const sp_io *io = run_files_range(&job->files, 0, job->files.n_records);
+    say_resumed(job, o);
     sp_report report;
-    sp_status st = job->files.n_records ? sp_pipeline_run_io(job->pipeline, io, &report)
-                                        : SP_OK;
-    if (!job->files.n_records)
-        memset(&report, 0, sizeof report);
+    size_t records_run;
+    double makespan_s;
+    sp_status st = run_ranges(job, &report, &records_run, &makespan_s);
     if (st != SP_OK) {
+        int sig = run_signal_stop_requested();
+        if (sig) { /* the files' close makes the journal durable; then we die of sig */
+            print_how_to_resume(job, o, sig);
+            return CLI_EXIT_FAILURE;
+        }
         run_files_print_io_error(&job->files, "");
         return cli_report_failure("streaming the file", st,
                                   sp_pipeline_last_error(job->pipeline));
     }
     rc = run_files_commit(&job->files);
     if (rc == CLI_EXIT_OK)
-        print_result(job, o, &report);
+        print_result(job, o, &report, records_run, makespan_s);
     return rc;
 }
 
 int run_main(int argc, char **argv)
 {
-    run_options o = {.backend = SP_BACKEND_AUTO};
+    run_options o = {.backend = SP_BACKEND_AUTO, .argc = argc, .argv = argv};
     int rc = cli_parse_options(&command, argc, argv, &o);
     if (rc != CLI_EXIT_OK)
         return rc;

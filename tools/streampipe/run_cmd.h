@@ -19,6 +19,9 @@ typedef struct run_options {
     int input_format; /* sp_input_format: --input-format's choices are in its order */
     unsigned long long chunk_records, depth, max_pinned, staging_threads;
     int json;
+    int resume;          /* --resume: carry on from the journal beside the output */
+    int argc;            /* the command's arguments, for the line saying how to resume */
+    char **argv;
 } run_options;
 
 /* The stage chain named by --stages: "sinmix:iters=N" (float32 records) and

@@ -1,5 +1,6 @@
 /* Input and output files of `streampipe run` (run_files.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +17,15 @@ static void arm_signals(const char *temp_path, void *user)
     (void)user;
     run_signal_install();
     run_signal_arm(temp_path);
+}
+
+/* Journaled: a signal stops the run and the temporary output stays for --resume. */
+static void arm_stop(const char *temp_path, void *user)
+{
+    (void)temp_path;
+    (void)user;
+    run_signal_install();
+    run_signal_arm_stop();
 }
 
 static const char *kind_name(mode_t mode)
@@ -47,9 +57,10 @@ static int refuse_for_ranks(const char *output)
     return CLI_EXIT_OK;
 }
 
-int run_files_open(run_files *f, const char *input, const char *output,
-                   size_t in_record_bytes, size_t out_record_bytes, int ranked,
-                   const char *temp_output, int input_format)
+static int open_files(run_files *f, const char *input, const char *output,
+                      size_t in_record_bytes, size_t out_record_bytes, int ranked,
+                      const char *temp_output, int input_format,
+                      const sp_file_io_config *journal)
 {
     memset(f, 0, sizeof *f);
     f->in_record_bytes = in_record_bytes;
@@ -75,6 +86,15 @@ int run_files_open(run_files *f, const char *input, const char *output,
     config.temp_output = temp_output;
     config.temp_created = arm_signals;
     config.input_format = input_format;
+    if (journal) {
+        config.journal = f->journaled = 1;
+        config.resume = journal->resume;
+        config.journal_tag = journal->journal_tag;
+        config.journal_sync_ms = journal->journal_sync_ms;
+        config.test_power_cut = journal->test_power_cut;
+        config.test_power_cut_at = journal->test_power_cut_at;
+        config.temp_created = arm_stop;
+    }
     sp_status st = sp_file_io_open(&config, &f->io);
     for (size_t i = 0; sp_file_io_removed(f->io, i); i++)
         fprintf(stderr, "streampipe: run: removed '%s', left by a run that was killed\n",
@@ -85,6 +105,40 @@ int run_files_open(run_files *f, const char *input, const char *output,
     }
     f->n_records = sp_file_io_records(f->io);
     return CLI_EXIT_OK;
+}
+
+int run_files_open(run_files *f, const char *input, const char *output,
+                   size_t in_record_bytes, size_t out_record_bytes, int ranked,
+                   const char *temp_output, int input_format)
+{
+    return open_files(f, input, output, in_record_bytes, out_record_bytes, ranked,
+                      temp_output, input_format, NULL);
+}
+
+static unsigned long long test_env(const char *name, int *set)
+{
+    const char *v = getenv(name);
+    *set = v && *v;
+    return *set ? strtoull(v, NULL, 10) : 0;
+}
+
+int run_files_open_journaled(run_files *f, const char *input, const char *output,
+                             size_t in_record_bytes, size_t out_record_bytes,
+                             const char *journal_tag, int resume, int input_format)
+{
+    struct stat st;
+    int journal = strcmp(output, "-") != 0 && (stat(output, &st) != 0 || S_ISREG(st.st_mode));
+    if (!journal && resume)
+        fprintf(stderr, "streampipe: run: --resume: the output '%s' is written in place, "
+                "without a journal: starting from the first record\n", output);
+    sp_file_io_config j = SP_FILE_IO_CONFIG_INIT;
+    int set;
+    j.resume = resume;
+    j.journal_tag = journal_tag;
+    j.journal_sync_ms = (unsigned)test_env("STREAMPIPE_TEST_JOURNAL_MS", &set);
+    j.test_power_cut_at = test_env("STREAMPIPE_TEST_POWER_CUT_AT", &j.test_power_cut);
+    return open_files(f, input, output, in_record_bytes, out_record_bytes, 0, NULL,
+                      input_format, journal ? &j : NULL);
 }
 
 const char *run_files_temp_path(const run_files *f)
@@ -124,6 +178,18 @@ static sp_status progress_write(const void *src, size_t first_record, size_t rec
     return st;
 }
 
+/* Journaled: once a signal asked to stop, the source fails, so the run stops feeding and
+ * drains what is in flight (at most the ring's depth of chunks). */
+static sp_status stop_aware_read(void *dst, size_t first_record, size_t max_records,
+                                 size_t *records, void *user)
+{
+    run_files *f = user;
+    if (run_signal_stop_requested())
+        return SP_ERR_CANCELLED;
+    const sp_io *io = sp_file_io_get(f->io);
+    return io->read(dst, first_record, max_records, records, io->read_user);
+}
+
 const sp_io *run_files_range(run_files *f, size_t first, size_t count)
 {
     if (sp_file_io_set_range(f->io, first, count) != SP_OK)
@@ -132,6 +198,10 @@ const sp_io *run_files_range(run_files *f, size_t first, size_t count)
     if (f->progress && f->lock_made) {
         f->run_io.write = progress_write;
         f->run_io.write_user = f;
+    }
+    if (f->journaled) {
+        f->run_io.read = stop_aware_read;
+        f->run_io.read_user = f;
     }
     return &f->run_io;
 }

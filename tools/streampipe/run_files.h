@@ -28,6 +28,7 @@ typedef struct run_files {
     double started, shown;   /* host clock at the start and at the last line */
     pthread_mutex_t lock;    /* the progress line */
     int lock_made;
+    int journaled;           /* a journal (".NAME.journal") beside the temporary output */
 } run_files;
 
 /* Opens the input and the output (sp_file_io_open): the temporary output beside OUTPUT, made
@@ -40,6 +41,15 @@ typedef struct run_files {
 int run_files_open(run_files *f, const char *input, const char *output,
                    size_t in_record_bytes, size_t out_record_bytes, int ranked,
                    const char *temp_output, int input_format);
+/* The same for a process of its own with a journal (a regular file or a new name; other
+ * outputs are opened as above, without): journal_tag names the stages, resume carries on
+ * from the journal there. A signal then stops the run (run_signal_arm_stop). The tests'
+ * STREAMPIPE_TEST_POWER_CUT_AT=BYTES (the library's simulated power cut) and
+ * STREAMPIPE_TEST_JOURNAL_MS=MS (a journal record at least that often) are read here and
+ * must never be set otherwise. */
+int run_files_open_journaled(run_files *f, const char *input, const char *output,
+                             size_t in_record_bytes, size_t out_record_bytes,
+                             const char *journal_tag, int resume, int input_format);
 /* The temporary output this process made ("" when none). */
 const char *run_files_temp_path(const run_files *f);
 /* The source and sink for records [first, first + count) of the input (all of them for a
@@ -53,7 +63,8 @@ int run_files_sync(run_files *f);
 /* Flushes the output and moves it into place (an output written in place is flushed and
  * closed); CLI_EXIT_OK or CLI_EXIT_FAILURE. */
 int run_files_commit(run_files *f);
-/* Closes both files; removes the temporary output unless it was committed. Any state. */
+/* Closes both files; removes the temporary output unless it was committed or is kept with
+ * its journal for --resume (the journal's last record made durable first). Any state. */
 void run_files_close(run_files *f);
 
 #endif

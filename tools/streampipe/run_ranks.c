@@ -152,6 +152,9 @@ static void print_ranks(const run_job *job, const run_options *o, const run_mpi 
 
 int run_ranks_go(run_job *job, const run_options *o, const run_mpi *m, int rc, int device)
 {
+    if (o->resume && m->rank == 0) /* the ranks share one temporary output, and no journal */
+        fprintf(stderr, "streampipe: run: --resume is not available under mpirun: starting "
+                "at the first record\n");
     rc = open_everything(job, o, m, rc);
     if (rc != CLI_EXIT_OK)
         return rc;

@@ -18,6 +18,7 @@ static int installed[N_HANDLED];
 static char partial[4096];   /* the temporary output, complete before `armed` is set */
 static atomic_int armed;     /* 1: the handler removes `partial` */
 static atomic_int caught;    /* the last signal seen, 0 for none */
+static atomic_int stopping;  /* 1: journaled, a first signal only asks the run to stop */
 
 /* Dies of `sig` as if no handler had been installed (async-signal-safe calls only). */
 static void die_of(int sig)
@@ -37,7 +38,14 @@ static void die_of(int sig)
 static void on_signal(int sig)
 {
     int saved = errno;
-    atomic_store(&caught, sig); /* before reading `armed`: run_signal_arm reads in reverse */
+    int before = atomic_exchange(&caught, sig); /* before `armed`: run_signal_arm reads in
+                                                   reverse */
+    if (atomic_load(&stopping)) { /* the journal and the temporary output stay, resumable */
+        if (before)
+            die_of(sig); /* a second signal: at once (the journal claims only durable data) */
+        errno = saved;
+        return;
+    }
     if (atomic_load(&armed)) {
         unlink(partial);
         die_of(sig);
@@ -71,6 +79,16 @@ void run_signal_arm(const char *path)
         unlink(partial);
         die_of(sig);
     }
+}
+
+void run_signal_arm_stop(void)
+{
+    atomic_store(&stopping, 1);
+}
+
+int run_signal_stop_requested(void)
+{
+    return atomic_load(&stopping) ? atomic_load(&caught) : 0;
 }
 
 void run_signal_disarm(void)
