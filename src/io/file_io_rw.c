@@ -77,10 +77,10 @@ static sp_status write_through_cut(sp_file_io *f, const void *src, size_t want, 
 {
     int err = sp_power_cut_pwrite(&f->journal->cut, f->out_fd, src, want, at);
     if (err < 0)
-        return io_failed(f, "writing '%s': the power was cut at byte %llu (simulated)",
+        return sp_file_io_fail_io(f, "writing '%s': the power was cut at byte %llu (simulated)",
                          f->output, (unsigned long long)f->journal->cut.at);
     if (err > 0)
-        return io_failed(f, "writing '%s': %s", f->output, strerror(err));
+        return sp_file_io_fail_io(f, "writing '%s': %s", f->output, strerror(err));
     return SP_OK;
 }
 
@@ -90,7 +90,7 @@ static sp_status journal_written(sp_file_io *f, size_t first_record, size_t reco
 {
     const char *what = "";
     int err = sp_file_journal_note(f, f->first + first_record, records, bytes, &what);
-    return err ? io_failed(f, "%s '%s': %s", what, f->output, strerror(err)) : SP_OK;
+    return err ? sp_file_io_fail_io(f, "%s '%s': %s", what, f->output, strerror(err)) : SP_OK;
 }
 
 sp_status sp_file_io_write(const void *src, size_t first_record, size_t records, void *user)
