@@ -167,6 +167,18 @@ SP_API sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const ch
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The same with a cause: a number of the caller's (non-zero) that names what went wrong, such
+ * as a binding's handle for the exception its stage raised. The library keeps the cause of
+ * the failure it keeps (the earliest failed chunk's: the one the error text describes) and
+ * hands it back: sp_pipeline_last_cause after a failed run, sp_stream_event.cause in a failed
+ * batch's DONE. Causes of failures it does not keep are simply dropped: a cause must not own
+ * anything only the library could free. */
+SP_API sp_status sp_chunk_fail_cause(const sp_chunk *chunk, sp_status status, uint64_t cause,
+                                     const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 
 /* For CUDA stages: the library's reading of a cudaError_t (passed as an int, so that this
  * header needs no CUDA types): SP_OK for cudaSuccess; SP_ERR_DEVICE_LOST for the errors that
@@ -295,6 +307,16 @@ SP_API void sp_pipeline_destroy(sp_pipeline *pipeline);
  * own calls write. A refused call (the pipeline busy) leaves it alone and writes the
  * context's text. */
 SP_API const char *sp_pipeline_last_error(const sp_pipeline *pipeline);
+/* The cause given with sp_chunk_fail_cause for the failure of the last run that failed (0:
+ * none given, or no run failed), until the next run or stream starts. */
+SP_API uint64_t sp_pipeline_last_cause(const sp_pipeline *pipeline);
+/* The checks sp_pipeline_run and sp_stream_submit make of in, out and their sizes, alone:
+ * SP_OK, or the status they would fail with and why (in why, why_size bytes; "" when OK),
+ * with nothing touched and no error text written: for a binding that wants the library's
+ * own words before it queues anything. */
+SP_API sp_status sp_pipeline_check_buffers(const sp_pipeline *pipeline, const void *in,
+                                           size_t n_records, const void *out, char *why,
+                                           size_t why_size);
 /* Bytes of output per record: the last stage's out_record_bytes, or in_record_bytes. */
 SP_API size_t sp_pipeline_out_record_bytes(const sp_pipeline *pipeline);
 /* Records per chunk a run of n_records would use (a chosen chunk shrinks for short runs). */
@@ -470,12 +492,15 @@ typedef enum sp_stream_event_kind {
     SP_EVENT_DONE = 2            /* the batch's output is in `out` (or it failed: status) */
 } sp_stream_event_kind;
 
-/* Fixed (see the top of this file). */
+/* Fixed (see the top of this file; 0.7 added first_record and cause). */
 typedef struct sp_stream_event {
     sp_stream_event_kind kind;
-    uint64_t tag;     /* the submit's tag */
-    sp_status status; /* SP_OK, or why the batch failed (DONE only) */
-    size_t records;   /* the batch's records */
+    uint64_t tag;        /* the submit's tag */
+    sp_status status;    /* SP_OK, or why the batch failed (DONE only) */
+    size_t records;      /* the batch's records */
+    size_t first_record; /* its first record in the stream's numbering (sp_chunk.first_record) */
+    uint64_t cause;      /* DONE of a batch a stage failed with sp_chunk_fail_cause: the cause;
+                            else 0 */
 } sp_stream_event;
 
 /* Opens a stream on the pipeline (config may be NULL: the defaults). The pipeline must not be
@@ -489,6 +514,21 @@ SP_API sp_status sp_stream_open(sp_pipeline *pipeline, const sp_stream_config *c
  * event), or returns SP_ERR_WOULD_BLOCK when nonblocking. */
 SP_API sp_status sp_stream_submit(sp_stream *stream, const void *in, size_t n_records, void *out,
                                   uint64_t tag);
+/* The same waiting at most timeout_s for room (0: not at all; < 0 or more than 1e9 s: for
+ * ever, as sp_stream_next counts it): SP_ERR_TIMEOUT when none came in time (nonblocking
+ * streams return SP_ERR_WOULD_BLOCK at once, as for sp_stream_submit). */
+SP_API sp_status sp_stream_submit_wait(sp_stream *stream, const void *in, size_t n_records,
+                                       void *out, uint64_t tag, double timeout_s);
+/* Takes back batches the caller no longer wants: every held batch with this tag
+ * (sp_stream_cancel_all: every held batch). One not started yet completes with
+ * SP_ERR_CANCELLED at once (its DONE still comes in submission order); one being cut into
+ * chunks stops at the next chunk boundary and completes with SP_ERR_CANCELLED once the chunks
+ * already in the ring are done (those records of `out` are written, the rest left as they
+ * were); one whose chunks are all in the ring finishes (SP_OK, or how it failed). Returns
+ * SP_OK, or SP_ERR_INVALID_ARGUMENT when no held batch has the tag (it is done already, or
+ * never was). Any thread, as submit. */
+SP_API sp_status sp_stream_cancel(sp_stream *stream, uint64_t tag);
+SP_API sp_status sp_stream_cancel_all(sp_stream *stream);
 /* The next event, in order. timeout_s: 0 polls, < 0 waits for ever (so does one of more than
  * 1e9 s, INFINITY included); SP_ERR_TIMEOUT when none came in time, SP_ERR_INVALID_ARGUMENT
  * when nothing is submitted that could still give one, or when the stream began closing
@@ -500,7 +540,8 @@ SP_API sp_status sp_stream_next(sp_stream *stream, sp_stream_event *event, doubl
 SP_API const char *sp_stream_last_error(const sp_stream *stream);
 /* Drains (every submitted batch completes; events not taken are dropped), stops the engine
  * thread and frees the stream. `report` (may be NULL) covers the whole stream. Returns SP_OK,
- * or the status of the first failure since the stream was opened. NULL is a no-op. */
+ * or the status of the first failure since the stream was opened (a batch cancelled by
+ * sp_stream_cancel is none). NULL is a no-op. */
 SP_API sp_status sp_stream_close(sp_stream *stream, sp_report *report);
 
 /* ---- sources and sinks: data that is not an array in memory ------------------------------ */

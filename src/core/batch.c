@@ -49,6 +49,19 @@ sp_status sp_batch_check_buffers(const sp_pipeline *p, const void *in, size_t n_
     return check_buffers(p, in, n_records, out, why, why_size, &in_bytes, &out_bytes);
 }
 
+sp_status sp_pipeline_check_buffers(const sp_pipeline *p, const void *in, size_t n_records,
+                                    const void *out, char *why, size_t why_size)
+{
+    char own[256];
+    char *text = why && why_size ? why : own;
+    size_t size = why && why_size ? why_size : sizeof own;
+    if (!p) {
+        snprintf(text, size, "pipeline is NULL");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    return sp_batch_check_buffers(p, in, n_records, out, text, size);
+}
+
 /* Whether the copy engines can use the user's memory directly. */
 static sp_status detect_pinned(sp_batch *b, size_t in_bytes, size_t out_bytes)
 {
@@ -106,7 +119,7 @@ sp_status sp_batch_fail_chunk(sp_batch *b, size_t i, const char *fmt, ...)
     va_start(ap, fmt);
     /* called on the staging threads, several at once: the record alone is written (under its
      * lock), never the batch, which the scheduler's thread owns */
-    sp_status st = sp_pipeline_vfail_chunk(b->p, i, SP_ERR_STAGE_FAILED, fmt, ap);
+    sp_status st = sp_pipeline_vfail_chunk(b->p, i, 0, SP_ERR_STAGE_FAILED, fmt, ap);
     va_end(ap);
     return st;
 }

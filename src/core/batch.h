@@ -37,6 +37,8 @@ typedef struct sp_batch {
     int replayed;            /* a graph was launched */
     int group_copies;        /* graph mode: one copy per direction for a whole bundle */
     char graph_note[200];    /* graph mode's line for the report's notes; "" when none */
+    const atomic_int *stop;  /* set by its caller: feed no more chunks (a stream's cancel) */
+    int stopped;             /* feeding stopped there: [base, end) is what went in */
     sp_status status;        /* the first failure */
 } sp_batch;
 

@@ -11,6 +11,7 @@ void sp_failure_init(sp_failure *f)
     atomic_init(&f->failed, 0);
     atomic_init(&f->lost_from, SIZE_MAX);
     f->status = SP_OK;
+    f->cause = 0;
     f->text[0] = '\0';
 }
 
@@ -22,6 +23,7 @@ void sp_failure_reset(sp_failure *f)
     atomic_store(&f->failed, 0);
     atomic_store(&f->lost_from, SIZE_MAX);
     f->status = SP_OK;
+    f->cause = 0;
     f->text[0] = '\0';
     pthread_mutex_unlock(&f->lock);
 }
@@ -49,7 +51,8 @@ static void compose(const sp_failure *f, sp_failure_kind kind, char *text, size_
 }
 
 sp_status sp_failure_vrecord(sp_failure *f, sp_failure_sink sink, sp_failure_kind kind,
-                             size_t chunk, sp_status status, const char *fmt, va_list ap)
+                             size_t chunk, uint64_t cause, sp_status status, const char *fmt,
+                             va_list ap)
 {
     if (kind == SP_FAILURE_LOST)
         status = SP_ERR_DEVICE_LOST;
@@ -59,6 +62,7 @@ sp_status sp_failure_vrecord(sp_failure *f, sp_failure_sink sink, sp_failure_kin
         compose(f, kind, text, sizeof text, fmt, ap);
         memcpy(f->text, text, sizeof text);
         f->status = status;
+        f->cause = kind == SP_FAILURE_LOST ? 0 : cause;
         atomic_store(&f->lost_from, kind == SP_FAILURE_CHUNK ? chunk : 0);
         atomic_store(&f->failed, 1);
         sp_error_box_set(sink.box, text);
@@ -84,6 +88,14 @@ sp_status sp_failure_status(sp_failure *f)
     sp_status st = f->status;
     pthread_mutex_unlock(&f->lock);
     return st;
+}
+
+uint64_t sp_failure_cause(sp_failure *f)
+{
+    pthread_mutex_lock(&f->lock);
+    uint64_t cause = f->cause;
+    pthread_mutex_unlock(&f->lock);
+    return cause;
 }
 
 void sp_failure_copy_text(sp_failure *f, char *buf, size_t n)

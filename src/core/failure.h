@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/context.h"
 #include "core/error_box.h"
@@ -37,6 +38,7 @@ typedef struct sp_failure {
     atomic_size_t lost_from; /* chunks from this one on are lost (SIZE_MAX: none) */
     pthread_mutex_t lock;
     sp_status status;
+    uint64_t cause; /* the kept failure's cause (sp_chunk_fail_cause), 0: none */
     char text[SP_ERROR_TEXT];
 } sp_failure;
 
@@ -50,10 +52,11 @@ void sp_failure_init(sp_failure *f);
 void sp_failure_destroy(sp_failure *f);
 /* No failure: a run or a stream starts, or recovery is done. */
 void sp_failure_reset(sp_failure *f);
-/* Applies the rule to a failure of `kind` (chunk: a chunk failure's chunk; else ignored) and
- * returns `status`, or SP_ERR_DEVICE_LOST for kind LOST. */
+/* Applies the rule to a failure of `kind` (chunk: a chunk failure's chunk; else ignored; cause:
+ * the caller's, kept with it) and returns `status`, or SP_ERR_DEVICE_LOST for kind LOST. */
 sp_status sp_failure_vrecord(sp_failure *f, sp_failure_sink sink, sp_failure_kind kind,
-                             size_t chunk, sp_status status, const char *fmt, va_list ap);
+                             size_t chunk, uint64_t cause, sp_status status, const char *fmt,
+                             va_list ap);
 
 int sp_failure_any(sp_failure *f);
 /* Whether chunk is lost to the failure recorded so far (no failure: 0). */
@@ -61,6 +64,7 @@ int sp_failure_drops(sp_failure *f, size_t chunk);
 /* The first chunk lost (SIZE_MAX: none), the kept status (SP_OK: none), its text. */
 size_t sp_failure_lost_from(sp_failure *f);
 sp_status sp_failure_status(sp_failure *f);
+uint64_t sp_failure_cause(sp_failure *f);
 void sp_failure_copy_text(sp_failure *f, char *buf, size_t n);
 
 #endif

@@ -36,19 +36,19 @@ void sp_pipeline_error_copy(sp_pipeline *p, char *buf, size_t n)
 
 static sp_failure_sink sink_of(sp_pipeline *p) { return (sp_failure_sink){p->ctx, &p->error}; }
 
-sp_status sp_pipeline_vfail_chunk(sp_pipeline *p, size_t chunk, sp_status status,
-                                  const char *fmt, va_list ap)
+sp_status sp_pipeline_vfail_chunk(sp_pipeline *p, size_t chunk, uint64_t cause,
+                                  sp_status status, const char *fmt, va_list ap)
 {
-    return sp_failure_vrecord(&p->failure, sink_of(p), SP_FAILURE_CHUNK, chunk, status, fmt,
-                              ap);
+    return sp_failure_vrecord(&p->failure, sink_of(p), SP_FAILURE_CHUNK, chunk, cause, status,
+                              fmt, ap);
 }
 
-sp_status sp_pipeline_fail_chunk(sp_pipeline *p, size_t chunk, sp_status status,
-                                 const char *fmt, ...)
+sp_status sp_pipeline_fail_chunk(sp_pipeline *p, size_t chunk, uint64_t cause,
+                                 sp_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    sp_status st = sp_pipeline_vfail_chunk(p, chunk, status, fmt, ap);
+    sp_status st = sp_pipeline_vfail_chunk(p, chunk, cause, status, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -61,7 +61,7 @@ static sp_status record_work(sp_pipeline *p, sp_failure_kind kind, sp_status sta
 {
     va_list ap;
     va_start(ap, text);
-    sp_status st = sp_failure_vrecord(&p->failure, sink_of(p), kind, 0, status, text, ap);
+    sp_status st = sp_failure_vrecord(&p->failure, sink_of(p), kind, 0, 0, status, text, ap);
     va_end(ap);
     return st;
 }
@@ -148,6 +148,11 @@ int sp_pipeline_is_group_member(sp_pipeline *p) { return atomic_load(&p->group_m
 const char *sp_pipeline_last_error(const sp_pipeline *p)
 {
     return p ? p->error.text : "sp_pipeline_last_error: pipeline is NULL";
+}
+
+uint64_t sp_pipeline_last_cause(const sp_pipeline *p)
+{
+    return p ? sp_failure_cause((sp_failure *)&p->failure) : 0; /* its lock is the record's */
 }
 
 size_t sp_pipeline_out_record_bytes(const sp_pipeline *p)

@@ -25,10 +25,10 @@ void sp_pipeline_error_copy(struct sp_pipeline *p, char *buf, size_t n);
 
 /* The work's failures, through failure.h's rule: a chunk's (a stage, source or sink failed at
  * `chunk`), a backend call's ("<what>: <backend text>"), and a lost context's. */
-sp_status sp_pipeline_fail_chunk(struct sp_pipeline *p, size_t chunk, sp_status status,
-                                 const char *fmt, ...) SP_PRINTF(4, 5);
-sp_status sp_pipeline_vfail_chunk(struct sp_pipeline *p, size_t chunk, sp_status status,
-                                  const char *fmt, va_list ap);
+sp_status sp_pipeline_fail_chunk(struct sp_pipeline *p, size_t chunk, uint64_t cause,
+                                 sp_status status, const char *fmt, ...) SP_PRINTF(5, 6);
+sp_status sp_pipeline_vfail_chunk(struct sp_pipeline *p, size_t chunk, uint64_t cause,
+                                  sp_status status, const char *fmt, va_list ap);
 sp_status sp_pipeline_fail_work(struct sp_pipeline *p, sp_status status, const char *fmt, ...)
     SP_PRINTF(3, 4);
 sp_status sp_pipeline_fail_lost(struct sp_pipeline *p, const char *fmt, ...) SP_PRINTF(2, 3);

@@ -142,6 +142,11 @@ sp_status sp_sched_feed(sp_batch *b, sp_done_list *done, int *fed)
     while (b->next < b->end && !b->source_done) {
         if (sp_pipeline_has_failed(p))
             return sp_failure_status(&p->failure); /* stop submitting; the caller drains */
+        if (b->stop && atomic_load(b->stop)) {
+            b->stopped = 1; /* cancelled: what is in the ring finishes, nothing more goes in */
+            b->end = b->next;
+            break;
+        }
         size_t i = b->next;
         sp_status st = sp_graph_fits(b, i) ? feed_bundle(b, i, done) : feed_chunk(b, i, done);
         if (st != SP_OK)
@@ -208,6 +213,7 @@ void sp_sched_recover(sp_pipeline *p, sp_status st, sp_sched_failure *f, sp_done
     f->status = f->recorded && recorded != SP_OK ? recorded : st;
     f->chunk_failed = f->recorded && f->status == SP_ERR_STAGE_FAILED;
     f->chunk = intact_below;
+    f->cause = sp_failure_cause(&p->failure);
     /* the recorded failure's own text; a failed enqueue that returned its status (recorded
      * no failure) left its reason as the pipeline's last error */
     sp_failure_copy_text(&p->failure, f->text, sizeof f->text);

@@ -48,7 +48,9 @@ sp_status sp_sched_start(sp_batch *b, sp_pipeline *p, const void *in, size_t n_r
                          void *out, size_t base, size_t record_base, void *owner);
 /* Feeds b's chunks until they are all in the ring (*fed = 1) or something left the ring
  * (listed in `done`, cleared at entry): call again after handling it. A failure is
- * returned (failure.h has it); then sp_sched_recover. */
+ * returned (failure.h has it); then sp_sched_recover. Once *b->stop is set (a cancel), no
+ * more chunks are fed: the batch ends at the next chunk boundary (b->stopped; b->end is then
+ * one past the last chunk fed). */
 sp_status sp_sched_feed(sp_batch *b, sp_done_list *done, int *fed);
 /* Slots holding a chunk; the oldest one retired (waited for, its output handed on). */
 unsigned sp_sched_busy(const sp_pipeline *p);
@@ -61,6 +63,7 @@ typedef struct sp_sched_failure {
     int chunk_failed;        /* a stage, source or sink failed at `chunk` */
     size_t chunk;
     sp_status status;
+    uint64_t cause;          /* the kept failure's sp_chunk_fail_cause, 0: none */
     char text[SP_ERROR_TEXT];
 } sp_sched_failure;
 /* After a failure (st: the status that showed it): drains every queue, says what failed,

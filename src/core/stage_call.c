@@ -20,44 +20,67 @@ void sp_pipeline_set_capturing(const sp_pipeline *p) { capturing = p; }
 typedef struct stage_frame {
     const sp_chunk *chunk;
     char message[512];
+    uint64_t cause; /* sp_chunk_fail_cause's, 0: none */
     struct stage_frame *outer;
 } stage_frame;
 
 static _Thread_local stage_frame *current_frame;
 
-sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const char *fmt, ...)
+/* Attaches the message and cause to the chunk's stage call under way on this thread. */
+static sp_status attach(const sp_chunk *chunk, sp_status status, uint64_t cause,
+                        const char *fmt, va_list ap)
 {
     if (status == SP_OK)
         status = SP_ERR_STAGE_FAILED;
     stage_frame *frame = current_frame;
-    if (frame == NULL || frame->chunk != chunk || fmt == NULL)
+    if (frame == NULL || frame->chunk != chunk)
         return status; /* not inside this chunk's stage call: nothing to attach it to */
+    frame->cause = cause;
+    if (fmt)
+        vsnprintf(frame->message, sizeof frame->message, fmt, ap);
+    return status;
+}
+
+sp_status sp_chunk_fail(const sp_chunk *chunk, sp_status status, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(frame->message, sizeof frame->message, fmt, ap);
+    sp_status st = attach(chunk, status, 0, fmt, ap);
     va_end(ap);
-    return status;
+    return st;
+}
+
+sp_status sp_chunk_fail_cause(const sp_chunk *chunk, sp_status status, uint64_t cause,
+                              const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sp_status st = attach(chunk, status, cause, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 /* The run's error text for a stage that failed at `chunk`: its own message when it gave one. */
 static void record_stage_failure(sp_pipeline *p, const sp_stage_call *call,
-                                 const sp_chunk *chunk, sp_status status, const char *message)
+                                 const sp_chunk *chunk, sp_status status,
+                                 const stage_frame *frame)
 {
+    const char *message = frame->message;
     const sp_stage *st = &p->stages[call->index];
     size_t last = chunk->first_record + chunk->records - 1;
     if (message[0] != '\0')
-        sp_pipeline_fail_chunk(p, chunk->index, SP_ERR_STAGE_FAILED,
+        sp_pipeline_fail_chunk(p, chunk->index, frame->cause, SP_ERR_STAGE_FAILED,
                                "stage '%s' chunk %zu: %s (stage %zu of %zu, records %zu..%zu; "
                                "it returned %s)",
-                             st->name, chunk->index, message, call->index + 1, p->n_stages,
-                             chunk->first_record, last, sp_status_name(status));
+                               st->name, chunk->index, message, call->index + 1, p->n_stages,
+                               chunk->first_record, last, sp_status_name(status));
     else
-        sp_pipeline_fail_chunk(p, chunk->index, SP_ERR_STAGE_FAILED,
+        sp_pipeline_fail_chunk(p, chunk->index, frame->cause, SP_ERR_STAGE_FAILED,
                                "stage '%s' (stage %zu of %zu) failed at chunk %zu (records "
                                "%zu..%zu): it returned %s (%s)",
-                             st->name, call->index + 1, p->n_stages, chunk->index,
-                             chunk->first_record, last, sp_status_name(status),
-                             sp_status_message(status));
+                               st->name, call->index + 1, p->n_stages, chunk->index,
+                               chunk->first_record, last, sp_status_name(status),
+                               sp_status_message(status));
 }
 
 static sp_status call_stage(const sp_stage *st, sp_stage_fn fn, const sp_chunk *chunk,
@@ -65,6 +88,7 @@ static sp_status call_stage(const sp_stage *st, sp_stage_fn fn, const sp_chunk *
 {
     frame->chunk = chunk;
     frame->message[0] = '\0';
+    frame->cause = 0;
     frame->outer = current_frame;
     current_frame = frame;
     sp_status status = fn(chunk, st->user);
@@ -91,6 +115,6 @@ sp_status sp_stage_trampoline(const sp_chunk *chunk, void *arg)
         return status;
     }
     /* which failure is kept (the earliest failed chunk's) is failure.c's rule */
-    record_stage_failure(p, call, chunk, status, frame.message);
+    record_stage_failure(p, call, chunk, status, &frame);
     return status;
 }

@@ -37,13 +37,17 @@
 #include "core/sized.h"
 
 #define DEFAULT_MAX_IN_FLIGHT 4u
-#define MAX_IN_FLIGHT_LIMIT 4096u
+#define MAX_IN_FLIGHT_LIMIT 65536u /* two events of 40 bytes each reserved per held batch */
 
 typedef struct stream_batch {
     const void *in;
     void *out;
     size_t n_records;
     uint64_t tag;
+    size_t first_record; /* its first record in the stream's numbering (given at submit) */
+    uint64_t cause;      /* the failure's sp_chunk_fail_cause, for its DONE */
+    atomic_int stop;     /* cancelled while being fed: the scheduler feeds no more chunks */
+    int cut_short;       /* ... and it stopped: complete with SP_ERR_CANCELLED */
     size_t base;         /* the engine's number of its first chunk (once started) */
     size_t chunks;       /* chunks the engine cuts it into (known once started) */
     size_t retired;      /* of those, chunks that have left their slots */
@@ -85,7 +89,8 @@ struct sp_stream {
     int lost;
     sp_status first_failure;
     /* for the report: the engine's numbering and what it has done */
-    size_t next_chunk, next_record;
+    size_t next_chunk;
+    size_t next_record;   /* the first record of the next batch submitted */
     size_t records, chunks, batches;
     int any_staged_in, any_staged_out, any_replayed;
     double t_first, t_last;
@@ -123,7 +128,8 @@ static void queue_event(sp_stream *s, sp_stream_event_kind kind, stream_batch *b
 {
     queued_event *q = &s->queue[(s->queue_head + s->queue_len) % s->queue_cap];
     q->ev = (sp_stream_event){kind, b->tag, kind == SP_EVENT_DONE ? b->status : SP_OK,
-                              b->n_records};
+                              b->n_records, b->first_record,
+                              kind == SP_EVENT_DONE ? b->cause : 0};
     q->error = NULL;
     if (kind == SP_EVENT_DONE) {
         q->error = b->error;
@@ -148,8 +154,9 @@ static void queue_due_events(sp_stream *s)
         stream_batch *b = s->head;
         b->done_queued = 1;
         queue_event(s, SP_EVENT_DONE, b);
-        if (b->status != SP_OK && s->first_failure == SP_OK)
-            s->first_failure = b->status;
+        if (b->status != SP_OK && b->status != SP_ERR_CANCELLED && s->first_failure == SP_OK)
+            s->first_failure = b->status; /* a cancel is no failure; one after a failure
+                                             follows that failure, which came first */
         s->head = b->next;
         if (!s->head)
             s->tail = NULL;
@@ -211,11 +218,25 @@ static void fail_batch(sp_stream *s, stream_batch *b, sp_status status, const ch
 
 /* ---- what comes back from the scheduler (under lock) --------------------------------- */
 
+/* Every chunk fed is done: the batch is, whole or cut short by a cancel. */
+static void chunks_done(sp_stream *s, stream_batch *b)
+{
+    if (b->cut_short)
+        fail_batch(s, b, SP_ERR_CANCELLED, "batch %llu: cancelled after %zu of its %zu records "
+                   "(their output is written, the rest left as it was)",
+                   (unsigned long long)b->tag, b->chunks * s->p->chunk_capacity < b->n_records
+                                                   ? b->chunks * s->p->chunk_capacity
+                                                   : b->n_records,
+                   b->n_records);
+    else
+        complete(s, b, SP_OK);
+}
+
 static void chunk_retired(sp_stream *s, stream_batch *b)
 {
     b->retired++;
     if (b->submitted && b->retired == b->chunks)
-        complete(s, b, SP_OK);
+        chunks_done(s, b);
 }
 
 static void input_read(sp_stream *s, stream_batch *b)
@@ -280,8 +301,10 @@ static void settle_failure(sp_stream *s, stream_batch *noticed, const sp_sched_f
     for (stream_batch *b = s->head; b; b = b->next) {
         if (lost)
             fail_batch(s, b, SP_ERR_DEVICE_LOST, "%s", f->text);
-        else if (b == culprit)
+        else if (b == culprit && !b->complete) {
+            b->cause = f->cause;
             fail_batch(s, b, f->status, "%s", f->text);
+        }
         else if (b->started)
             fail_batch(s, b, SP_ERR_CANCELLED, "cancelled: batch %llu, before it, failed: %s",
                        (unsigned long long)tag, f->text);
@@ -308,7 +331,8 @@ static sp_status feed_batch(sp_stream *s, stream_batch *b, int *staged_in, int *
     sp_batch job;
     sp_done_list done;
     sp_status st = sp_sched_start(&job, s->p, b->in, b->n_records, b->out, s->next_chunk,
-                                  s->next_record, b);
+                                  b->first_record, b);
+    job.stop = &b->stop;
     for (int fed = 0; st == SP_OK && !fed;) {
         st = sp_sched_feed(&job, &done, &fed);
         take_done(s, &done); /* also after a failure: what left before it */
@@ -316,13 +340,36 @@ static sp_status feed_batch(sp_stream *s, stream_batch *b, int *staged_in, int *
     *staged_in = b->n_records && job.stage_in;
     *staged_out = b->n_records && job.stage_out;
     *replayed = job.replayed;
+    if (st == SP_OK && job.stopped) {
+        pthread_mutex_lock(&s->lock);
+        b->chunks = job.end - job.base; /* what went in before the cancel */
+        b->cut_short = 1;
+        pthread_mutex_unlock(&s->lock);
+    }
     return st;
+}
+
+/* Under lock: a batch cancelled before it started is complete already; it passes without
+ * touching the ring. */
+static int skip_cancelled(sp_stream *s, stream_batch *b)
+{
+    if (!b->complete)
+        return 0;
+    b->started = b->submitted = 1;
+    b->base = s->next_chunk;
+    b->chunks = 0;
+    queue_due_events(s);
+    return 1;
 }
 
 static void run_batch(sp_stream *s, stream_batch *b)
 {
     size_t cap = s->p->chunk_capacity;
     pthread_mutex_lock(&s->lock);
+    if (skip_cancelled(s, b)) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
     b->started = 1;
     b->base = s->next_chunk;
     b->chunks = b->n_records ? (b->n_records - 1) / cap + 1 : 0; /* the scheduler's cut */
@@ -332,7 +379,6 @@ static void run_batch(sp_stream *s, stream_batch *b)
     pthread_mutex_lock(&s->lock);
     b->submitted = 1;
     s->next_chunk += b->chunks; /* the numbering goes on past the batch's chunks whatever */
-    s->next_record += b->n_records;
     s->records += b->n_records;
     s->chunks += b->chunks;
     s->batches++;
@@ -340,7 +386,7 @@ static void run_batch(sp_stream *s, stream_batch *b)
     s->any_staged_out |= staged_out;
     s->any_replayed |= replayed;
     if (st == SP_OK && b->retired == b->chunks)
-        complete(s, b, SP_OK); /* no chunks, or all already retired */
+        chunks_done(s, b); /* no chunks, or all already retired */
     queue_due_events(s);
     pthread_mutex_unlock(&s->lock);
     if (st != SP_OK)
@@ -446,57 +492,6 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_strea
     return SP_OK;
 }
 
-sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void *out,
-                           uint64_t tag)
-{
-    if (!s)
-        return SP_ERR_INVALID_ARGUMENT;
-    char why[256];
-    sp_status st = sp_batch_check_buffers(s->p, in, n_records, out, why, sizeof why);
-    pthread_mutex_lock(&s->lock);
-    s->inside++;
-    if (s->lost)
-        st = stream_fail(s, SP_ERR_DEVICE_LOST, "the device was lost; close the stream");
-    else if (st != SP_OK)
-        stream_fail(s, st, "sp_stream_submit: %s", why);
-    while (st == SP_OK && !s->closing && s->held >= s->max_in_flight) {
-        if (s->nonblocking) {
-            st = stream_fail(s, SP_ERR_WOULD_BLOCK, "sp_stream_submit: %u batches are still "
-                             "being processed (the max_in_flight); submit again once one is "
-                             "DONE (sp_stream_next says when)", s->held);
-            break;
-        }
-        pthread_cond_wait(&s->room, &s->lock); /* the engine makes room: it always gets on */
-    }
-    if (st == SP_OK && s->lost) /* lost while this thread waited: the loss made the room */
-        st = stream_fail(s, SP_ERR_DEVICE_LOST, "the device was lost; close the stream");
-    if (st == SP_OK && s->closing) /* also when close woke this thread waiting for room */
-        st = stream_fail(s, SP_ERR_INVALID_ARGUMENT, "sp_stream_submit: the stream is closing");
-    stream_batch *b = st == SP_OK ? calloc(1, sizeof *b) : NULL;
-    if (st == SP_OK && (!b || !reserve_events(s))) {
-        free(b);
-        b = NULL;
-        st = stream_fail(s, SP_ERR_OUT_OF_MEMORY, "sp_stream_submit: no memory for a batch");
-    }
-    if (st == SP_OK) {
-        *b = (stream_batch){.in = in, .out = out, .n_records = n_records, .tag = tag};
-        if (s->tail)
-            s->tail->next = b;
-        else
-            s->head = b;
-        s->tail = b;
-        if (!s->to_start)
-            s->to_start = b;
-        if (s->t_first == 0.0)
-            s->t_first = sp_now();
-        s->held++;
-        pthread_cond_signal(&s->work);
-    }
-    leave(s);
-    pthread_mutex_unlock(&s->lock);
-    return st;
-}
-
 /* Longer waits than this (about 31 years, infinity included) are waits for ever: converting
  * them to a timespec would overflow, and a deadline in the past made next() spin on the
  * stream's lock, starving the engine thread that was to queue the event. */
@@ -516,6 +511,142 @@ static struct timespec deadline_after(double timeout_s)
     }
     return t;
 }
+
+/* Under lock: waits for room until `deadline` (NULL: for ever); SP_ERR_TIMEOUT at it. */
+static sp_status wait_for_room(sp_stream *s, const struct timespec *deadline, double timeout_s)
+{
+    while (!s->closing && s->held >= s->max_in_flight) {
+        if (s->nonblocking || timeout_s == 0)
+            return stream_fail(s, s->nonblocking ? SP_ERR_WOULD_BLOCK : SP_ERR_TIMEOUT,
+                               "sp_stream_submit: %u batches are still being processed (the "
+                               "max_in_flight); submit again once one is DONE (sp_stream_next "
+                               "says when)", s->held);
+        if (!deadline) {
+            pthread_cond_wait(&s->room, &s->lock); /* the engine makes room: it always gets on */
+        } else if (pthread_cond_timedwait(&s->room, &s->lock, deadline) == ETIMEDOUT &&
+                   !s->closing && s->held >= s->max_in_flight) {
+            return stream_fail(s, SP_ERR_TIMEOUT, "sp_stream_submit: no room within %g s: %u "
+                               "batches are still being processed (the max_in_flight)",
+                               timeout_s, s->held);
+        }
+    }
+    return SP_OK;
+}
+
+/* Under lock: the checked batch joins the list, numbered after the ones before it. */
+static sp_status queue_batch(sp_stream *s, const void *in, size_t n_records, void *out,
+                             uint64_t tag)
+{
+    stream_batch *b = calloc(1, sizeof *b);
+    if (!b || !reserve_events(s)) {
+        free(b);
+        return stream_fail(s, SP_ERR_OUT_OF_MEMORY, "sp_stream_submit: no memory for a batch");
+    }
+    b->in = in;
+    b->out = out;
+    b->n_records = n_records;
+    b->tag = tag;
+    b->first_record = s->next_record;
+    s->next_record += n_records;
+    if (s->tail)
+        s->tail->next = b;
+    else
+        s->head = b;
+    s->tail = b;
+    if (!s->to_start)
+        s->to_start = b;
+    if (s->t_first == 0.0)
+        s->t_first = sp_now();
+    s->held++;
+    pthread_cond_signal(&s->work);
+    return SP_OK;
+}
+
+static sp_status submit(sp_stream *s, const void *in, size_t n_records, void *out,
+                        uint64_t tag, double timeout_s)
+{
+    if (!s)
+        return SP_ERR_INVALID_ARGUMENT;
+    if (timeout_s > FOREVER_S)
+        timeout_s = -1.0;
+    struct timespec deadline = deadline_after(timeout_s > 0 ? timeout_s : 0);
+    char why[256];
+    sp_status st = sp_batch_check_buffers(s->p, in, n_records, out, why, sizeof why);
+    pthread_mutex_lock(&s->lock);
+    s->inside++;
+    if (s->lost)
+        st = stream_fail(s, SP_ERR_DEVICE_LOST, "the device was lost; close the stream");
+    else if (st != SP_OK)
+        stream_fail(s, st, "sp_stream_submit: %s", why);
+    if (st == SP_OK)
+        st = wait_for_room(s, timeout_s > 0 ? &deadline : NULL, timeout_s);
+    if (st == SP_OK && s->lost) /* lost while this thread waited: the loss made the room */
+        st = stream_fail(s, SP_ERR_DEVICE_LOST, "the device was lost; close the stream");
+    if (st == SP_OK && s->closing) /* also when close woke this thread waiting for room */
+        st = stream_fail(s, SP_ERR_INVALID_ARGUMENT, "sp_stream_submit: the stream is closing");
+    if (st == SP_OK)
+        st = queue_batch(s, in, n_records, out, tag);
+    leave(s);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void *out,
+                           uint64_t tag)
+{
+    return submit(s, in, n_records, out, tag, -1.0);
+}
+
+sp_status sp_stream_submit_wait(sp_stream *s, const void *in, size_t n_records, void *out,
+                                uint64_t tag, double timeout_s)
+{
+    return submit(s, in, n_records, out, tag, timeout_s);
+}
+
+/* ---- cancelling ----------------------------------------------------------------------- */
+
+/* Under lock: one held batch cancelled as sp_stream_cancel says. */
+static void cancel_batch(sp_stream *s, stream_batch *b)
+{
+    if (b->complete)
+        return;
+    if (!b->started)
+        fail_batch(s, b, SP_ERR_CANCELLED, "batch %llu: cancelled before it started (its "
+                   "output left as it was)", (unsigned long long)b->tag);
+    else if (!b->submitted)
+        atomic_store(&b->stop, 1); /* the scheduler stops at the next chunk boundary */
+}
+
+/* Under lock: cancels the held batches with `tag` (every one with all); whether one was. */
+static int cancel_matching(sp_stream *s, int all, uint64_t tag)
+{
+    int found = 0;
+    for (stream_batch *b = s->head; b; b = b->next)
+        if (all || b->tag == tag) {
+            found = 1;
+            cancel_batch(s, b);
+        }
+    queue_due_events(s);
+    return found;
+}
+
+static sp_status cancel(sp_stream *s, int all, uint64_t tag)
+{
+    if (!s)
+        return SP_ERR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    int found = cancel_matching(s, all, tag);
+    sp_status st = found || all ? SP_OK
+                                : stream_fail(s, SP_ERR_INVALID_ARGUMENT, "sp_stream_cancel: no "
+                                              "held batch has tag %llu (done already, or never "
+                                              "submitted)", (unsigned long long)tag);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+sp_status sp_stream_cancel(sp_stream *s, uint64_t tag) { return cancel(s, 0, tag); }
+
+sp_status sp_stream_cancel_all(sp_stream *s) { return cancel(s, 1, 0); }
 
 sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
 {
@@ -601,7 +732,7 @@ sp_status sp_stream_close(sp_stream *s, sp_report *report)
     pthread_join(s->thread, NULL); /* it runs every batch and retires every slot first */
     sp_status st = s->lost ? SP_ERR_DEVICE_LOST : s->first_failure;
     for (stream_batch *b = s->head; b; b = b->next)
-        if (b->complete && b->status != SP_OK && st == SP_OK)
+        if (b->complete && b->status != SP_OK && b->status != SP_ERR_CANCELLED && st == SP_OK)
             st = b->status;
     if (report)
         stream_report(s, report);
