@@ -67,10 +67,12 @@ same bB4.lz4 --input-format lz4
 grep -q "content checksums 1 checked" bB4.lz4.txt || bad "bB4.lz4: its content checksum was not checked"
 
 # ---- bad inputs: exit 1, the offset named, no output left ----------------------------------
+# (--no-journal: a journaled run that fails keeps its partial output and journal for --resume,
+# which the case after these checks)
 refused() { # refused FILE WORDS... [-- run options]: exit 1, a message with WORDS, no output
     name=$1; shift
     words=$1; shift
-    run --input "$name" --output out.bad "$@" >/dev/null 2>err.txt
+    run --input "$name" --output out.bad --no-journal "$@" >/dev/null 2>err.txt
     rc=$?
     if [ "$rc" -ne 1 ]; then bad "$name: exit $rc, want 1: $(cat err.txt)"
     elif ! grep -qi "$words" err.txt; then bad "$name: no '$words' in: $(cat err.txt)"
@@ -110,5 +112,16 @@ head -c 4000002 in.f32 >odd.raw && lz4 -q -f odd.raw odd.lz4 && refused odd.lz4 
 refused in.f32 "unknown magic" --input-format lz4
 refused in.f32 "unknown magic" --input-format zstd
 lz4 -q -f -BD in.f32 linked.lz4 && refused linked.lz4 "linked"
+# With its journal (the default), a run that fails mid-way keeps the partial output and the
+# journal for --resume, says so, and never puts the output in place.
+run --input sum.lz4 --output out.kept >/dev/null 2>err.txt
+rc=$?
+if [ "$rc" -ne 1 ]; then bad "sum.lz4, journaled: exit $rc, want 1"
+elif [ -e out.kept ]; then bad "sum.lz4, journaled: the output was put in place"
+elif ! [ -e .out.kept.journal ]; then bad "sum.lz4, journaled: no journal kept"
+elif ! grep -q "kept for --resume" err.txt; then bad "sum.lz4, journaled: no word of what is kept"
+else echo "ok: sum.lz4, journaled: partial output and journal kept for --resume, and said"
+fi
+rm -f .out.kept.journal .out.kept.partial-*
 [ "$fail" -eq 0 ] && echo "all compressed inputs agree with the raw run; every bad one refused"
 exit "$fail"

@@ -35,6 +35,14 @@ args=(run --backend host --input in.f32 --output out.f32 --stages sinmix:iters=5
 
 random_pause() { sleep "$(printf '0.%03d' $((RANDOM % 600)))"; }
 
+# --no-journal: the same output, no journal at any time; with --resume, a usage error.
+"$cli" "${args[@]}" --output nj.f32 --no-journal >/dev/null 2>&1 || fail "--no-journal run failed"
+cmp -s nj.f32 ref.f32 || fail "--no-journal: the output differs from the reference"
+ls -a | grep -q 'nj.f32.journal' && fail "--no-journal left a journal"
+"$cli" "${args[@]}" --output nj.f32 --no-journal --resume >/dev/null 2>&1
+[ $? -eq 64 ] || fail "--no-journal --resume is not a usage error (64)"
+rm -f nj.f32
+
 # A background job of a script ignores SIGINT (POSIX): the runs get the default back.
 start() { exec env --default-signal=INT "$cli" "${args[@]}" "$@"; }
 

@@ -57,6 +57,9 @@ static const cli_option options[] = {
              "output is the same, byte for byte. A journal of another input\n"
              "(size, mtime, first and last blocks), other stages or record sizes\n"
              "is refused; without a journal the run starts at the first record"),
+    CLI_FLAG("no-journal", run_options, no_journal,
+             "keep no journal (the output is flushed once, at the end, as for a\n"
+             "pipe): a run that is interrupted starts again; not with --resume"),
     CLI_JSON_OPTION(run_options),
 };
 
@@ -274,14 +277,28 @@ static sp_status run_ranges(run_job *job, sp_report *report, size_t *records_run
     return st;
 }
 
+/* The files, with a journal unless --no-journal. */
+static int open_files(run_job *job, const run_options *o)
+{
+    if (o->no_journal && o->resume) {
+        fprintf(stderr, "streampipe: run: --resume needs the journal that --no-journal "
+                "turns off\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (o->no_journal)
+        return run_files_open(&job->files, o->input_path, o->output_path,
+                              job->stages.in_record_bytes, job->stages.out_record_bytes, 0,
+                              NULL, o->input_format);
+    return run_files_open_journaled(&job->files, o->input_path, o->output_path,
+                                    job->stages.in_record_bytes, job->stages.out_record_bytes,
+                                    o->stages_text, o->resume, o->input_format);
+}
+
 static int run_job_go(run_job *job, const run_options *o)
 {
     int rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK)
-        rc = run_files_open_journaled(&job->files, o->input_path, o->output_path,
-                                      job->stages.in_record_bytes,
-                                      job->stages.out_record_bytes, o->stages_text, o->resume,
-                                      o->input_format);
+        rc = open_files(job, o);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
     if (rc != CLI_EXIT_OK)
@@ -298,8 +315,12 @@ static int run_job_go(run_job *job, const run_options *o)
             return CLI_EXIT_FAILURE;
         }
         run_files_print_io_error(&job->files, "");
-        return cli_report_failure("streaming the file", st,
-                                  sp_pipeline_last_error(job->pipeline));
+        rc = cli_report_failure("streaming the file", st, sp_pipeline_last_error(job->pipeline));
+        if (job->files.journaled) /* never a silent leftover: say what stays, and why */
+            fprintf(stderr, "streampipe: run: the partial output and its journal %s are kept "
+                    "for --resume (once the cause is fixed); a run without --resume starts "
+                    "again and replaces them\n", sp_file_io_journal_path(job->files.io));
+        return rc;
     }
     rc = run_files_commit(&job->files);
     if (rc == CLI_EXIT_OK)

@@ -20,6 +20,7 @@ typedef struct run_options {
     unsigned long long chunk_records, depth, max_pinned, staging_threads;
     int json;
     int resume;          /* --resume: carry on from the journal beside the output */
+    int no_journal;      /* --no-journal: none kept (the output flushed once, at the end) */
     int argc;            /* the command's arguments, for the line saying how to resume */
     char **argv;
 } run_options;
