@@ -132,6 +132,26 @@ SP_API void sp_host_free(sp_context *ctx, void *ptr);
 SP_API sp_status sp_host_register(sp_context *ctx, void *ptr, size_t bytes);
 SP_API sp_status sp_host_unregister(sp_context *ctx, void *ptr);
 
+/* ---- device memory: data that starts or ends on the GPU ---------------------------------- */
+
+/* Device memory of the context's device (cudaMalloc on CUDA; on HOST, host memory the
+ * backend keeps as device memory, so that device-resident ends run in every test). A run's
+ * or a stream batch's `in` and `out` may be device memory: memory from sp_device_alloc or,
+ * on CUDA, any pointer the driver reports as device or managed memory of the pipeline's
+ * device (PyTorch's caching allocator, CuPy, cudaMalloc). A device input skips its host to
+ * device copy (a device to device copy puts it into the ring's slot); a device output skips
+ * its device to host copy; nothing of either end goes through pinned staging, and the
+ * report's pcie_bytes counts only what did cross. Memory of another device, or a range that
+ * is partly device memory, is refused with SP_ERR_INVALID_ARGUMENT and the reason. Graph mode
+ * does not replay runs with a device end (the report's notes say so). Lifetime as
+ * sp_host_alloc's; SP_ERR_UNSUPPORTED from a backend without device copies. */
+SP_API sp_status sp_device_alloc(sp_context *ctx, size_t bytes, void **out);
+SP_API void sp_device_free(sp_context *ctx, void *ptr);
+/* Copies `bytes` from src to dst, in any direction between host and device memory of this
+ * context, and returns once they are there: for tests and small programs (it makes a queue
+ * for each call). Overlapping ranges are refused. */
+SP_API sp_status sp_memcpy(sp_context *ctx, void *dst, const void *src, size_t bytes);
+
 /* ---- stages ------------------------------------------------------------------------------ */
 
 /* What a stage sees for one chunk (made by the library; it grows only at its end). `in` holds records * (input record size) bytes and `out`
@@ -405,7 +425,10 @@ typedef struct sp_report {
     size_t batches;        /* batches the report covers: 1 for a run, those of a stream */
     size_t slot_records;   /* records a slot holds: the pipeline's chunk, which a short run
                               with a chunk the library chose cuts below (chunk_records) */
-    uint64_t reserved[15]; /* zero; later figures take these */
+    size_t pcie_bytes;     /* bytes the run's copies moved between host and device memory:
+                              records x (in + out record bytes), less a device-resident end's
+                              (sp_device_alloc), whose copies stay on the device */
+    uint64_t reserved[14]; /* zero; later figures take these */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).

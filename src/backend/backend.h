@@ -31,7 +31,7 @@
 
 #include "streampipe.h"
 
-#define SP_BACKEND_ABI 3 /* 2: queue_drain; 3: activity timing */
+#define SP_BACKEND_ABI 4 /* 2: queue_drain; 3: activity timing; 4: device-resident ends */
 
 typedef struct sp_bqueue sp_bqueue; /* defined by each backend */
 typedef struct sp_bevent sp_bevent; /* defined by each backend */
@@ -41,6 +41,15 @@ enum sp_event_flags {
     SP_EVENT_SYNC = 0,   /* ordering only: cheapest */
     SP_EVENT_TIMING = 1  /* can be passed to event_elapsed */
 };
+
+/* What a range of memory is, for memory_kind below. */
+typedef enum sp_mem_kind {
+    SP_MEM_PAGEABLE = 0,     /* ordinary host memory */
+    SP_MEM_PINNED = 1,       /* page-locked host memory the copy engines use directly */
+    SP_MEM_DEVICE = 2,       /* device (or managed) memory of the context's device */
+    SP_MEM_OTHER_DEVICE = 3, /* device memory of another device */
+    SP_MEM_MIXED = 4         /* not one kind throughout */
+} sp_mem_kind;
 
 /* The function a stage launch runs; see launch() above. */
 typedef sp_status (*sp_launch_fn)(const sp_chunk *chunk, void *arg);
@@ -157,6 +166,16 @@ typedef struct sp_backend_ops {
     sp_status (*activity_push)(void *impl, uint64_t id);
     void (*activity_pop)(void *impl);
     sp_status (*activity_collect)(void *impl, sp_activity_fn fn, void *user);
+
+    /* Optional (both NULL or both set): device-resident ends, the user's device memory as a
+     * run's input or output.
+     * - memory_kind(ptr, bytes): what [ptr, ptr + bytes) is. HOST: its device_alloc blocks
+     *   are device memory. CUDA: device or managed memory of the context's device, or of
+     *   another device, or host memory (pinned or not). A range that is not one kind
+     *   throughout (starts in one allocation, ends outside it) is SP_MEM_MIXED.
+     * - copy_d2d(dst, src, bytes, q): device memory to device memory, enqueued on q. */
+    sp_status (*memory_kind)(void *impl, const void *ptr, size_t bytes, sp_mem_kind *kind);
+    sp_status (*copy_d2d)(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
 } sp_backend_ops;
 
 /* The backends that were built. sp_backend_cuda_ops() is NULL without CUDA. */

@@ -25,6 +25,14 @@ sp_status sp_call_copy(const sp_pipeline *p, int to_device, void *dst, const voi
     return st;
 }
 
+sp_status sp_call_copy_end(const sp_pipeline *p, int to_device, int device_end, void *dst,
+                           const void *src, size_t bytes, sp_bqueue *q)
+{
+    if (!device_end)
+        return sp_call_copy(p, to_device, dst, src, bytes, q);
+    return p->ctx->ops->copy_d2d(p->ctx->impl, dst, src, bytes, q); /* batch.c checked it */
+}
+
 void sp_call_trace_push(const sp_pipeline *p, const char *what, size_t chunk)
 {
     const sp_context *ctx = p->ctx;

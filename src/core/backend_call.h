@@ -10,6 +10,10 @@
  * copy engines. */
 sp_status sp_call_copy(const sp_pipeline *p, int to_device, void *dst, const void *src,
                        size_t bytes, sp_bqueue *q);
+/* A batch's copy into the ring (h2d) or out of it (d2h): device to device when that end of
+ * the batch is device memory (device_end), else sp_call_copy's. */
+sp_status sp_call_copy_end(const sp_pipeline *p, int to_device, int device_end, void *dst,
+                           const void *src, size_t bytes, sp_bqueue *q);
 /* Profiler ranges around what is enqueued ("h2d c12", "<stage> c12", "stage c12"), when the
  * backend has trace_push; without it nothing is formatted. */
 void sp_call_trace_push(const sp_pipeline *p, const char *what, size_t chunk);

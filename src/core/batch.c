@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/batch.h"
+#include "core/device_memory.h"
 #include "core/sized.h"
 
 /* The byte counts of n records in and out, and whether in and out are usable; the reason in
@@ -62,18 +63,34 @@ sp_status sp_pipeline_check_buffers(const sp_pipeline *p, const void *in, size_t
     return sp_batch_check_buffers(p, in, n_records, out, text, size);
 }
 
-/* Whether the copy engines can use the user's memory directly. */
-static sp_status detect_pinned(sp_batch *b, size_t in_bytes, size_t out_bytes)
+/* A kind of memory a run cannot use, with the reason. */
+static sp_status refuse_kind(sp_pipeline *p, const char *which, sp_mem_kind kind)
+{
+    return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "%s is %s%s", which,
+                            sp_mem_kind_name(kind),
+                            kind == SP_MEM_MIXED ? " (it begins and ends in different kinds)"
+                                                 : ", not this pipeline's device's");
+}
+
+/* What the user's memory is: pageable (through pinned staging), pinned (the copy engines read
+ * and write it), or device memory (copied device to device). */
+static sp_status detect_memory(sp_batch *b, size_t in_bytes, size_t out_bytes)
 {
     sp_pipeline *p = b->p;
-    int in_pinned = 0, out_pinned = 0;
-    sp_status st = p->ctx->ops->is_pinned(p->ctx->impl, b->in, in_bytes, &in_pinned);
+    sp_mem_kind in = SP_MEM_PAGEABLE, out = SP_MEM_PAGEABLE;
+    sp_status st = sp_memory_kind(p->ctx, b->in, in_bytes, &in);
     if (st == SP_OK)
-        st = p->ctx->ops->is_pinned(p->ctx->impl, b->out, out_bytes, &out_pinned);
+        st = sp_memory_kind(p->ctx, b->out, out_bytes, &out);
     if (st != SP_OK)
-        return sp_pipeline_backend_fail(p, st, "asking whether memory is pinned");
-    b->stage_in = !in_pinned;
-    b->stage_out = !out_pinned;
+        return sp_pipeline_backend_fail(p, st, "asking what the memory is");
+    if (in >= SP_MEM_OTHER_DEVICE)
+        return refuse_kind(p, "in", in);
+    if (out >= SP_MEM_OTHER_DEVICE)
+        return refuse_kind(p, "out", out);
+    b->in_device = in == SP_MEM_DEVICE;
+    b->out_device = out == SP_MEM_DEVICE;
+    b->stage_in = in == SP_MEM_PAGEABLE;
+    b->stage_out = out == SP_MEM_PAGEABLE;
     return SP_OK;
 }
 
@@ -97,7 +114,7 @@ sp_status sp_batch_prepare(sp_batch *b, sp_pipeline *p, const void *in, size_t n
                                  &b->plan.out_bytes);
     if (st != SP_OK)
         return sp_pipeline_fail(p, st, "%s", why);
-    return detect_pinned(b, b->plan.in_bytes, b->plan.out_bytes);
+    return detect_memory(b, b->plan.in_bytes, b->plan.out_bytes);
 }
 
 sp_status sp_batch_fail(sp_batch *b, sp_status status, const char *fmt, ...)

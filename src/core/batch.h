@@ -23,6 +23,7 @@ typedef struct sp_batch {
     size_t record_base;      /* records before this batch in its stream (first_record) */
     int source_done;         /* run_io: the source has ended */
     int stage_in, stage_out; /* user memory is pageable: go through pinned staging */
+    int in_device, out_device; /* user memory is device memory: copied device to device */
     int timing;              /* a report was asked for: record per-chunk times */
     int event_timing;        /* GPU operations were timed by events (timing.c) */
     int activity_timing;     /* ... or by the backend's activity records (timing.c) */

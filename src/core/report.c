@@ -6,6 +6,11 @@
 #include "core/report.h"
 #include "core/timing.h"
 
+size_t sp_report_pcie_bytes(const sp_batch *b)
+{
+    return (b->in_device ? 0 : b->plan.in_bytes) + (b->out_device ? 0 : b->plan.out_bytes);
+}
+
 void sp_report_batch(const sp_batch *run, sp_report *report)
 {
     sp_pipeline *p = run->p;
@@ -27,6 +32,7 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
     report->batches = run->plan.n_records > 0;
     report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
     report->slot_records = p->chunk_capacity;
+    report->pcie_bytes = sp_report_pcie_bytes(run);
     report->submit_s = p->last_submit_s;
     report->wait_s = p->last_wait_s;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
@@ -78,5 +84,6 @@ void sp_report_batches(const sp_pipeline *p, const sp_batch_totals *t, double ma
     report->staged_in = t->staged_in;
     report->staged_out = t->staged_out;
     report->graph = t->replayed;
+    report->pcie_bytes = t->pcie_bytes;
     report->makespan_s = makespan_s;
 }

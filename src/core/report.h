@@ -6,6 +6,8 @@
 
 /* One run's report, from its batch and the times sp_sched_finish kept in the pipeline. */
 void sp_report_batch(const sp_batch *b, sp_report *report);
+/* Bytes batch b's copies move between host and device memory (its device ends' none). */
+size_t sp_report_pcie_bytes(const sp_batch *b);
 /* The report's figures that are the pipeline's (depth, chunk, threads, pinned bytes). */
 void sp_report_pipeline(const sp_pipeline *p, sp_report *report);
 /* What batches fed through the ring add up to (streams, sp_pipeline_run_feed), and the report
@@ -14,6 +16,7 @@ void sp_report_pipeline(const sp_pipeline *p, sp_report *report);
 typedef struct sp_batch_totals {
     size_t records, chunks, batches;
     int staged_in, staged_out, replayed;
+    size_t pcie_bytes;
 } sp_batch_totals;
 void sp_report_batches(const sp_pipeline *p, const sp_batch_totals *totals,
                        double makespan_s, sp_report *report);

@@ -41,8 +41,10 @@ static sp_status serial_chunk(sp_batch *r, size_t i)
     size_t M = p->n_stages, n = sp_chunk_records(r, i);
     double t = sp_now();
     /* no staging (sp_pipeline_run_serial): the chunk's h2d source is the user's memory */
-    sp_status st = ops->copy_h2d(p->ctx->impl, sp_device_slot(p, 0, 0),
-                                 sp_ring_h2d_source(r, i), n * p->record_bytes[0], p->h2d);
+    /* the engines' own copies (no pieces, no kernel): the baseline (copy_by_kernel says) */
+    sp_status st = (r->in_device ? ops->copy_d2d : ops->copy_h2d)(
+        p->ctx->impl, sp_device_slot(p, 0, 0), sp_ring_h2d_source(r, i),
+        n * p->record_bytes[0], p->h2d);
     if (st == SP_OK)
         st = timed_sync(r, p->h2d, SP_TL_GPU(0), i, t);
     if (st != SP_OK)
@@ -51,8 +53,9 @@ static sp_status serial_chunk(sp_batch *r, size_t i)
         if ((st = serial_stage(r, s, i)) != SP_OK)
             return st;
     t = sp_now();
-    st = ops->copy_d2h(p->ctx->impl, sp_ring_d2h_target(r, i), sp_device_slot(p, M, 0),
-                       n * p->record_bytes[M], p->d2h);
+    st = (r->out_device ? ops->copy_d2d : ops->copy_d2h)(p->ctx->impl, sp_ring_d2h_target(r, i),
+                                                         sp_device_slot(p, M, 0),
+                                                         n * p->record_bytes[M], p->d2h);
     if (st == SP_OK)
         st = timed_sync(r, p->d2h, SP_TL_GPU(M + 1), i, t);
     return st == SP_OK ? SP_OK : sp_batch_fail(r, st, "chunk %zu: d2h copy", i);

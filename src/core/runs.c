@@ -135,6 +135,7 @@ static sp_status feed_one(sp_pipeline *p, const sp_feed_batch *fb, size_t base,
     t->staged_in |= fb->n_records && b.stage_in;
     t->staged_out |= fb->n_records && b.stage_out;
     t->replayed |= b.replayed;
+    t->pcie_bytes += st == SP_OK ? sp_report_pcie_bytes(&b) : 0;
     return st;
 }
 

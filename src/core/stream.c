@@ -93,6 +93,7 @@ struct sp_stream {
     size_t next_record;   /* the first record of the next batch submitted */
     size_t records, chunks, batches;
     int any_staged_in, any_staged_out, any_replayed;
+    size_t pcie_bytes;      /* what the batches' copies moved between host and device */
     double t_first, t_last;
     /* sp_stream_last_error's text: written only by the user's calls (a refused submit, next()
      * taking a failed batch's DONE), never by the engine thread, so that reading it cannot
@@ -340,6 +341,11 @@ static sp_status feed_batch(sp_stream *s, stream_batch *b, int *staged_in, int *
     *staged_in = b->n_records && job.stage_in;
     *staged_out = b->n_records && job.stage_out;
     *replayed = job.replayed;
+    if (st == SP_OK) {
+        pthread_mutex_lock(&s->lock);
+        s->pcie_bytes += sp_report_pcie_bytes(&job);
+        pthread_mutex_unlock(&s->lock);
+    }
     if (st == SP_OK && job.stopped) {
         pthread_mutex_lock(&s->lock);
         b->chunks = job.end - job.base; /* what went in before the cancel */
@@ -708,10 +714,11 @@ const char *sp_stream_last_error(const sp_stream *s)
 
 static void stream_report(const sp_stream *s, sp_report *report)
 {
-    sp_batch_totals totals = {s->records, s->chunks, s->batches, s->any_staged_in,
-                              s->any_staged_out, s->any_replayed};
-    sp_report_batches(s->p, &totals,
-                             s->t_last > s->t_first ? s->t_last - s->t_first : 0.0, report);
+    sp_batch_totals totals = {s->records,        s->chunks,         s->batches,
+                              s->any_staged_in,  s->any_staged_out, s->any_replayed,
+                              s->pcie_bytes};
+    sp_report_batches(s->p, &totals, s->t_last > s->t_first ? s->t_last - s->t_first : 0.0,
+                      report);
     snprintf(report->notes, sizeof report->notes, "a stream records no per-operation timings: "
              "%zu batches, makespan from the first submit to the last batch complete%s",
              s->batches, s->any_replayed ? "; full chunks replayed from graphs" : "");

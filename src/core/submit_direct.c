@@ -96,7 +96,8 @@ static sp_status enqueue_h2d(sp_batch *r, size_t i)
     sp_status st = op_begin(r, 0, i, p->h2d); /* WAR on boundary 0 */
     if (st == SP_OK)
         st = op_end(r, 0, i, p->h2d,
-                    sp_call_copy(r->p, 1, sp_device_slot(p, 0, b), src, bytes, p->h2d));
+                    sp_call_copy_end(p, 1, r->in_device, sp_device_slot(p, 0, b), src, bytes,
+                                     p->h2d));
     return st == SP_OK ? SP_OK : sp_batch_fail(r, st, "chunk %zu: enqueueing its h2d copy", i);
 }
 
@@ -136,7 +137,8 @@ static sp_status enqueue_d2h(sp_batch *r, size_t i)
     sp_status st = op_begin(r, M + 1, i, p->d2h);
     if (st == SP_OK)
         st = op_end(r, M + 1, i, p->d2h,
-                    sp_call_copy(r->p, 0, dst, sp_device_slot(p, M, b), bytes, p->d2h));
+                    sp_call_copy_end(p, 0, r->out_device, dst, sp_device_slot(p, M, b), bytes,
+                                     p->d2h));
     return st == SP_OK ? SP_OK : sp_batch_fail(r, st, "chunk %zu: enqueueing its d2h copy", i);
 }
 

@@ -72,6 +72,12 @@ int sp_graph_wanted(sp_batch *r)
     size_t M = p->n_stages;
     if (p->graph_mode == SP_GRAPH_OFF || r->io)
         return 0; /* a source's chunks are as long as it reads: no graph fits them */
+    if (r->in_device || r->out_device) {
+        snprintf(r->graph_note, sizeof r->graph_note, "graph mode off for this run: a "
+                 "device-resident end is copied device to device, which a replay's copy "
+                 "updates do not follow");
+        return 0;
+    }
     if (!p->ctx->ops->capture_begin) {
         snprintf(r->graph_note, sizeof r->graph_note, "graph mode off: the %s backend has no "
                  "graphs", p->ctx->ops->name);

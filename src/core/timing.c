@@ -234,7 +234,7 @@ static void name_engines(sp_batch *b)
     t->kind[SP_TL_STAGE_IN] = SP_ENGINE_STAGE_IN;
     t->active[SP_TL_STAGE_IN] = b->stage_in;
     t->bytes[SP_TL_STAGE_IN] = plan->in_bytes;
-    t->name[SP_TL_GPU(0)] = "h2d";
+    t->name[SP_TL_GPU(0)] = b->in_device ? "d2d in" : "h2d"; /* a device-resident end's */
     t->kind[SP_TL_GPU(0)] = SP_ENGINE_H2D;
     t->bytes[SP_TL_GPU(0)] = plan->in_bytes;
     for (size_t s = 1; s <= M; s++) {
@@ -243,7 +243,7 @@ static void name_engines(sp_batch *b)
         t->streams[SP_TL_GPU(s)] = p->stage_streams[s - 1];
         t->bytes[SP_TL_GPU(s)] = plan->n_records * p->record_bytes[s - 1];
     }
-    t->name[SP_TL_GPU(M + 1)] = "d2h";
+    t->name[SP_TL_GPU(M + 1)] = b->out_device ? "d2d out" : "d2h";
     t->kind[SP_TL_GPU(M + 1)] = SP_ENGINE_D2H;
     t->bytes[SP_TL_GPU(M + 1)] = plan->out_bytes;
     for (size_t g = 0; g <= M + 1; g++)

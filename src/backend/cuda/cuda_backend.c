@@ -43,6 +43,8 @@ static const sp_backend_ops cuda_ops = {
     .activity_pop = sp_cuda_activity_pop,
     .activity_collect = sp_cuda_activity_collect,
 #endif
+    .memory_kind = sp_cuda_memory_kind,
+    .copy_d2d = sp_cuda_copy_d2d,
 };
 
 const sp_backend_ops *sp_backend_cuda_ops(void) { return &cuda_ops; }

@@ -37,6 +37,12 @@ sp_status sp_cuda_copy_d2h(void *impl, void *dst, const void *src, size_t bytes,
                         "cudaMemcpyAsync(DeviceToHost)");
 }
 
+sp_status sp_cuda_copy_d2d(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q)
+{
+    return enqueue_copy(impl, dst, src, bytes, q, cudaMemcpyDeviceToDevice,
+                        "cudaMemcpyAsync(DeviceToDevice)");
+}
+
 /* One attribute query; pageable memory reads as cudaMemoryTypeUnregistered (drivers before
  * CUDA 11 said cudaErrorInvalidValue, which means the same here). */
 static sp_status pointer_attributes(const void *ptr, struct cudaPointerAttributes *attr)

@@ -333,6 +333,23 @@ static sp_status fault_is_pinned(void *impl, const void *ptr, size_t bytes, int 
     return fault->inner->is_pinned(fault->inner_impl, ptr, bytes, pinned);
 }
 
+/* Counted and failable like is_pinned; without the inner backend's, every range is host
+ * memory (what the core assumes of a backend that cannot tell). */
+static sp_status fault_memory_kind(void *impl, const void *ptr, size_t bytes, sp_mem_kind *kind)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "memory_kind");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->memory_kind) {
+        int pinned = 0;
+        status = fault->inner->is_pinned(fault->inner_impl, ptr, bytes, &pinned);
+        *kind = pinned ? SP_MEM_PINNED : SP_MEM_PAGEABLE;
+        return status;
+    }
+    return fault->inner->memory_kind(fault->inner_impl, ptr, bytes, kind);
+}
+
 /* ---- work ----------------------------------------------------------------------------- */
 
 static sp_status fault_copy_h2d(void *impl, void *dst, const void *src, size_t bytes,
@@ -353,6 +370,22 @@ static sp_status fault_copy_d2h(void *impl, void *dst, const void *src, size_t b
     if (status != SP_OK)
         return status;
     return fault->inner->copy_d2h(fault->inner_impl, dst, src, bytes, inner_queue(queue));
+}
+
+/* Counted, failable and delayed like the other copies; unsupported without the inner one. */
+static sp_status fault_copy_d2d(void *impl, void *dst, const void *src, size_t bytes,
+                                sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "copy_d2d");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->copy_d2d) {
+        sp_backend_fail("fault copy_d2d: the wrapped %s backend has no device copies",
+                        fault->inner->name);
+        return SP_ERR_UNSUPPORTED;
+    }
+    return fault->inner->copy_d2d(fault->inner_impl, dst, src, bytes, inner_queue(queue));
 }
 
 /* Counted, failable and delayed like the engines' copies. Offered whatever the inner backend
@@ -504,6 +537,8 @@ static const sp_backend_ops fault_ops = {
     .graph_rebase = fault_graph_rebase,
     .graph_launch = fault_graph_launch,
     .graph_destroy = fault_graph_destroy,
+    .memory_kind = fault_memory_kind,
+    .copy_d2d = fault_copy_d2d,
 };
 
 const sp_backend_ops *sp_backend_fault_ops(void) { return &fault_ops; }

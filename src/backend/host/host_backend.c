@@ -303,6 +303,24 @@ static sp_status op_copy_d2h(void *impl, void *dst, const void *src, size_t byte
     return enqueue_copy("copy_d2h", dst, src, bytes, 0, queue);
 }
 
+static sp_status op_memory_kind(void *impl, const void *ptr, size_t bytes, sp_mem_kind *kind)
+{
+    host_backend *backend = impl;
+    if (!kind)
+        return invalid("memory_kind: kind is NULL");
+    *kind = sp_host_memory_kind(&backend->memory, ptr, bytes);
+    return SP_OK;
+}
+
+/* Device to device: a memcpy on the queue, as the other copies (to_device 1: a graph's
+ * rebase moves it as an h2d; the core replays no device-resident ends). */
+static sp_status op_copy_d2d(void *impl, void *dst, const void *src, size_t bytes,
+                             sp_bqueue *queue)
+{
+    (void)impl;
+    return enqueue_copy("copy_d2d", dst, src, bytes, 1, queue);
+}
+
 /* The same memcpy as the engines' copies, so that the core's kernel-copy path runs in every
  * HOST test. to_device -1: like CUDA, which cannot point a replayed kernel at other memory,
  * graph_rebase does not move these copies. */
@@ -400,6 +418,8 @@ static const sp_backend_ops host_ops = {
     .is_pinned = op_is_pinned,
     .copy_h2d = op_copy_h2d,
     .copy_d2h = op_copy_d2h,
+    .memory_kind = op_memory_kind,
+    .copy_d2d = op_copy_d2d,
     .copy_kernel = op_copy_kernel,
     .launch = op_launch,
     .capture_begin = op_capture_begin,

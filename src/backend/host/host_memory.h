@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/backend.h"
 #include "backend/host/host_ranges.h"
 #include "streampipe.h"
 
@@ -43,5 +44,7 @@ sp_status sp_host_memory_unregister(host_memory *memory, void *ptr);
 void sp_host_memory_forget_nested(host_memory *memory, host_range range);
 /* 1 when all of [ptr, ptr+bytes) lies within one pinned block or registered range. */
 int sp_host_memory_is_pinned(host_memory *memory, const void *ptr, size_t bytes);
+/* What [ptr, ptr+bytes) is: a device_alloc block's (device), pinned, pageable, or mixed. */
+sp_mem_kind sp_host_memory_kind(host_memory *memory, const void *ptr, size_t bytes);
 
 #endif /* SP_HOST_MEMORY_H */

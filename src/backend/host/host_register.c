@@ -122,3 +122,22 @@ int sp_host_memory_is_pinned(host_memory *memory, const void *ptr, size_t bytes)
     pthread_mutex_unlock(&memory->lock);
     return pinned;
 }
+
+sp_mem_kind sp_host_memory_kind(host_memory *memory, const void *ptr, size_t bytes)
+{
+    uintptr_t base = (uintptr_t)ptr;
+    if (bytes == 0)
+        bytes = 1;
+    if (!ptr || base > UINTPTR_MAX - bytes)
+        return SP_MEM_PAGEABLE;
+    pthread_mutex_lock(&memory->lock);
+    sp_mem_kind kind = SP_MEM_PAGEABLE;
+    if (sp_host_ranges_containing(&memory->device, base, bytes))
+        kind = SP_MEM_DEVICE;
+    else if (sp_host_ranges_overlapping(&memory->device, base, bytes))
+        kind = SP_MEM_MIXED; /* begins or ends in a device block, but not inside one */
+    else if (sp_host_ranges_containing(&memory->pinned, base, bytes))
+        kind = SP_MEM_PINNED;
+    pthread_mutex_unlock(&memory->lock);
+    return kind;
+}
