@@ -134,8 +134,26 @@ carried_pkg_config() {
     export PKG_CONFIG_PATH="$dir:${PKG_CONFIG_PATH:-}"
 }
 carried_pkg_config
+# liblz4/libzstd (the file source's compressed inputs) and the lz4, zstd and pzstd commands
+# their tests use, from .debs where the machine lacks them: `apt-get download liblz4-dev
+# liblz4-1 libzstd-dev libzstd1 lz4 zstd` into .debs/. Extracted to one place; the libraries
+# and commands are found there through LD_LIBRARY_PATH and PATH for the whole call.
+CODEC_ARGS=()
+carried_codecs() {
+    local dir=/tmp/sp-codecs deb
+    [[ -f /usr/include/lz4.h && -f /usr/include/zstd.h ]] && return 0
+    ls .debs/liblz4-dev*.deb .debs/libzstd-dev*.deb >/dev/null 2>&1 || return 0
+    for deb in .debs/liblz4* .debs/libzstd* .debs/lz4_* .debs/zstd_*; do
+        [[ -f $deb ]] && dpkg -x "$deb" "$dir"
+    done
+    local lib=$dir/usr/lib/x86_64-linux-gnu
+    CODEC_ARGS=(-DSP_LZ4_INCLUDE_DIR="$dir/usr/include" -DSP_ZSTD_INCLUDE_DIR="$dir/usr/include"
+                -DSP_LZ4_LIBRARY="$lib/liblz4.so" -DSP_ZSTD_LIBRARY="$lib/libzstd.so")
+    export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" PATH="$dir/usr/bin:$PATH"
+}
+carried_codecs
 run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
-    -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}"
+    -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}" "${CODEC_ARGS[@]}"
 run_phase build 240 0 "$BUILD_LOG" cmake --build "$BUILD" -j16
 # The peers (bench/peers/): a C ring with OpenMP staging, built here beside the library.
 PEERS=build-peers
