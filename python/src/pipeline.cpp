@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "binding.h"
@@ -42,9 +43,13 @@ std::vector<size_t> chunk_shape(size_t records, const std::vector<size_t> &recor
     return shape;
 }
 
-// The adapters catch what the user's function raises and return False; an exception that
-// escapes them anyway is a bug of the binding's own, reported as unraisable, never lost.
-// At interpreter exit the function is not called (python_entry): the chunk fails.
+// The adapters catch what the user's function raises and return None when it did not, else
+// (cause, message): the cause a number under which streampipe.stage keeps the exception, the
+// message what the chunk's error says. The chunk fails with sp_chunk_fail_cause, so that the
+// library, which decides which failure a run or batch keeps, hands back the kept one's cause
+// (sp_pipeline_last_cause, the DONE event's cause). An exception that escapes the adapters
+// anyway is a bug of the binding's own, reported as unraisable, never lost. At interpreter
+// exit the function is not called (python_entry): the chunk fails, with no cause.
 sp_status call_stage(nb::object (*call)(stage_slot *, const sp_chunk *), stage_slot *slot,
                      const sp_chunk *chunk)
 {
@@ -52,7 +57,15 @@ sp_status call_stage(nb::object (*call)(stage_slot *, const sp_chunk *), stage_s
     if (!python.entered())
         return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "not called: %s", exiting_message);
     try {
-        return nb::cast<bool>(call(slot, chunk)) ? SP_OK : SP_ERR_STAGE_FAILED;
+        nb::object result = call(slot, chunk);
+        if (result.is_none())
+            return SP_OK;
+        if (!nb::isinstance<nb::tuple>(result))
+            return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "the stage's function is gone");
+        nb::tuple failed = nb::borrow<nb::tuple>(result);
+        uint64_t cause = nb::cast<uint64_t>(failed[0]);
+        std::string message = nb::cast<std::string>(failed[1]);
+        return sp_chunk_fail_cause(chunk, SP_ERR_STAGE_FAILED, cause, "%s", message.c_str());
     } catch (nb::python_error &e) {
         e.discard_as_unraisable(slot->name.c_str());
     } catch (const std::exception &e) {
@@ -451,6 +464,28 @@ template <typename Write> void write_file(pipeline &self, const std::string &pat
     }
 }
 
+// The cause (sp_chunk_fail_cause) of the failure the last failed run kept; for a group,
+// that of the member whose failure failed the run. 0: none.
+uint64_t last_cause(const pipeline &self)
+{
+    if (!self.group)
+        return sp_pipeline_last_cause(self.handle);
+    int k = sp_group_failed_device(self.group);
+    sp_pipeline *member = k < 0 ? nullptr : sp_group_pipeline(self.group, (size_t)k);
+    return member ? sp_pipeline_last_cause(member) : 0;
+}
+
+// The library's own checks of a batch's buffers (sp_pipeline_check_buffers): (status, why),
+// touching nothing. The addresses are the arrays' as the Python layer will pass them.
+std::tuple<int, std::string> check_buffers(const pipeline &self, uintptr_t in, size_t n_records,
+                                           uintptr_t out)
+{
+    char why[256];
+    sp_status status = sp_pipeline_check_buffers(self.handle, (const void *)in, n_records,
+                                                 (const void *)out, why, sizeof why);
+    return {(int)status, std::string(why)};
+}
+
 // The GC may see the Python stage functions a pipeline holds (they may refer to the pipeline).
 int pipeline_traverse(PyObject *self, visitproc visit, void *arg)
 {
@@ -507,6 +542,9 @@ void bind_pipeline(nb::module_ &m)
         .def("last_error", [](const pipeline &p) {
             return std::string(sp_pipeline_last_error(p.handle));
         })
+        .def_prop_ro("last_cause", &last_cause)
+        .def("check_buffers", &check_buffers, nb::arg("in_ptr"), nb::arg("n_records"),
+             nb::arg("out_ptr"))
         .def_prop_ro("last_submit_s", [](const pipeline &p) {
             return sp_pipeline_last_submit_s(p.handle);
         })

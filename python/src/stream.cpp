@@ -1,5 +1,5 @@
-// Streams (sp_stream_*): open, submit, next and close, each with the GIL released while the
-// library works. streampipe.stream keeps the batches' arrays alive, numbers them (the tag) and
+// Streams (sp_stream_*): open, submit (timed), next, cancel and close, each with the GIL
+// released while the library works. streampipe.stream keeps the batches' arrays alive, numbers them (the tag) and
 // turns the events into futures; nothing here decides anything.
 #include <cstdint>
 
@@ -62,13 +62,15 @@ void make_stream(stream *self, nb::object pipe, unsigned max_in_flight, bool non
 using in_array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 using out_array = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
-void submit(stream &self, in_array in, size_t n_records, out_array out, uint64_t tag)
+// Waits at most timeout_s for room (< 0: for ever; 0: not at all), as sp_stream_submit_wait.
+void submit(stream &self, in_array in, size_t n_records, out_array out, uint64_t tag,
+            double timeout_s)
 {
     sp_stream *h = open_handle(self);
     sp_status status;
     std::string why;
     gil_released unlocked;
-    status = sp_stream_submit(h, in.data(), n_records, out.data(), tag);
+    status = sp_stream_submit_wait(h, in.data(), n_records, out.data(), tag, timeout_s);
     if (status != SP_OK)
         why = sp_stream_last_error(h);
     unlocked.relock();
@@ -76,9 +78,10 @@ void submit(stream &self, in_array in, size_t n_records, out_array out, uint64_t
         raise_status(status, why);
 }
 
-// (kind, tag, status, records, message): the event, and for a failed batch's DONE its own
-// text (next() makes it the stream's last error).
-std::tuple<int, uint64_t, int, size_t, std::string> next_event(stream &self, double timeout_s)
+// (kind, tag, status, records, first_record, cause, message): the event, and for a failed
+// batch's DONE its own text (next() makes it the stream's last error).
+std::tuple<int, uint64_t, int, size_t, size_t, uint64_t, std::string>
+next_event(stream &self, double timeout_s)
 {
     sp_stream *h = open_handle(self);
     sp_stream_event ev{};
@@ -91,7 +94,19 @@ std::tuple<int, uint64_t, int, size_t, std::string> next_event(stream &self, dou
     unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
-    return {(int)ev.kind, ev.tag, (int)ev.status, ev.records, why};
+    return {(int)ev.kind, ev.tag, (int)ev.status, ev.records, ev.first_record, ev.cause, why};
+}
+
+// sp_stream_cancel (all: sp_stream_cancel_all): the status, not raised; its text is not read
+// (a submit on another thread may be reading the stream's).
+int cancel(stream &self, uint64_t tag, bool all)
+{
+    sp_stream *h = open_handle(self);
+    sp_status status;
+    gil_released unlocked;
+    status = all ? sp_stream_cancel_all(h) : sp_stream_cancel(h, tag);
+    unlocked.relock();
+    return (int)status;
 }
 
 // (status, report, message): close's status is the first failure since the stream opened,
@@ -124,7 +139,8 @@ void bind_stream(nb::module_ &m)
         .def("__init__", &make_stream, nb::arg("pipeline"), nb::arg("max_in_flight"),
              nb::arg("nonblocking"), nb::arg("input_released_events"))
         .def("submit", &submit, nb::arg("x").noconvert(), nb::arg("n_records"),
-             nb::arg("out").noconvert(), nb::arg("tag"))
+             nb::arg("out").noconvert(), nb::arg("tag"), nb::arg("timeout_s"))
+        .def("cancel", &cancel, nb::arg("tag"), nb::arg("all"))
         .def("next", &next_event, nb::arg("timeout_s"))
         .def("close", &close)
         .def_prop_ro("closed", [](const stream &s) { return s.handle == nullptr; });

@@ -67,10 +67,11 @@ class Pipeline:
     """sp_pipeline. Each stage dict has name, streams, builtin (a BuiltinStage or None) and,
     for Python stages, host and cuda (adapters or None), in_dtype, out_dtype, in_shape,
     out_shape, out_record_bytes, scratch_bytes. A host adapter is called as
-    host(index, first_record, records, inp, out, scratch) -> bool with numpy views (scratch
-    None without scratch_bytes); a cuda adapter as
+    host(index, first_record, records, inp, out, scratch) with numpy views (scratch None
+    without scratch_bytes); a cuda adapter as
     cuda(index, first_record, records, inp, out, in_ptr, out_ptr, stream, scratch,
-    scratch_ptr) -> bool with array-API objects over device memory."""
+    scratch_ptr) with array-API objects over device memory. Each returns None, or (cause,
+    message) to fail the chunk with sp_chunk_fail_cause."""
 
     def __init__(
         self,
@@ -119,6 +120,11 @@ class Pipeline:
     def chunk_records(self, n_records: int, /) -> int: ...
     def last_error(self) -> str: ...
     @property
+    def last_cause(self) -> int:
+        """sp_pipeline_last_cause (a group's: its failing member's); 0: none."""
+    def check_buffers(self, in_ptr: int, n_records: int, out_ptr: int) -> tuple[int, str]:
+        """sp_pipeline_check_buffers: (status, why), touching nothing."""
+    @property
     def last_submit_s(self) -> float: ...
     @property
     def last_wait_s(self) -> float: ...
@@ -129,14 +135,18 @@ class Pipeline:
 
 class Stream:
     """sp_stream: holds the pipeline while open. An event is (kind, tag, status, records,
-    message), message being the failed batch's text (sp_stream_last_error after its DONE)
-    when status is a failure, else ""."""
+    first_record, cause, message): cause the sp_chunk_fail_cause of a failed batch's DONE (0:
+    none), message the failed batch's text (sp_stream_last_error after its DONE) when status
+    is a failure, else ""."""
 
     def __init__(
         self, pipeline: Pipeline, max_in_flight: int, nonblocking: bool, input_released_events: bool
     ) -> None: ...
-    def submit(self, x: np.ndarray, n_records: int, out: np.ndarray, tag: int) -> None: ...
-    def next(self, timeout_s: float) -> tuple[int, int, int, int, str]: ...
+    def submit(
+        self, x: np.ndarray, n_records: int, out: np.ndarray, tag: int, timeout_s: float
+    ) -> None: ...
+    def next(self, timeout_s: float) -> tuple[int, int, int, int, int, int, str]: ...
+    def cancel(self, tag: int, all: bool) -> int: ...
     def close(self) -> tuple[int, Report, str]: ...
     @property
     def closed(self) -> bool: ...

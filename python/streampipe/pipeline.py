@@ -2,9 +2,11 @@
 over batches as they come (:meth:`Pipeline.stream`, :mod:`streampipe.stream`), or from a
 source into a sink (:meth:`Pipeline.run_io`).
 
-:meth:`Pipeline._prepare` checks and converts one batch, for a run or a stream's submit;
-``_Failures`` keeps what Python stages raised, for the run or the stream's batch they failed;
-``_running`` serializes use of the handle (a run holds it for the call, a stream while open).
+:meth:`Pipeline._prepare` checks and converts one batch, for a run or a stream's submit (the
+dtypes and shapes here, the buffers' addresses, sizes and overlap by the library's own check);
+``_causes`` keeps what Python stages raised under the ids their chunks failed with, and a
+failed run raises the one the library kept (``last_cause``); ``_running`` serializes use of
+the handle (a run holds it for the call, a stream while open).
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ import numpy as np
 
 from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
-from .errors import InvalidArgument, StageError, Unsupported
+from .errors import InvalidArgument, StageError, Unsupported, _from_status
 from .report import Report
-from .stage import Stage, _Failures, _cuda_adapter, _host_adapter
+from .stage import Stage, _Causes, _cuda_adapter, _host_adapter
 from .stream import PipelineStream
 
 if TYPE_CHECKING:
@@ -83,14 +85,6 @@ def _host_array(obj: Any, what: str, writable: bool) -> np.ndarray:
             f"not {type(obj).__name__}"
         ) from None
     return np.asarray(view)
-
-
-def _exact_in_place(x: np.ndarray, out: np.ndarray) -> bool:
-    return (
-        x.ctypes.data == out.ctypes.data
-        and x.nbytes == out.nbytes
-        and x.flags.c_contiguous
-    )
 
 
 class _IoFailure:
@@ -197,7 +191,7 @@ class Pipeline:
         if not isinstance(copy_by_kernel, (bool, np.bool_)):
             raise InvalidArgument("copy_by_kernel must be True or False")
 
-        self._failures = _Failures()
+        self._causes = _Causes()
         self._running = threading.Lock()
         self._stream: Optional[list[threading.Lock]] = None  # an open stream's claim
         self._report_runs = 0  # runs made with a report: which one a Report's trace is of
@@ -260,10 +254,10 @@ class Pipeline:
             }
             if s._builtin is None:
                 d.update(
-                    host=None if s.host is None else _host_adapter(s, self._failures),
+                    host=None if s.host is None else _host_adapter(s, self._causes),
                     cuda=None
                     if s.cuda is None
-                    else _cuda_adapter(s, self._failures, device, dtype, shape),
+                    else _cuda_adapter(s, self._causes, device, dtype, shape),
                     in_dtype=dlpack_code(dtype),
                     out_dtype=dlpack_code(s.out_dtype),
                     in_shape=list(shape),
@@ -400,18 +394,19 @@ class Pipeline:
             raise InvalidArgument("out must be C-contiguous (the output is written in place)")
         if not dst.flags.writeable:
             raise InvalidArgument("out is read-only")
-        if n > 0 and np.may_share_memory(arr, dst):
-            if not (src is arr and _exact_in_place(arr, dst)):
-                raise InvalidArgument(
-                    "out overlaps x; only exact in-place (out is x, records of one size) "
-                    "is allowed"
-                )
-            if self.in_record_bytes != self.out_record_bytes:
-                raise InvalidArgument(
-                    f"out is x, but records change size ({self.in_record_bytes} -> "
-                    f"{self.out_record_bytes} bytes); in-place needs equal sizes"
-                )
+        if src is not arr and n > 0 and np.may_share_memory(arr, dst):
+            # the copy made here would not overlap out, but x itself does (and it is read
+            # while out is written): refused before the library is asked about the copy
+            raise InvalidArgument("out overlaps x (which is not C-contiguous, so it would be "
+                                  "copied); only exact in-place (out is x) is allowed")
+        self._check_buffers(src, n, dst)
         return _Batch(src, n, dst, out)
+
+    def _check_buffers(self, src: np.ndarray, n: int, dst: np.ndarray) -> None:
+        """The library's checks of the buffers (sizes, overlap), in its own words."""
+        status, why = self._c.check_buffers(src.ctypes.data, n, dst.ctypes.data)
+        if status != _c.OK:
+            raise _from_status(status, why)
 
     def _claim(self) -> list[threading.Lock]:
         """Takes the pipeline (and its exclusive stage sets) or raises InvalidArgument; returns
@@ -459,13 +454,14 @@ class Pipeline:
             raise Unsupported("run_serial() is for one pipeline, not a group")
         batch = self._prepare(x, out)
         with self._idle():
-            self._failures.take()
             if report:
                 self._report_runs += 1
             try:
                 c_report = self._c.run(batch.x, batch.n, batch.out, bool(report), serial)
             except StageError as exc:
-                self._raise_stage_error(exc, self._failures.take())
+                self._raise_stage_error(exc, self._kept_cause())
+            finally:
+                self._causes.clear()  # the run is over: no id of it is asked for again
             if not report:
                 return batch.result
             return batch.result, Report._make(self, c_report, self._report_run())
@@ -509,7 +505,6 @@ class Pipeline:
             raise InvalidArgument("positional must be True or False")
         io = _IoAdapters(read, write)
         with self._idle():
-            self._failures.take()
             if report:
                 self._report_runs += 1
             try:
@@ -519,7 +514,15 @@ class Pipeline:
                     dlpack_code(self.out_dtype), list(self.out_shape), bool(report),
                 )
             except StageError as exc:
-                self._raise_stage_error(exc, io.failure or self._failures.take())
+                # the library kept a stage's failure (its cause), or one without a cause:
+                # the source's or sink's, when one raised
+                kept = self._kept_cause()
+                if kept is not None:
+                    self._raise_stage_error(exc, kept)
+                self._raise_stage_error(exc, None if io.failure is None else io.failure.exc,
+                                        None if io.failure is None else str(io.failure))
+            finally:
+                self._causes.clear()
             if not report:
                 return io.written
             return io.written, Report._make(self, c_report, self._report_run())
@@ -549,14 +552,15 @@ class Pipeline:
                 raise InvalidArgument(f"run_file: {label} must be a path (str or os.PathLike), "
                                       f"not {type(path).__name__}") from None
         with self._idle():
-            self._failures.take()
             if report:
                 self._report_runs += 1
             try:
                 result = self._c.run_file(paths[0], paths[1], self.in_record_bytes,
                                           self.out_record_bytes, bool(report))
             except StageError as exc:
-                self._raise_stage_error(exc, self._failures.take())
+                self._raise_stage_error(exc, self._kept_cause())
+            finally:
+                self._causes.clear()
             if not report:
                 return int(result)
             records, c_report = result
@@ -566,14 +570,23 @@ class Pipeline:
         """Which run a new Report's timeline is of; -1 for a group's, which keeps none."""
         return -1 if self.devices is not None else self._report_runs
 
-    def _raise_stage_error(self, exc: StageError, failure: Any) -> NoReturn:
-        """A run's StageError, with what the Python stage, source or sink raised."""
-        if failure is None:
+    def _kept_cause(self) -> Optional[BaseException]:
+        """What the Python stage raised whose failure the library kept for the last run (its
+        sp_pipeline_last_cause), or None: a built-in stage's, a source's or sink's."""
+        return self._causes.take(self._c.last_cause)
+
+    def _raise_stage_error(
+        self, exc: StageError, cause: Optional[BaseException], detail: Optional[str] = None
+    ) -> NoReturn:
+        """A run's StageError, with what the Python stage, source or sink raised as its
+        ``__cause__`` (the library's text names the stage, the chunk and the exception; a
+        source's or sink's `detail` says what raised)."""
+        if cause is None:
             detail = self._builtin_detail()
             raise StageError(f"{exc}: {detail}" if detail else str(exc), exc.status) from None
-        if not isinstance(failure.exc, Exception):
-            raise failure.exc from None  # KeyboardInterrupt, SystemExit: not the stage's
-        raise StageError(f"{exc}: {failure}", exc.status) from failure.exc
+        if not isinstance(cause, Exception):
+            raise cause from None  # KeyboardInterrupt, SystemExit: not the stage's
+        raise StageError(f"{exc}: {detail}" if detail else str(exc), exc.status) from cause
 
     def _builtin_detail(self) -> str:
         for _, owner in self._exclusive:
@@ -605,7 +618,7 @@ class Pipeline:
         taken = self._claim()
         self._stream = taken  # before the stream's thread starts: it gives them back
         try:
-            self._failures.take()
+            self._causes.clear()
             return PipelineStream(self, max_in_flight, bool(input_released))
         except BaseException:
             self._stream = None

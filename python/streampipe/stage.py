@@ -311,58 +311,50 @@ def sinmix(iters: int, streams: int = 1) -> Stage:
 # ---- the adapters the binding calls (one per Python stage and pipeline) ---------------------
 
 
-class _Failure:
-    """The first exception a Python stage raised during a run."""
-
-    __slots__ = ("stage", "chunk", "first_record", "records", "exc")
-
-    def __init__(self, stage: str, chunk: int, first: int, records: int, exc: BaseException):
-        self.stage = stage
-        self.chunk = chunk
-        self.first_record = first
-        self.records = records
-        self.exc = exc
-
-    def __str__(self) -> str:
-        last = self.first_record + self.records - 1
-        return (
-            f"stage '{self.stage}' raised {type(self.exc).__name__}: {self.exc} at chunk "
-            f"{self.chunk} (records {self.first_record}..{last})"
-        )
-
-
-class _Failures:
-    """Where a pipeline's adapters leave the exceptions its Python stages raise: a run takes
-    the first; a stream takes each failed batch's by the records it covers."""
+class _Causes:
+    """The exceptions a pipeline's Python stages raised, each under a fresh non-zero id: the
+    cause the adapter fails its chunk with (sp_chunk_fail_cause). Which failure a run or a
+    stream's batch keeps is the library's rule alone; it hands back the kept one's id
+    (``Pipeline.last_cause``, a DONE event's cause), and the layer takes that exception here.
+    The others were dropped by the library; the layer forgets them once their run or batch
+    is done (:meth:`forget_through`, :meth:`clear`)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._list: list[_Failure] = []  # in the order they were raised
+        self._lock = threading.Lock()  # adapters run on several worker threads at once
+        self._next = 1
+        self._by_id: dict[int, BaseException] = {}
 
-    def record(self, failure: _Failure) -> None:
+    def add(self, exc: BaseException) -> int:
         with self._lock:
-            self._list.append(failure)
+            cause = self._next
+            self._next += 1
+            self._by_id[cause] = exc
+            return cause
 
-    def take(self) -> Optional[_Failure]:
-        """The first failure since the last take, and forgets every one."""
+    def take(self, cause: int) -> Optional[BaseException]:
+        """The exception of `cause` (0: none), forgotten."""
         with self._lock:
-            first = self._list[0] if self._list else None
-            self._list.clear()
-            return first
+            return self._by_id.pop(cause, None) if cause else None
 
-    def take_batch(self, first: int, end: int, failed: bool) -> Optional[_Failure]:
-        """For a stream's batch of records [first, end) that is done: when it `failed`, the
-        first failure of one of its chunks (or, when none is, the oldest of records before
-        `end`: a HOST graph replay reports the chunk it was captured with); and forgets every
-        failure of records before `end`, whose batches are all done."""
+    def forget_through(self, cause: int) -> None:
+        """Forgets every id up to `cause`: registered before the kept failure's, they belong
+        to its failure or an earlier one, whose batches are all done."""
         with self._lock:
-            mine: Optional[_Failure] = None
-            if failed:
-                mine = next((f for f in self._list if first <= f.first_record < end), None)
-                if mine is None:
-                    mine = next((f for f in self._list if f.first_record < end), None)
-            self._list = [f for f in self._list if f.first_record >= end and f is not mine]
-            return mine
+            for old in [k for k in self._by_id if k <= cause]:
+                del self._by_id[old]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_id.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._by_id)
+
+
+def _failed(causes: _Causes, exc: BaseException) -> tuple[int, str]:
+    """What an adapter hands the binding for a stage that raised: (cause, message)."""
+    return causes.add(exc), f"raised {type(exc).__name__}: {exc}"
 
 
 def _check_host_result(name: str, result: Any, out: np.ndarray) -> None:
@@ -379,7 +371,7 @@ def _check_host_result(name: str, result: Any, out: np.ndarray) -> None:
     )
 
 
-def _host_adapter(stage: Stage, failures: _Failures) -> Callable[..., bool]:
+def _host_adapter(stage: Stage, causes: _Causes) -> Callable[..., Optional[tuple[int, str]]]:
     fn = stage.host
     name = stage.name
     with_scratch = stage.scratch_bytes > 0
@@ -392,27 +384,25 @@ def _host_adapter(stage: Stage, failures: _Failures) -> Callable[..., bool]:
         inp: np.ndarray,
         out: np.ndarray,
         scratch: Optional[np.ndarray],
-    ) -> bool:
+    ) -> Optional[tuple[int, str]]:
         try:
             result = fn(inp, out, scratch) if with_scratch else fn(inp, out)
             _check_host_result(name, result, out)
-            return True
+            return None
         except BaseException as exc:  # noqa: B036 - handed back to the caller of run()
-            failures.record(_Failure(name, index, first, records, exc))
-            return False
+            return _failed(causes, exc)
 
     return call
 
 
 def _cuda_adapter(
     stage: Stage,
-    failures: _Failures,
+    causes: _Causes,
     device: int,
     in_dtype: np.dtype,
     in_shape: tuple[int, ...],
-) -> Callable[..., bool]:
+) -> Callable[..., Optional[tuple[int, str]]]:
     fn = stage.cuda
-    name = stage.name
     out_dtype, out_shape = stage.out_dtype, stage.out_shape
     scratch_bytes = stage.scratch_bytes
     assert fn is not None
@@ -428,7 +418,7 @@ def _cuda_adapter(
         stream_handle: int,
         scratch: Any,
         scratch_ptr: int,
-    ) -> bool:
+    ) -> Optional[tuple[int, str]]:
         try:
             stream = CudaStream(stream_handle, device)
             chunk = Chunk(
@@ -443,9 +433,8 @@ def _cuda_adapter(
                 else DeviceArray(scratch, scratch_ptr, (scratch_bytes,), _U8, stream, False),
             )
             fn(chunk)  # its value is ignored: torch's out= functions return a new tensor
-            return True
+            return None
         except BaseException as exc:  # noqa: B036 - handed back to the caller of run()
-            failures.record(_Failure(name, index, first, records, exc))
-            return False
+            return _failed(causes, exc)
 
     return call

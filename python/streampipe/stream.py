@@ -20,16 +20,17 @@ rather than the caller's, because a ``concurrent.futures.Future`` has to be reso
 someone while the caller is elsewhere: blocked in ``result()`` of a later batch, producing the
 next batch, or not looking at all (done callbacks then still run promptly). Its cost is a
 wake-up and the GIL for a few microseconds per event. Futures' done callbacks run on it: they
-may submit (they get :class:`WouldBlock` rather than waiting for room only the event thread
-can make) but must not close the stream.
+may submit, but must not close the stream.
 
-The stream waits for room itself (the C stream is opened non-blocking): at most
-``max_in_flight`` batches are held, a batch being held from its submit until its future is
-resolved. That is the stream's own count, not the library's, which holds a batch only until
-it completes (its DONE then waits in the library's queue for the event thread): a batch
-complete but not yet resolved still takes room here, and the C stream, opened with the same
-``max_in_flight``, always has room for a submit that got past this count. Each batch's arrays are kept alive until then, the input converted or copied by the
-same checks as ``Pipeline.run`` (which raise at submit and touch nothing).
+What the library decides stays the library's: room (``max_in_flight`` batches held, a batch
+held from its submit until it is complete: ``sp_stream_submit_wait`` waits for room with the
+GIL released, at most the submit's timeout), the records' numbering (a DONE event's
+``first_record``), which failure a batch keeps (the event's cause names the Python stage's
+exception, kept under that id by :class:`streampipe.stage._Causes`) and cancels
+(``sp_stream_cancel``). A batch complete in the library but whose DONE the event thread has
+not taken yet no longer takes room there; its arrays are kept alive here until its future is
+resolved. Each batch's input is converted or copied by the same checks as ``Pipeline.run``
+(which raise at submit and touch nothing).
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ from .report import Report
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline, _Batch
-    from .stage import _Failure
 
 __all__ = ["PipelineStream", "BatchFuture"]
 
@@ -59,37 +59,71 @@ class BatchFuture(Future):  # type: ignore[type-arg]
 
     A stage failing in the batch gives :class:`StageError` (a Python stage's exception as its
     ``__cause__``); the batches after it that were already in flight may give
-    :class:`Cancelled`; a lost device :class:`DeviceLost`. A batch cannot be cancelled once
-    submitted (``cancel()`` returns False).
+    :class:`Cancelled`; a lost device :class:`DeviceLost`.
+
+    :meth:`cancel` takes the batch back (``sp_stream_cancel``). It returns False when the
+    future is done already (True if it was cancelled) or the library no longer holds the
+    batch, and True when the library took the cancel: a batch not started yet is then
+    certainly cancelled, one being cut into chunks stops at its next chunk boundary (the
+    records already in the ring are written, the rest of ``out`` is left as it was). Only a
+    batch whose chunks were all in the ring when the cancel came (running, in
+    ``concurrent.futures``' words) finishes anyway: the library does not say at once which
+    case it was, so its future then completes as usual although ``cancel()`` returned True.
+    The future is resolved when the batch's DONE comes (in submission order): cancelled
+    (``cancelled()`` True, ``result()`` raising ``concurrent.futures.CancelledError``, done
+    callbacks run), or as the batch completed. Until then ``running()`` is False.
 
     ``index``: the batch's number in the stream, from 0; ``first_record``: its first record's
-    number (records are numbered from the stream's start, as ``chunk.first_record`` is);
-    ``records``: its records. ``input_released``: a future that resolves (to None) once the
-    batch's input has been read and may be overwritten; with ``input_released=False`` on the
-    stream it resolves together with the batch.
+    number (records are numbered from the stream's start, as ``chunk.first_record`` is; the
+    library's number, that of the batch's DONE event, once the future is done); ``records``:
+    its records. ``input_released``: a future that resolves (to None) once the batch's input
+    has been read and may be overwritten (or the batch is done); with
+    ``input_released=False`` on the stream it resolves together with the batch.
     """
 
-    def __init__(self, index: int, first_record: int, records: int) -> None:
+    def __init__(self, core: "_Core", index: int, first_record: int, records: int) -> None:
         super().__init__()
+        self._core = core
         self.index: int = index
         self.first_record: int = first_record
         self.records: int = records
         self.input_released: Future[None] = Future()
-        self.set_running_or_notify_cancel()
         self.input_released.set_running_or_notify_cancel()
+
+    def cancel(self) -> bool:
+        """Asks the library to take the batch back; the class docstring says what it returns."""
+        if self.done():
+            return self.cancelled()
+        return self._core.cancel(self)
+
+    # ---- resolved by the event thread, once the batch's DONE has come -------------------
+
+    def _finish(self, result: Any) -> None:
+        self.set_running_or_notify_cancel()
+        self.set_result(result)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.set_running_or_notify_cancel():
+            self.set_exception(exc)
+
+    def _cancelled_by_library(self) -> None:
+        Future.cancel(self)  # PENDING -> CANCELLED: wakes result() and runs done callbacks
+        self.set_running_or_notify_cancel()  # and tells concurrent.futures.wait's waiters
 
     def __repr__(self) -> str:
         return f"<BatchFuture index={self.index} records={self.records} {self._state.lower()}>"
 
 
 class _Held:
-    """What a held batch keeps alive until its DONE: its arrays and its future."""
+    """What a held batch keeps alive until its DONE: its arrays and its future, and whether
+    the library took a cancel of it."""
 
-    __slots__ = ("batch", "future")
+    __slots__ = ("batch", "future", "cancel_requested")
 
     def __init__(self, batch: "_Batch", future: BatchFuture) -> None:
         self.batch: Optional["_Batch"] = batch
         self.future = future
+        self.cancel_requested = False
 
 
 def _resolve_released(future: Future[None]) -> None:
@@ -108,16 +142,15 @@ class _Core:
         self.cond = threading.Condition()
         self.submit_lock = threading.Lock()  # the C API: one submitting thread at a time
         self.held: dict[int, _Held] = {}  # by tag: submitted (or being submitted), not DONE
-        self.reserved = 0  # room taken by submits on their way to sp_stream_submit
-        self.submitted = 0  # of those held, accepted by sp_stream_submit
-        self.submitting = 0  # submits inside sp_stream_submit
+        self.submitted = 0  # of those held, accepted by sp_stream_submit_wait
+        self.submitting = 0  # submits inside sp_stream_submit_wait
         self.next_tag = 0
-        self.next_record = 0
+        self.next_record = 0  # the number the library gives the next batch (its DONE says)
         self.closing = False
         self.closed = False
         self.report: Optional[Report] = None
         self.close_error: Optional[BaseException] = None  # the event thread's own failure
-        self.c = _c.Stream(pipeline._c, max_in_flight, True, input_released)
+        self.c = _c.Stream(pipeline._c, max_in_flight, False, input_released)
         # A daemon, so that the interpreter's wait for its threads at exit (before atexit
         # hooks) does not wait on a stream nobody closes; streampipe._exit's atexit hook
         # closes it and joins this thread before the interpreter finalizes.
@@ -142,68 +175,69 @@ class _Core:
         with self.cond:
             self.check_open()
         batch = self.pipeline._prepare(x, out)  # bad input raises here, touching nothing
-        with self.cond:
-            self._wait_for_room(block, timeout)
-            self.reserved += 1
-        reserved = True  # until this submit hands its room on (below) or gives it back
+        deadline = None if timeout is None or not block else time.monotonic() + max(0.0, timeout)
+        # One submit at a time goes to the library, in the order that numbers batches and
+        # records; one waiting for room there holds the lock, so the others wait here.
+        if not block:
+            if not self.submit_lock.acquire(blocking=False):
+                raise WouldBlock("another submit is waiting for room in the stream (it holds "
+                                 f"max_in_flight = {self.max_in_flight} batches)")
+        elif not self.submit_lock.acquire(timeout=-1 if deadline is None
+                                          else max(0.0, deadline - time.monotonic())):
+            raise Timeout(f"no room in the stream within {timeout} s: another submit is "
+                          f"waiting for room (it holds max_in_flight = {self.max_in_flight} "
+                          "batches)")
         try:
-            # One submit at a time goes to the library, in the order that numbers batches
-            # and records. The lock is never held while waiting (for room, or for the event
-            # thread), so a done callback's submit on the event thread waits for this alone.
-            with self.submit_lock:
+            with self.cond:
+                self.check_open()
+                tag = self.next_tag
+                future = BatchFuture(self, tag, self.next_record, batch.n)
+                self.held[tag] = _Held(batch, future)  # before the C call: events may come
+                self.submitting += 1
+            wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                self.c.submit(batch.x, batch.n, batch.out, tag, 0.0 if not block else wait)
+            except BaseException as exc:
                 with self.cond:
-                    self.reserved -= 1
-                    reserved = False
-                    if self.closing:
-                        self.cond.notify_all()
-                        self.check_open()
-                    tag = self.next_tag
-                    future = BatchFuture(tag, self.next_record, batch.n)
-                    self.held[tag] = _Held(batch, future)  # before the C call: events may come
-                    self.submitting += 1
-                try:
-                    self.c.submit(batch.x, batch.n, batch.out, tag)
-                except BaseException:
-                    with self.cond:
-                        del self.held[tag]
-                        self.submitting -= 1
-                        self.cond.notify_all()
-                    raise
-                with self.cond:
+                    del self.held[tag]
                     self.submitting -= 1
-                    self.submitted += 1
-                    self.next_tag += 1
-                    self.next_record += batch.n
                     self.cond.notify_all()
+                if not block and isinstance(exc, Timeout):
+                    raise WouldBlock(str(exc)) from None
+                raise
+            with self.cond:
+                self.submitting -= 1
+                self.submitted += 1
+                self.next_tag += 1
+                self.next_record += batch.n
+                self.cond.notify_all()
             return future
         finally:
-            if reserved:  # interrupted before taking the lock
-                with self.cond:
-                    self.reserved -= 1
-                    self.cond.notify_all()
+            self.submit_lock.release()
 
-    def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
-        """Under cond: returns once fewer than max_in_flight batches are held or on their way."""
-        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
-        while True:
-            self.check_open()
-            held = len(self.held) + self.reserved
-            if held < self.max_in_flight:
-                return
-            if not block or threading.current_thread() is self.thread:
-                raise WouldBlock(
-                    f"the stream holds {held} batches (its max_in_flight)"
-                    + ("" if not block else "; a done callback cannot wait for room, which "
-                       "only the stream's event thread that runs it can make")
-                )
-            if deadline is None:
-                self.cond.wait()
-                continue
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout(f"no room in the stream within {timeout} s: it holds {held} "
-                              "batches (its max_in_flight)")
-            self.cond.wait(left)
+    def cancel(self, future: BatchFuture) -> bool:
+        """BatchFuture.cancel: whether the library took the cancel of the held batch."""
+        with self.cond:  # held across the C call, so that its DONE is resolved after this
+            held = self.held.get(future.index)
+            if held is None or held.future is not future or self.closed:
+                return future.cancelled()
+            if held.cancel_requested:
+                return True
+            if self.c.cancel(future.index, False) != _c.OK:
+                return False  # complete in the library already: its DONE is on its way
+            held.cancel_requested = True
+            return True
+
+    def cancel_all(self) -> int:
+        """Cancels every batch the library holds (sp_stream_cancel_all); returns how many
+        unresolved futures that asked (a submit still inside the library is not among them)."""
+        with self.cond:
+            if self.closed or self.c.cancel(0, True) != _c.OK:
+                return 0
+            asked = [h for tag, h in self.held.items() if tag < self.next_tag]
+            for h in asked:
+                h.cancel_requested = True
+            return len(asked)
 
     def close(self) -> Report:
         if threading.current_thread() is self.thread:
@@ -228,7 +262,7 @@ class _Core:
     @property
     def in_flight(self) -> int:
         with self.cond:
-            return len(self.held)
+            return len(self.held) - self.submitting
 
     # ---- the event thread -----------------------------------------------------------------
 
@@ -240,9 +274,9 @@ class _Core:
                         self.cond.wait()
                     if self.submitted == 0:
                         break  # closing, and nothing in flight
-                kind, tag, status, _records, message = self.c.next(-1.0)
+                kind, tag, status, _records, first, cause, message = self.c.next(-1.0)
                 if kind == _c.EVENT_DONE:
-                    self._done(tag, status, message)
+                    self._done(tag, status, first, cause, message)
                 else:
                     with self.cond:
                         held = self.held.get(tag)
@@ -253,37 +287,41 @@ class _Core:
         finally:
             self._close_c()
 
-    def _done(self, tag: int, status: int, message: str) -> None:
+    def _done(self, tag: int, status: int, first: int, cause: int, message: str) -> None:
+        causes = self.pipeline._causes
         with self.cond:
             held = self.held.pop(tag)
             self.submitted -= 1
-            self.cond.notify_all()  # room for a submit
+            exc = causes.take(cause)  # the Python exception of the failure the library kept
+            causes.forget_through(cause)
+            if not self.held:  # nothing in the library: no chunk can still fail
+                causes.clear()
+            self.cond.notify_all()
         future = held.future
+        future.first_record = first
         batch, held.batch = held.batch, None
         assert batch is not None
-        failure = self.pipeline._failures.take_batch(
-            future.first_record, future.first_record + future.records,
-            status == _c.ERR_STAGE_FAILED,
-        )
         _resolve_released(future.input_released)
         if status == _c.OK:
-            future.set_result(batch.result)
+            future._finish(batch.result)
+        elif status == _c.ERR_CANCELLED and held.cancel_requested:
+            future._cancelled_by_library()
         else:
-            future.set_exception(self._error(future, status, message, failure))
+            future._fail(self._error(future, status, message, exc))
 
     def _error(
-        self, future: BatchFuture, status: int, message: str, failure: Optional["_Failure"]
+        self, future: BatchFuture, status: int, message: str, exc: Optional[BaseException]
     ) -> BaseException:
         where = f"batch {future.index} ({future.records} records)"
         if status == _c.ERR_STAGE_FAILED:
-            if failure is None:
+            if exc is None:
                 detail = self.pipeline._builtin_detail()
                 return StageError(f"{where}: {message}" + (f": {detail}" if detail else ""),
                                   status)
-            if not isinstance(failure.exc, Exception):
-                return failure.exc  # KeyboardInterrupt, SystemExit: not the stage's
-            err = StageError(f"{where}: {message}: {failure}", status)
-            err.__cause__ = failure.exc
+            if not isinstance(exc, Exception):
+                return exc  # KeyboardInterrupt, SystemExit: not the stage's
+            err = StageError(f"{where}: {message}", status)
+            err.__cause__ = exc
             return err
         return _from_status(status, f"{where}: {message}")  # Cancelled: the library says why
 
@@ -298,7 +336,7 @@ class _Core:
         for h in held:
             _resolve_released(h.future.input_released)
             if not h.future.done():
-                h.future.set_exception(exc)
+                h.future._fail(exc)
 
     def _close_c(self) -> None:
         """Drains (nothing is held here but after a failure of the event thread itself),
@@ -345,11 +383,18 @@ class PipelineStream:
         Bad input raises InvalidArgument here and touches nothing. `x` (unless it was copied
         to make it contiguous) must not be written until ``future.input_released`` and `out`
         must not be touched until the future is done; the stream keeps both alive until then.
-        With ``max_in_flight`` batches held, waits for room (the GIL released): for ever, up
-        to `timeout` seconds (then :class:`Timeout`), or not at all with ``block=False``
-        (:class:`WouldBlock`). Raises InvalidArgument once the stream is closed.
+        With ``max_in_flight`` batches held by the library (submitted and not complete),
+        waits for room there (``sp_stream_submit_wait``, the GIL released): for ever, up to
+        `timeout` seconds (then :class:`Timeout`), or not at all with ``block=False``
+        (:class:`WouldBlock`, also when another thread's submit is waiting for room). Raises
+        InvalidArgument once the stream is closed.
         """
         return self._core.submit(x, out, block, timeout)
+
+    def cancel_all(self) -> int:
+        """Cancels every batch submitted whose future is not done (``sp_stream_cancel_all``),
+        as :meth:`BatchFuture.cancel` does each; returns how many futures it asked for."""
+        return self._core.cancel_all()
 
     def imap(self, batches: Iterable[Any]) -> Iterator[Any]:
         """The outputs of `batches` (any iterable of inputs, a generator included), in order.
@@ -357,16 +402,22 @@ class PipelineStream:
         At most ``max_in_flight`` batches are in flight: the next input is taken from the
         iterable while the earlier ones run, and submitted once the oldest has been yielded
         (so the iterable runs up to ``max_in_flight + 1`` inputs ahead of the consumer).
-        A failed batch raises its error at its place; the batches after it that were already
-        submitted complete on their own (closing the stream waits for them).
+        A failed batch raises its error at its place. When the consumer stops early (the
+        generator closed, ``break`` out of the loop, or that error), the batches it submitted
+        and has not had are cancelled (:meth:`BatchFuture.cancel`: those not started are not
+        run) and no more inputs are taken; closing the stream waits for the cancels.
         """
         pending: collections.deque[BatchFuture] = collections.deque()
-        for x in batches:
-            while len(pending) >= self.max_in_flight:
+        try:
+            for x in batches:
+                while len(pending) >= self.max_in_flight:
+                    yield pending.popleft().result()
+                pending.append(self.submit(x))
+            while pending:
                 yield pending.popleft().result()
-            pending.append(self.submit(x))
-        while pending:
-            yield pending.popleft().result()
+        finally:
+            for future in pending:  # empty unless the consumer stopped early
+                future.cancel()
 
     def close(self) -> Report:
         """Waits for every batch submitted, closes the stream and returns its :class:`Report`
@@ -384,7 +435,8 @@ class PipelineStream:
 
     @property
     def in_flight(self) -> int:
-        """Batches submitted whose futures are not resolved yet (at most max_in_flight)."""
+        """Batches submitted whose futures are not resolved yet: at most max_in_flight held by
+        the library, and those complete there whose DONE the event thread has not taken."""
         return self._core.in_flight
 
     @property
