@@ -512,7 +512,9 @@ typedef struct sp_stream_config {
 
 typedef enum sp_stream_event_kind {
     SP_EVENT_INPUT_RELEASED = 1, /* the batch's input has been read: `in` may be reused */
-    SP_EVENT_DONE = 2            /* the batch's output is in `out` (or it failed: status) */
+    SP_EVENT_DONE = 2,           /* the batch's output is in `out` (or it failed: status) */
+    SP_EVENT_HANDED_OFF = 3      /* sp_stream_submit_to: the consumer stream now waits for the
+                                    output; work queued there from now on reads it whole */
 } sp_stream_event_kind;
 
 /* Fixed (see the top of this file; 0.7 added first_record and cause). */
@@ -542,6 +544,17 @@ SP_API sp_status sp_stream_submit(sp_stream *stream, const void *in, size_t n_re
  * streams return SP_ERR_WOULD_BLOCK at once, as for sp_stream_submit). */
 SP_API sp_status sp_stream_submit_wait(sp_stream *stream, const void *in, size_t n_records,
                                        void *out, uint64_t tag, double timeout_s);
+/* The same, handing the output to a consumer without a host wait: once every chunk of the
+ * batch is enqueued, `consumer_stream` (a cudaStream_t of the pipeline's device) is made to
+ * wait, on the device, for the batch's output to be complete, and a HANDED_OFF event comes
+ * (before its DONE). Work the caller queues on that stream after taking HANDED_OFF reads
+ * `out` whole; work queued before it may not (a test shows it reading early). `out` must be
+ * device memory (sp_device_alloc, a CUDA tensor). The batch's DONE still comes as usual; a
+ * batch that fails has its consumer wait all the same but gets no HANDED_OFF, only the failed
+ * DONE. CUDA only: SP_ERR_UNSUPPORTED on HOST; SP_ERR_INVALID_ARGUMENT for a NULL stream or an
+ * `out` that is not device memory. */
+SP_API sp_status sp_stream_submit_to(sp_stream *stream, const void *in, size_t n_records,
+                                     void *out, uint64_t tag, void *consumer_stream);
 /* Takes back batches the caller no longer wants: every held batch with this tag
  * (sp_stream_cancel_all: every held batch). One not started yet completes with
  * SP_ERR_CANCELLED at once (its DONE still comes in submission order); one being cut into

@@ -79,6 +79,12 @@ unsigned long mix_chain_violations(const mix_chain *c);
 /* Enqueues the mix kernel on `stream` (a cudaStream_t). Returns 0 or a cudaError_t value. */
 int sp_test_mix_cuda(const void *in, void *out, size_t records, size_t in_rec, size_t out_rec,
                      uint32_t salt, size_t first_record, void *stream);
+/* A consumer's own CUDA stream (the hand-off tests), a copy on it and a sync: 0 or a
+ * cudaError_t value. */
+int sp_test_stream_new(void **stream);
+int sp_test_copy_async(void *dst, const void *src, size_t bytes, void *stream);
+int sp_test_stream_sync(void *stream);
+void sp_test_stream_free(void *stream);
 #endif
 
 #endif /* SP_TEST_STAGES_H */

@@ -53,3 +53,24 @@ extern "C" int sp_test_mix_cuda(const void *in, void *out, size_t records, size_
         (const uint8_t *)in, (uint8_t *)out, records, in_rec, out_rec, salt, first_record);
     return (int)cudaGetLastError();
 }
+
+/* A consumer's CUDA stream for the hand-off tests, a copy on it, a sync: 0 or a cudaError_t. */
+extern "C" int sp_test_stream_new(void **stream)
+{
+    cudaStream_t s = NULL;
+    int err = (int)cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    *stream = s;
+    return err;
+}
+
+extern "C" int sp_test_copy_async(void *dst, const void *src, size_t bytes, void *stream)
+{
+    return (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)stream);
+}
+
+extern "C" int sp_test_stream_sync(void *stream)
+{
+    return (int)cudaStreamSynchronize((cudaStream_t)stream);
+}
+
+extern "C" void sp_test_stream_free(void *stream) { cudaStreamDestroy((cudaStream_t)stream); }

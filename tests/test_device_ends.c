@@ -290,6 +290,119 @@ TEST(stream_batches_with_device_ends)
     return TEST_OK;
 }
 
+#ifdef SP_HAVE_CUDA
+/* Records of `got` that differ from `want` (no check: the early reader is meant to). */
+static size_t differing(const unsigned char *want, const unsigned char *got, size_t n,
+                        size_t rec)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += memcmp(want + i * rec, got + i * rec, rec) != 0;
+    return bad;
+}
+
+/* The consumer's copy of `out` into `check`, on its own stream, waited for. */
+static int consumer_reads(void *consumer, void *check, const void *out, size_t bytes)
+{
+    return CHECK_EQ(sp_test_copy_async(check, out, bytes, consumer), 0) &&
+           CHECK_EQ(sp_test_stream_sync(consumer), 0);
+}
+
+/* d2h's queue delayed 3 ms an operation on the GPU: a consumer that reads `out` without the
+ * hand-off sees the poison (which shows the test can fail), one that reads after HANDED_OFF
+ * sees every record. */
+static void hand_off_on_cuda(sp_context *ctx, job *j, test_rng *rng)
+{
+    (void)rng;
+    sp_pipeline *p = make_pipeline(ctx, j, SP_GRAPH_OFF);
+    sp_stream *s = NULL;
+    void *consumer = NULL, *check = NULL;
+    end in, out;
+    size_t in_bytes = j->n * j->in_rec, out_bytes = j->n * j->out_rec;
+    if (!p || !CHECK_EQ(sp_stream_open(p, NULL, &s), SP_OK) ||
+        !CHECK_EQ(sp_test_stream_new(&consumer), 0) ||
+        !CHECK_EQ(sp_host_alloc(ctx, out_bytes, &check), SP_OK) ||
+        !end_alloc(&in, ctx, END_DEVICE, in_bytes))
+        return;
+    if (end_alloc(&out, ctx, END_DEVICE, out_bytes)) {
+        unsigned char *poison = malloc(out_bytes);
+        memset(poison, POISON, out_bytes);
+        end_put(&in, j->in_host, in_bytes);
+        end_put(&out, poison, out_bytes);
+        sp_stream_event ev;
+        /* without the hand-off: read at once */
+        CHECK_EQ(sp_stream_submit(s, in.mem, j->n, out.mem, 1), SP_OK);
+        if (consumer_reads(consumer, check, out.mem, out_bytes))
+            CHECK_MSG(differing(j->want, check, j->n, j->out_rec) > 0,
+                      "a consumer reading at once saw the whole output: the test cannot fail");
+        CHECK_EQ(sp_stream_next(s, &ev, 30.0), SP_OK);
+        CHECK_EQ(ev.kind, SP_EVENT_DONE);
+        end_put(&out, poison, out_bytes);
+        /* with it */
+        CHECK_EQ(sp_stream_submit_to(s, in.mem, j->n, out.mem, 2, consumer), SP_OK);
+        if (CHECK_EQ(sp_stream_next(s, &ev, 30.0), SP_OK) &&
+            CHECK_EQ(ev.kind, SP_EVENT_HANDED_OFF) && CHECK_EQ(ev.tag, 2) &&
+            consumer_reads(consumer, check, out.mem, out_bytes))
+            compare_records(j->want, check, j->n, j->out_rec, "what the consumer read");
+        if (CHECK_EQ(sp_stream_next(s, &ev, 30.0), SP_OK))
+            CHECK(ev.kind == SP_EVENT_DONE && ev.status == SP_OK);
+        /* refused: no stream, an output in host memory */
+        CHECK_EQ(sp_stream_submit_to(s, in.mem, j->n, out.mem, 3, NULL), SP_ERR_INVALID_ARGUMENT);
+        CHECK_EQ(sp_stream_submit_to(s, in.mem, j->n, check, 3, consumer),
+                 SP_ERR_INVALID_ARGUMENT);
+        CHECK_HAS(sp_stream_last_error(s), "not device memory");
+        free(poison);
+        end_free(&out);
+    }
+    end_free(&in);
+    CHECK_EQ(sp_stream_close(s, NULL), SP_OK);
+    sp_host_free(ctx, check);
+    sp_test_stream_free(consumer);
+    sp_pipeline_destroy(p);
+}
+#endif
+
+TEST(hand_off_to_a_consumer_stream)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 7);
+    if (g_kind == SP_BACKEND_HOST) { /* no native streams: refused, saying so */
+        sp_context *ctx = open_plain();
+        job j;
+        if (!ctx || !job_make(&j, &rng, 1, 0))
+            return TEST_FAIL;
+        sp_pipeline *p = make_pipeline(ctx, &j, SP_GRAPH_OFF);
+        sp_stream *s = NULL;
+        int dummy;
+        if (p && CHECK_EQ(sp_stream_open(p, NULL, &s), SP_OK)) {
+            CHECK_EQ(sp_stream_submit_to(s, j.in_host, j.n, j.got, 1, &dummy),
+                     SP_ERR_UNSUPPORTED);
+            CHECK_HAS(sp_stream_last_error(s), "CUDA stream");
+            CHECK_EQ(sp_stream_close(s, NULL), SP_OK);
+        }
+        sp_pipeline_destroy(p);
+        job_free(&j);
+        sp_context_destroy(ctx);
+        return TEST_OK;
+    }
+#ifdef SP_HAVE_CUDA
+    sp_fault_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.delay_us = 3000;
+    cfg.delay_queue = "d2h";
+    sp_context *ctx = NULL;
+    job j;
+    if (!CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &ctx), SP_OK,
+                      sp_context_last_error(ctx)) ||
+        !job_make(&j, &rng, 1, 0))
+        return TEST_FAIL;
+    hand_off_on_cuda(ctx, &j, &rng);
+    job_free(&j);
+    sp_context_destroy(ctx);
+#endif
+    return TEST_OK;
+}
+
 /* sp_memcpy in every direction, and what it refuses. */
 TEST(memcpy_every_way)
 {
@@ -368,6 +481,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(stream_batches_with_device_ends),
         TEST_ENTRY(memcpy_every_way),
         TEST_ENTRY(a_range_partly_device_is_refused),
+        TEST_ENTRY(hand_off_to_a_consumer_stream),
     };
     return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
 }

@@ -176,6 +176,9 @@ typedef struct sp_backend_ops {
      * - copy_d2d(dst, src, bytes, q): device memory to device memory, enqueued on q. */
     sp_status (*memory_kind)(void *impl, const void *ptr, size_t bytes, sp_mem_kind *kind);
     sp_status (*copy_d2d)(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
+    /* Optional: makes the caller's own native queue (a cudaStream_t) wait for the latest
+     * record of e, on the device: a stream-ordered hand-off of a batch's output. */
+    sp_status (*external_wait)(void *impl, void *native_queue, sp_bevent *e);
 } sp_backend_ops;
 
 /* The backends that were built. sp_backend_cuda_ops() is NULL without CUDA. */

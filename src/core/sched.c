@@ -178,6 +178,17 @@ static sp_status retire_all(sp_batch *b, sp_done_list *done)
 
 unsigned sp_sched_busy(const sp_pipeline *p) { return sp_ring_busy(p); }
 
+sp_status sp_sched_hand_off(sp_pipeline *p, sp_bevent *e, void *native_queue)
+{
+    const sp_backend_ops *ops = p->ctx->ops;
+    sp_status st = ops->event_record(p->ctx->impl, e, p->d2h);
+    if (st == SP_OK)
+        st = ops->external_wait(p->ctx->impl, native_queue, e);
+    if (st != SP_OK)
+        sp_pipeline_fail_work(p, st, "handing a batch's output to its consumer stream");
+    return st;
+}
+
 /* A batch that only retires: no chunks of its own. */
 static sp_batch retiring(sp_pipeline *p)
 {

@@ -52,6 +52,10 @@ sp_status sp_sched_start(sp_batch *b, sp_pipeline *p, const void *in, size_t n_r
  * more chunks are fed: the batch ends at the next chunk boundary (b->stopped; b->end is then
  * one past the last chunk fed). */
 sp_status sp_sched_feed(sp_batch *b, sp_done_list *done, int *fed);
+/* The stream-ordered hand-off of the batch just fed: e recorded on the d2h queue after its
+ * last chunk's copy (the queue runs in order), and the caller's native queue made to wait for
+ * it on the device (backend.h, external_wait). */
+sp_status sp_sched_hand_off(sp_pipeline *p, sp_bevent *e, void *native_queue);
 /* Slots holding a chunk; the oldest one retired (waited for, its output handed on). */
 unsigned sp_sched_busy(const sp_pipeline *p);
 sp_status sp_sched_retire_oldest(sp_pipeline *p, sp_done_list *done);

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/device_memory.h"
 #include "core/live_objects.h"
 #include "core/report.h"
 #include "core/sched.h"
@@ -47,6 +48,7 @@ typedef struct stream_batch {
     size_t first_record; /* its first record in the stream's numbering (given at submit) */
     uint64_t cause;      /* the failure's sp_chunk_fail_cause, for its DONE */
     atomic_int stop;     /* cancelled while being fed: the scheduler feeds no more chunks */
+    void *consumer;      /* sp_stream_submit_to's stream, made to wait for the output */
     int cut_short;       /* ... and it stopped: complete with SP_ERR_CANCELLED */
     size_t base;         /* the engine's number of its first chunk (once started) */
     size_t chunks;       /* chunks the engine cuts it into (known once started) */
@@ -94,6 +96,7 @@ struct sp_stream {
     size_t records, chunks, batches;
     int any_staged_in, any_staged_out, any_replayed;
     size_t pcie_bytes;      /* what the batches' copies moved between host and device */
+    sp_bevent *hand_off;    /* recorded after a consumer's batch (made at the first) */
     double t_first, t_last;
     /* sp_stream_last_error's text: written only by the user's calls (a refused submit, next()
      * taking a failed batch's DONE), never by the engine thread, so that reading it cannot
@@ -169,10 +172,11 @@ static void queue_due_events(sp_stream *s)
 
 /* Under lock, on the user's thread: makes the event ring big enough for the events already
  * queued and two for every held batch, this new one included, so that the engine never
- * needs memory to queue one. Grows by doubling, keeping the events' order. */
+ * needs memory to queue one (three for a batch: INPUT_RELEASED, HANDED_OFF and DONE). Grows
+ * by doubling, keeping the events' order. */
 static int reserve_events(sp_stream *s)
 {
-    size_t need = s->queue_len + 2u * ((size_t)s->held + 1u);
+    size_t need = s->queue_len + 3u * ((size_t)s->held + 1u);
     if (need <= s->queue_cap)
         return 1;
     size_t cap = s->queue_cap * 2u > need ? s->queue_cap * 2u : need;
@@ -382,7 +386,14 @@ static void run_batch(sp_stream *s, stream_batch *b)
     pthread_mutex_unlock(&s->lock);
     int staged_in = 0, staged_out = 0, replayed = 0;
     sp_status st = feed_batch(s, b, &staged_in, &staged_out, &replayed);
+    /* the consumer waits for whatever went in, failed or not, so that nothing it queues races
+     * the ring's writes; only a batch fed whole is said to be handed off */
+    sp_status handed = b->consumer ? sp_sched_hand_off(s->p, s->hand_off, b->consumer) : st;
     pthread_mutex_lock(&s->lock);
+    if (b->consumer && st == SP_OK && handed == SP_OK)
+        queue_event(s, SP_EVENT_HANDED_OFF, b);
+    if (st == SP_OK)
+        st = handed;
     b->submitted = 1;
     s->next_chunk += b->chunks; /* the numbering goes on past the batch's chunks whatever */
     s->records += b->n_records;
@@ -541,7 +552,7 @@ static sp_status wait_for_room(sp_stream *s, const struct timespec *deadline, do
 
 /* Under lock: the checked batch joins the list, numbered after the ones before it. */
 static sp_status queue_batch(sp_stream *s, const void *in, size_t n_records, void *out,
-                             uint64_t tag)
+                             uint64_t tag, void *consumer)
 {
     stream_batch *b = calloc(1, sizeof *b);
     if (!b || !reserve_events(s)) {
@@ -552,6 +563,7 @@ static sp_status queue_batch(sp_stream *s, const void *in, size_t n_records, voi
     b->out = out;
     b->n_records = n_records;
     b->tag = tag;
+    b->consumer = consumer;
     b->first_record = s->next_record;
     s->next_record += n_records;
     if (s->tail)
@@ -569,7 +581,7 @@ static sp_status queue_batch(sp_stream *s, const void *in, size_t n_records, voi
 }
 
 static sp_status submit(sp_stream *s, const void *in, size_t n_records, void *out,
-                        uint64_t tag, double timeout_s)
+                        uint64_t tag, double timeout_s, void *consumer)
 {
     if (!s)
         return SP_ERR_INVALID_ARGUMENT;
@@ -590,8 +602,12 @@ static sp_status submit(sp_stream *s, const void *in, size_t n_records, void *ou
         st = stream_fail(s, SP_ERR_DEVICE_LOST, "the device was lost; close the stream");
     if (st == SP_OK && s->closing) /* also when close woke this thread waiting for room */
         st = stream_fail(s, SP_ERR_INVALID_ARGUMENT, "sp_stream_submit: the stream is closing");
+    if (st == SP_OK && consumer && !s->hand_off &&
+        s->p->ctx->ops->event_create(s->p->ctx->impl, SP_EVENT_SYNC, &s->hand_off) != SP_OK)
+        st = stream_fail(s, SP_ERR_OUT_OF_MEMORY, "sp_stream_submit_to: no event for the "
+                         "hand-off: %s", sp_backend_error());
     if (st == SP_OK)
-        st = queue_batch(s, in, n_records, out, tag);
+        st = queue_batch(s, in, n_records, out, tag, consumer);
     leave(s);
     pthread_mutex_unlock(&s->lock);
     return st;
@@ -600,13 +616,48 @@ static sp_status submit(sp_stream *s, const void *in, size_t n_records, void *ou
 sp_status sp_stream_submit(sp_stream *s, const void *in, size_t n_records, void *out,
                            uint64_t tag)
 {
-    return submit(s, in, n_records, out, tag, -1.0);
+    return submit(s, in, n_records, out, tag, -1.0, NULL);
 }
 
 sp_status sp_stream_submit_wait(sp_stream *s, const void *in, size_t n_records, void *out,
                                 uint64_t tag, double timeout_s)
 {
-    return submit(s, in, n_records, out, tag, timeout_s);
+    return submit(s, in, n_records, out, tag, timeout_s, NULL);
+}
+
+/* Why a consumer stream cannot be given this batch, or NULL. Touches nothing of the stream. */
+static const char *hand_off_refused(sp_stream *s, void *out, size_t n_records, void *consumer,
+                                    sp_status *st)
+{
+    sp_context *ctx = s->p->ctx;
+    sp_mem_kind kind = SP_MEM_PAGEABLE;
+    *st = SP_ERR_UNSUPPORTED;
+    if (ctx->kind != SP_BACKEND_CUDA || !ctx->ops->external_wait)
+        return "a consumer stream is a CUDA stream: the backend has none";
+    *st = SP_ERR_INVALID_ARGUMENT;
+    if (!consumer)
+        return "consumer_stream is NULL";
+    size_t bytes = n_records * s->p->record_bytes[s->p->n_stages]; /* submit checks overflow */
+    if (out && n_records && sp_memory_kind(ctx, out, bytes, &kind) == SP_OK &&
+        kind != SP_MEM_DEVICE)
+        return "out is not device memory: a consumer stream reads the output on the device";
+    return NULL;
+}
+
+sp_status sp_stream_submit_to(sp_stream *s, const void *in, size_t n_records, void *out,
+                              uint64_t tag, void *consumer_stream)
+{
+    if (!s)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_status st = SP_OK;
+    const char *why = hand_off_refused(s, out, n_records, consumer_stream, &st);
+    if (why) {
+        pthread_mutex_lock(&s->lock);
+        stream_fail(s, st, "sp_stream_submit_to: %s", why);
+        pthread_mutex_unlock(&s->lock);
+        return st;
+    }
+    return submit(s, in, n_records, out, tag, -1.0, consumer_stream);
 }
 
 /* ---- cancelling ----------------------------------------------------------------------- */
@@ -751,6 +802,8 @@ sp_status sp_stream_close(sp_stream *s, sp_report *report)
     for (size_t k = 0; k < s->queue_len; k++) /* events not taken */
         free(s->queue[(s->queue_head + k) % s->queue_cap].error);
     sp_pipeline *p = s->p;
+    if (s->hand_off) /* the engine thread is gone: nothing records it any more */
+        p->ctx->ops->event_destroy(p->ctx->impl, s->hand_off);
     pthread_cond_destroy(&s->left);
     pthread_cond_destroy(&s->events);
     pthread_cond_destroy(&s->room);

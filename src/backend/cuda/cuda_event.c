@@ -78,6 +78,17 @@ sp_status sp_cuda_queue_wait(void *opaque, sp_bqueue *q, sp_bevent *e)
     return SP_CUDA_CHECK(cudaStreamWaitEvent(q->stream, e->event, 0));
 }
 
+sp_status sp_cuda_external_wait(void *opaque, void *native_queue, sp_bevent *e)
+{
+    sp_cuda_impl *impl = opaque;
+    if (!impl || !native_queue || !e)
+        return null_argument("external_wait");
+    sp_status status = sp_cuda_use_device(impl);
+    if (status != SP_OK)
+        return status;
+    return SP_CUDA_CHECK(cudaStreamWaitEvent((cudaStream_t)native_queue, e->event, 0));
+}
+
 sp_status sp_cuda_event_sync(void *opaque, sp_bevent *e)
 {
     sp_cuda_impl *impl = opaque;

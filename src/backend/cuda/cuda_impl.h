@@ -76,6 +76,7 @@ void sp_cuda_unregister_all(sp_cuda_impl *impl);
 sp_status sp_cuda_copy_h2d(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
 sp_status sp_cuda_copy_d2h(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
 sp_status sp_cuda_copy_d2d(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
+sp_status sp_cuda_external_wait(void *impl, void *native_queue, sp_bevent *e);
 /* cuda_memory_kind.c */
 sp_status sp_cuda_memory_kind(void *impl, const void *ptr, size_t bytes, sp_mem_kind *kind);
 /* A kernel on q copying between pinned host memory (mapped) and device memory. */

@@ -388,6 +388,21 @@ static sp_status fault_copy_d2d(void *impl, void *dst, const void *src, size_t b
     return fault->inner->copy_d2d(fault->inner_impl, dst, src, bytes, inner_queue(queue));
 }
 
+/* Counted and failable; unsupported without the inner backend's. The event is the inner's. */
+static sp_status fault_external_wait(void *impl, void *native_queue, sp_bevent *e)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "external_wait");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->external_wait) {
+        sp_backend_fail("fault external_wait: the wrapped %s backend has no native queues",
+                        fault->inner->name);
+        return SP_ERR_UNSUPPORTED;
+    }
+    return fault->inner->external_wait(fault->inner_impl, native_queue, e);
+}
+
 /* Counted, failable and delayed like the engines' copies. Offered whatever the inner backend
  * has (the table is const): without an inner copy_kernel the call fails as unsupported. */
 static sp_status fault_copy_kernel(void *impl, void *dst, const void *src, size_t bytes,
@@ -539,6 +554,7 @@ static const sp_backend_ops fault_ops = {
     .graph_destroy = fault_graph_destroy,
     .memory_kind = fault_memory_kind,
     .copy_d2d = fault_copy_d2d,
+    .external_wait = fault_external_wait,
 };
 
 const sp_backend_ops *sp_backend_fault_ops(void) { return &fault_ops; }
