@@ -10,6 +10,7 @@
 #include "streampipe_mlp.h"
 #include "streampipe_ops.h"
 #include "figures.h"
+#include "live.h"
 #include "run_files.h"
 
 typedef struct run_options {
@@ -20,6 +21,7 @@ typedef struct run_options {
     unsigned long long chunk_records, depth, max_pinned, staging_threads;
     int json;
     int resume;          /* --resume: carry on from the journal beside the output */
+    cli_live_options live; /* --live, --metrics (not under mpirun) */
     int argc;            /* the command's arguments, for the line saying how to resume */
     char **argv;
 } run_options;
