@@ -32,7 +32,7 @@ typedef struct cli_live_options {
                "serve the live counters in the Prometheus text format at\n"                  \
                "http://HOST:PORT/metrics while the command runs (libmicrohttpd);\n"           \
                "HOST must be loopback (127.0.0.1, ::1, localhost) unless\n"                  \
-               "--metrics-any; PORT 0 picks one (said on stderr)"),                           \
+               "--metrics-any; PORT 0 picks one (said on stderr) (default: none)"),                           \
     CLI_FLAG("metrics-any", type, field.metrics_any,                                          \
              "let --metrics listen on an address that is not loopback")
 
