@@ -32,6 +32,7 @@ import numpy as np
 from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
 from .errors import InvalidArgument, StageError, Unsupported, _from_status
+from .stats import Stats, _stats_of
 from .report import Report
 from .stage import Stage, _Causes, _cuda_adapter, _host_adapter
 from .stream import PipelineStream
@@ -328,6 +329,10 @@ class Pipeline:
     def last_wait_s(self) -> float:
         """Of that, the seconds the host waited for a slot to come free."""
         return self._c.last_wait_s
+
+    def stats(self) -> "Stats":
+        """The live counters (streampipe.stats): any thread, during a run or after it."""
+        return _stats_of(self._c)
 
     def __repr__(self) -> str:
         names = ", ".join(s.name for s in self.stages) or "no stages"
