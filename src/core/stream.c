@@ -167,6 +167,8 @@ static void queue_due_events(sp_stream *s)
         s->head = b->next;
         if (!s->head)
             s->tail = NULL;
+        if (s->to_start == b) /* cancelled before the engine reached it: it never will */
+            s->to_start = b->next;
         free_batch(b); /* the event carries what the user needs */
         s->held--;
         sp_stats_batches(s->p, s->held);
