@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/clock.h"
+#include "core_door.h"
 #include "harness.h"
 #include "stages.h"
 #include "stream_rig.h"

@@ -24,9 +24,7 @@
 
 #include "backend/backend.h"
 #include "backend/fault/fault_backend.h"
-#include "core/clock.h"
-#include "core/pipeline.h"
-#include "core/timeline.h"
+#include "core_door.h"
 #include "harness.h"
 #include "streampipe.h"
 #include "streampipe_fault.h"
