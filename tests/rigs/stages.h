@@ -75,6 +75,11 @@ void mix_chain_position_free(mix_chain *c);
 void mix_chain_arm(mix_chain *c, size_t chunk_records);
 unsigned long mix_chain_violations(const mix_chain *c);
 
+/* The plainest HOST stage: copies 4-byte records (floats, uint32s) as they are; user unused.
+ * For tests of the engine's timing, configs and structs, where what the stage computes does
+ * not matter. */
+sp_status copy4_host(const sp_chunk *c, void *user);
+
 #ifdef SP_HAVE_CUDA
 /* Enqueues the mix kernel on `stream` (a cudaStream_t). Returns 0 or a cudaError_t value. */
 int sp_test_mix_cuda(const void *in, void *out, size_t records, size_t in_rec, size_t out_rec,

@@ -3,7 +3,7 @@
 # prints cannot quietly print nothing: every kind of skip it reads must come out with its
 # reason, and the counts must be right.
 #
-#   tests/test_summary_check.sh SUMMARY_SCRIPT WORK_DIR [CMAKE CTEST]
+#   tests/harness/test_summary_check.sh SUMMARY_SCRIPT WORK_DIR [CMAKE CTEST]
 set -eu
 summary="$1"
 work="$2"

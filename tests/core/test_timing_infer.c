@@ -24,10 +24,9 @@
 
 #include "backend/backend.h"
 #include "backend/fault/fault_backend.h"
-#include "core/clock.h"
-#include "core/pipeline.h"
-#include "core/timeline.h"
+#include "core_door.h"
 #include "harness.h"
+#include "stages.h"
 #include "streampipe.h"
 #include "streampipe_fault.h"
 #include "testbuf.h"
@@ -41,13 +40,6 @@
  * queued for it; the order checks, which are exact, are what catch a start inferred too
  * early. */
 #define SLACK_S 0.010
-
-static sp_status copy_stage(const sp_chunk *c, void *user)
-{
-    (void)user;
-    memcpy(c->out, c->in, c->records * 4);
-    return SP_OK;
-}
 
 /* A pipeline of copy stages named alpha, bravo... on a fault context that delays the queue
  * named `delayed` by DELAY_US before every operation. */
@@ -70,7 +62,7 @@ static int rig_open(rig *r, size_t n_stages, unsigned streams, unsigned depth, s
     if (!CHECK_EQ(sp_context_create_fault(SP_BACKEND_HOST, 0, &fault, &r->ctx), SP_OK))
         return 0;
     for (size_t s = 0; s < n_stages; s++)
-        r->stages[s] = (sp_stage){.name = names[s], .out_record_bytes = 4, .host = copy_stage,
+        r->stages[s] = (sp_stage){.name = names[s], .out_record_bytes = 4, .host = copy4_host,
                                   .streams = streams};
     sp_pipeline_config cfg = {.in_record_bytes = 4, .stages = r->stages, .n_stages = n_stages,
                               .chunk_records = CHUNK, .depth = depth};

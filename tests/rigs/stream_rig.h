@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "harness.h"
+#include "stage_wrap.h"
 #include "stages.h"
 #include "streampipe.h"
 #include "testbuf.h"
@@ -50,7 +51,7 @@ typedef struct rig_batch {
 struct stream_rig;
 
 typedef struct bound_stage {
-    sp_stage inner;
+    stage_wrap wrap; /* the chain's stage, behind the plan's checks */
     const struct stream_rig *rig;
     atomic_ulong calls;
     atomic_ulong violations;

@@ -9,9 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/plan.h"
-#include "core/staging_pool.h"
-#include "core/timeline.h"
+#include "core_door.h"
 #include "harness.h"
 #include "util/read_file.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/context.h"
+#include "core_door.h"
 #include "harness.h"
 #include "stages.h"
 #include "streampipe.h"

@@ -5,21 +5,15 @@
 #include <string.h>
 
 #include "harness.h"
+#include "stages.h"
 #include "streampipe.h"
 #include "testbuf.h" /* CHECK_STATUS */
 
 #define RECORDS 1000
 
-static sp_status copy_floats(const sp_chunk *chunk, void *user)
-{
-    (void)user;
-    memcpy(chunk->out, chunk->in, chunk->records * sizeof(float));
-    return SP_OK;
-}
-
 static sp_stage copy_stage(void)
 {
-    sp_stage stage = {.name = "copy", .out_record_bytes = sizeof(float), .host = copy_floats};
+    sp_stage stage = {.name = "copy", .out_record_bytes = sizeof(float), .host = copy4_host};
     return stage;
 }
 

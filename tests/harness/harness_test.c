@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "core/live_objects.h"
+#include "core_door.h"
 
 static test_fn suite_setup;
 static void (*suite_teardown)(void);

@@ -90,8 +90,9 @@ static int chunk_in_plan(const stream_rig *r, const sp_chunk *c)
     return 0;
 }
 
-static sp_status bound_check(const sp_chunk *c, bound_stage *bs)
+static sp_status bound_check(const sp_chunk *c, void *arg)
 {
+    bound_stage *bs = arg;
     atomic_fetch_add(&bs->calls, 1);
     stream_rig *r = (stream_rig *)bs->rig;
     if (r->on_chunk && bs == &r->bounds[0])
@@ -99,27 +100,11 @@ static sp_status bound_check(const sp_chunk *c, bound_stage *bs)
     if (!chunk_in_plan(bs->rig, c) || c->scratch != NULL) {
         if (atomic_fetch_add(&bs->violations, 1) == 0)
             harness_fail(__FILE__, __LINE__, "stage %s: chunk %zu (records %zu..+%zu, scratch "
-                         "%p) is not one of the plan's", bs->inner.name, c->index,
+                         "%p) is not one of the plan's", bs->wrap.inner.name, c->index,
                          c->first_record, c->records, c->scratch);
     }
     return SP_OK;
 }
-
-static sp_status bound_host(const sp_chunk *c, void *user)
-{
-    bound_stage *bs = user;
-    bound_check(c, bs);
-    return bs->inner.host(c, bs->inner.user);
-}
-
-#ifdef SP_HAVE_CUDA
-static sp_status bound_cuda(const sp_chunk *c, void *user)
-{
-    bound_stage *bs = user;
-    bound_check(c, bs);
-    return bs->inner.cuda(c, bs->inner.user);
-}
-#endif
 
 /* ---- open ------------------------------------------------------------------------------- */
 
@@ -140,16 +125,11 @@ int rig_open(stream_rig *r, sp_context *ctx, uint64_t seed)
     for (size_t s = 0; s < r->chain.n_stages; s++) {
         mix_stage_reset_counts(&r->chain.stages[s]);
         bound_stage *bs = &r->bounds[s];
-        bs->inner = r->chain.descs[s];
+        bs->wrap = (stage_wrap){.inner = r->chain.descs[s], .before = bound_check, .arg = bs};
         bs->rig = r;
         atomic_init(&bs->calls, 0);
         atomic_init(&bs->violations, 0);
-        r->descs[s] = r->chain.descs[s];
-        r->descs[s].host = bound_host;
-#ifdef SP_HAVE_CUDA
-        r->descs[s].cuda = bound_cuda;
-#endif
-        r->descs[s].user = bs;
+        r->descs[s] = stage_wrap_desc(&bs->wrap);
         r->descs[s].streams = r->stage_streams;
     }
     size_t n_stages = r->chain.n_stages;
@@ -447,7 +427,7 @@ sp_status rig_close(stream_rig *r)
         CHECK_EQ(atomic_load(&r->chain.stages[s].violations), 0);
         if (ok && !r->graph) /* replays do not call the stage functions once per chunk */
             CHECK_MSG(atomic_load(&bs->calls) == chunks, "stage %s called %lu times for %zu "
-                      "chunks", bs->inner.name, atomic_load(&bs->calls), chunks);
+                      "chunks", bs->wrap.inner.name, atomic_load(&bs->calls), chunks);
     }
     sp_pipeline_destroy(r->p);
     r->p = NULL;

@@ -4,7 +4,7 @@
  * being the input, a disk without room) failing with its exit code and leaving no output,
  * nor any temporary file, behind. Then the hardening of issue "Hardening, round 2": outputs
  * that are not regular files written in place or refused (the devices made with mknod are
- * tests/cli_run_devices.sh's), stage lists without a stage or with too many refused (also
+ * tests/cli/cli_run_devices.sh's), stage lists without a stage or with too many refused (also
  * straight at the parser, run_stages.c, built in), a run interrupted by SIGINT or SIGTERM
  * and a killed run's leftover removed; since --resume, a signal keeps the temporary output
  * and its journal instead. Usage: test_cli_run PATH_TO_STREAMPIPE [filter] */
@@ -545,7 +545,7 @@ static pid_t start_slow_run(void)
 
 /* SIGINT and SIGTERM mid-run: the process stops feeding, lets the chunks in flight finish
  * and dies of the signal (a shell's 130, 143), leaving no output in place, only its
- * temporary output and journal for --resume (tests/cli_run_resume.sh resumes them); a second
+ * temporary output and journal for --resume (tests/cli/cli_run_resume.sh resumes them); a second
  * signal ends it at once. */
 TEST(a_signal_mid_run_stops_and_keeps_the_journal)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/timeline.h"
+#include "core_door.h"
 #include "trace/trace_common.h"
 #include "harness.h"
 #include "streampipe_trace.h"

@@ -1,7 +1,7 @@
 /*
  * test_file_io [filter]: the library's file source and sink (streampipe_io.h) on HOST.
  *
- * Files of fresh random records through a chain of mix stages (tests/stages.h) with
+ * Files of fresh random records through a chain of mix stages (tests/rigs/stages.h) with
  * sp_pipeline_run_io, the output poisoned beforehand and every byte checked against the
  * reference: a whole file replacing an old output (its mode a new file's, no temporary name
  * left), two handles sharing one temporary output as two processes would (each its range),

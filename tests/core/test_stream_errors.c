@@ -30,8 +30,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/clock.h"
+#include "core_door.h"
 #include "harness.h"
+#include "stage_wrap.h"
 #include "stages.h"
 #include "stream_rig.h"
 #include "streampipe.h"
@@ -60,13 +61,14 @@ typedef struct gate {
     pthread_mutex_t lock;
     pthread_cond_t opened;
     int open;
-    sp_stage inner;
+    stage_wrap wrap; /* the mix stage, behind gate_wait */
     atomic_ulong calls;
 } gate;
 
-static sp_status gate_wait(const sp_chunk *c, gate *g)
+static sp_status gate_wait(const sp_chunk *c, void *arg)
 {
     (void)c;
+    gate *g = arg;
     atomic_fetch_add(&g->calls, 1);
     pthread_mutex_lock(&g->lock);
     struct timespec until;
@@ -78,22 +80,6 @@ static sp_status gate_wait(const sp_chunk *c, gate *g)
     pthread_mutex_unlock(&g->lock);
     return SP_OK;
 }
-
-static sp_status gate_host(const sp_chunk *c, void *user)
-{
-    gate *g = user;
-    gate_wait(c, g);
-    return g->inner.host(c, g->inner.user);
-}
-
-#ifdef SP_HAVE_CUDA
-static sp_status gate_cuda(const sp_chunk *c, void *user)
-{
-    gate *g = user;
-    gate_wait(c, g);
-    return g->inner.cuda(c, g->inner.user);
-}
-#endif
 
 static void gate_set(gate *g, int open)
 {
@@ -122,13 +108,8 @@ static int api_open(api_rig *a)
     pthread_mutex_init(&a->g.lock, NULL);
     pthread_cond_init(&a->g.opened, NULL);
     a->g.open = 1;
-    a->g.inner = mix_stage_desc(&a->mix);
-    sp_stage st = a->g.inner;
-    st.host = gate_host;
-#ifdef SP_HAVE_CUDA
-    st.cuda = gate_cuda;
-#endif
-    st.user = &a->g;
+    a->g.wrap = (stage_wrap){mix_stage_desc(&a->mix), gate_wait, &a->g};
+    sp_stage st = stage_wrap_desc(&a->g.wrap);
     sp_pipeline_config cfg = {.in_record_bytes = 8, .stages = &st, .n_stages = 1,
                               .chunk_records = 16, .depth = 3};
     return CHECK_STATUS(sp_pipeline_create(a->ctx, &cfg, &a->p), SP_OK,

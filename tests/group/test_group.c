@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "stage_wrap.h"
 #include "stages.h"
 #include "streampipe.h"
 #include "streampipe_fault.h"
@@ -358,26 +359,16 @@ TEST(slow_device_takes_fewer)
 /* A mix stage that fails the chunk holding record fail_record (SIZE_MAX: none), so that the
  * one device that takes that unit fails. */
 typedef struct failing_stage {
-    sp_stage inner;
+    stage_wrap wrap;
     atomic_size_t fail_record;
 } failing_stage;
 
-static int holds_fail_record(failing_stage *f, const sp_chunk *c)
+static sp_status fail_at_record(const sp_chunk *c, void *arg)
 {
+    failing_stage *f = arg;
     size_t r = atomic_load(&f->fail_record);
-    return r >= c->first_record && r - c->first_record < c->records;
-}
-
-static sp_status failing_host(const sp_chunk *c, void *user)
-{
-    failing_stage *f = user;
-    return holds_fail_record(f, c) ? SP_ERR_INVALID_ARGUMENT : f->inner.host(c, f->inner.user);
-}
-
-static sp_status failing_cuda(const sp_chunk *c, void *user)
-{
-    failing_stage *f = user;
-    return holds_fail_record(f, c) ? SP_ERR_INVALID_ARGUMENT : f->inner.cuda(c, f->inner.user);
+    return r >= c->first_record && r - c->first_record < c->records ? SP_ERR_INVALID_ARGUMENT
+                                                                      : SP_OK;
 }
 
 /* After a failed run: the failing device is named, its status is the run's. */
@@ -409,12 +400,9 @@ TEST(stage_fails_on_one_unit)
         describe(&c, "stage fails");
         mix_chain chain;
         mix_chain_init(&chain, c.in_rec, 1, c.out_recs, 5);
-        failing_stage f = {mix_stage_desc(&chain.stages[0]), 0};
+        failing_stage f = {{mix_stage_desc(&chain.stages[0]), fail_at_record, &f}, 0};
         atomic_init(&f.fail_record, rng_below(&rng, c.n));
-        sp_stage stage = f.inner;
-        stage.host = failing_host;
-        stage.cuda = f.inner.cuda ? failing_cuda : NULL;
-        stage.user = &f;
+        sp_stage stage = stage_wrap_desc(&f.wrap);
         sp_pipeline_config cfg = mix_chain_config(&chain, c.chunk, c.depth);
         cfg.stages = &stage;
         sp_group *g = NULL;

@@ -1,6 +1,6 @@
 /*
  * test_file_io_compressed [filter]: the file source over LZ4 and Zstandard inputs, through the
- * library's API on HOST (tests/cli_run_compressed.sh covers the formats' variants and bad
+ * library's API on HOST (tests/cli/cli_run_compressed.sh covers the formats' variants and bad
  * files through the CLI). Files of fresh random records that compress, made by the real lz4,
  * zstd and pzstd commands, run through mix stages with small chunks on four staging threads,
  * the output compared byte for byte with the reference; sp_file_io_input_get's figures (the
