@@ -124,4 +124,5 @@ NB_MODULE(_streampipe, m)
     bind_stream(m);
     bind_builtins(m);
     bind_exit(m);
+    bind_device(m);
 }
