@@ -425,8 +425,9 @@ def _dtype_of(code: int, bits: int) -> tuple[Optional[np.dtype], str]:
     return dt, str(dt)
 
 
-def device_end(obj: Any, what: str) -> Optional[DeviceEnd]:
-    """The device array `obj` is, or None for host memory (numpy, CPU tensors, pinned)."""
+def device_end(obj: Any, what: str, backend: str = "cuda") -> Optional[DeviceEnd]:
+    """The device array `obj` is, or None for host memory (numpy, CPU tensors, pinned). A
+    DLPack producer on a CUDA device is refused unexported for a pipeline of `backend` HOST."""
     if isinstance(obj, DeviceBuffer):
         return DeviceEnd(obj.ptr, obj.shape, obj.dtype, str(obj.dtype), True, False,
                          obj.backend == "cuda", obj.device_id, obj)
@@ -439,6 +440,10 @@ def device_end(obj: Any, what: str) -> Optional[DeviceEnd]:
             return None
         if dev_type not in (KDL_CUDA, KDL_CUDA_MANAGED):
             return None
+        if backend != "cuda":
+            raise InvalidArgument(f"{what} is CUDA device memory (DLPack device "
+                                  f"{(dev_type, dev_id)}), but the pipeline's context is HOST: "
+                                  "give it host memory (or a DeviceBuffer of this context)")
         try:
             ptr, shape, strides, code, bits, _t, _d = _c.array_info(obj)
         except (TypeError, ValueError, BufferError, RuntimeError) as exc:

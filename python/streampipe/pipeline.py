@@ -380,7 +380,7 @@ class Pipeline:
         """Checks a batch against the pipeline and makes it ready for the C call; bad input
         raises InvalidArgument here and touches nothing."""
         ctx = self.context
-        in_end = device_end(x, "x")
+        in_end = device_end(x, "x", ctx.backend)
         arr: Optional[np.ndarray] = None
         if in_end is not None:
             check_end(in_end, "x", ctx, self.in_dtype, None, self.in_shape, writable=False)
@@ -413,7 +413,7 @@ class Pipeline:
             self._refuse_group_device()
             dst = result = self._device_pool().lease(out_shape, self.out_dtype)
             out_ptr = dst.ptr
-        elif (out_end := device_end(out, "out")) is not None:
+        elif (out_end := device_end(out, "out", ctx.backend)) is not None:
             check_end(out_end, "out", ctx, self.out_dtype, out_shape, self.out_shape,
                       writable=True)
             dst, result, out_ptr = out, out, out_end.ptr
