@@ -134,22 +134,29 @@ carried_pkg_config() {
     export PKG_CONFIG_PATH="$dir:${PKG_CONFIG_PATH:-}"
 }
 carried_pkg_config
-# liblz4/libzstd (the file source's compressed inputs) and the lz4, zstd and pzstd commands
-# their tests use, from .debs where the machine lacks them: `apt-get download liblz4-dev
-# liblz4-1 libzstd-dev libzstd1 lz4 zstd` into .debs/. Extracted to one place; the libraries
-# and commands are found there through LD_LIBRARY_PATH and PATH for the whole call.
+# liblz4/libzstd (the file source's compressed inputs), libmicrohttpd (the CLI's --metrics)
+# and the lz4, zstd and pzstd commands their tests use, from .debs where the machine lacks
+# them: `apt-get download liblz4-dev liblz4-1 libzstd-dev libzstd1 lz4 zstd libmicrohttpd-dev
+# libmicrohttpd12` into .debs/. Extracted to one place; the libraries and commands are found
+# there through LD_LIBRARY_PATH and PATH for the whole call.
 CODEC_ARGS=()
 carried_codecs() {
     local dir=/tmp/sp-codecs deb
-    [[ -f /usr/include/lz4.h && -f /usr/include/zstd.h ]] && return 0
-    ls .debs/liblz4-dev*.deb .debs/libzstd-dev*.deb >/dev/null 2>&1 || return 0
-    for deb in .debs/liblz4* .debs/libzstd* .debs/lz4_* .debs/zstd_*; do
-        [[ -f $deb ]] && dpkg -x "$deb" "$dir"
-    done
-    local lib=$dir/usr/lib/x86_64-linux-gnu
-    CODEC_ARGS=(-DSP_LZ4_INCLUDE_DIR="$dir/usr/include" -DSP_ZSTD_INCLUDE_DIR="$dir/usr/include"
-                -DSP_LZ4_LIBRARY="$lib/liblz4.so" -DSP_ZSTD_LIBRARY="$lib/libzstd.so")
-    export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" PATH="$dir/usr/bin:$PATH"
+    local lib=$dir/usr/lib/x86_64-linux-gnu inc=$dir/usr/include
+    if [[ ! -f /usr/include/lz4.h || ! -f /usr/include/zstd.h ]] &&
+        ls .debs/liblz4-dev*.deb .debs/libzstd-dev*.deb >/dev/null 2>&1; then
+        for deb in .debs/liblz4* .debs/libzstd* .debs/lz4_* .debs/zstd_*; do
+            [[ -f $deb ]] && dpkg -x "$deb" "$dir"
+        done
+        CODEC_ARGS+=(-DSP_LZ4_INCLUDE_DIR="$inc" -DSP_ZSTD_INCLUDE_DIR="$inc"
+                     -DSP_LZ4_LIBRARY="$lib/liblz4.so" -DSP_ZSTD_LIBRARY="$lib/libzstd.so")
+    fi
+    if [[ ! -f /usr/include/microhttpd.h ]] && ls .debs/libmicrohttpd*.deb >/dev/null 2>&1; then
+        for deb in .debs/libmicrohttpd*.deb; do dpkg -x "$deb" "$dir"; done
+        CODEC_ARGS+=(-DSP_MHD_INCLUDE_DIR="$inc" -DSP_MHD_LIBRARY="$lib/libmicrohttpd.so")
+    fi
+    [[ -d $dir ]] && export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" PATH="$dir/usr/bin:$PATH"
+    return 0
 }
 carried_codecs
 run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
@@ -215,7 +222,9 @@ sanitize() { # TOOL [extra options]: exit 77 (the test skipped) counts as a fail
     local tool=$1
     shift
     SP_TEST_QUICK=1 "$SANITIZER" --tool "$tool" --error-exitcode=1 --print-limit 50 "$@" \
-        "$CONFORMANCE" cuda
+        "$CONFORMANCE" cuda &&
+        SP_TEST_QUICK=1 "$SANITIZER" --tool "$tool" --error-exitcode=1 --print-limit 50 "$@" \
+            "$(dirname "$CONFORMANCE")/test_device_ends" cuda # device-resident ends (issue 25)
 }
 export -f sanitize
 export SANITIZER CONFORMANCE

@@ -580,6 +580,78 @@ SP_API const char *sp_stream_last_error(const sp_stream *stream);
  * sp_stream_cancel is none). NULL is a no-op. */
 SP_API sp_status sp_stream_close(sp_stream *stream, sp_report *report);
 
+/* ---- live counters: what a run or stream has done so far, read while it runs ------------
+ *
+ * Always on, in every run mode: the engine keeps them with a few relaxed atomic stores per
+ * chunk (no lock, no clock read beyond one pair per host turn that stages), and any thread
+ * may read them at any moment without a lock the engine waits on, during a run, a stream or
+ * after either: sp_pipeline_stats and sp_stream_stats never block and never touch the
+ * pipeline's error text. They cover the current run or stream (or the last one, once it
+ * has ended): a run's start zeroes them and numbers it (`run`). Each counter only grows
+ * within a run; two counters read by one call are read one after the other, not as one
+ * snapshot, so one may be a chunk ahead of another.
+ *
+ * Which runs count: sp_pipeline_run, sp_pipeline_run_io, streams and device groups (each
+ * device's pipeline). sp_pipeline_run_serial numbers its run and times it, but counts no
+ * chunks (it has no ring).
+ *
+ * Busy time: measured only for the host's staging engines (stage-in, stage-out: the time of
+ * the turns' staging copies, on the host clock the scheduler reads anyway). A GPU engine's
+ * busy time is not known without timing events, which a run without a report does not
+ * record: its busy_s is 0 and busy_measured 0. Sampled timing of the GPU engines is later
+ * work (issue 27). */
+
+/* Fixed (see the top of this file): one engine's counters. */
+typedef struct sp_engine_stats {
+    char name[32];        /* as sp_engine_report's: "stage-in", "h2d", a stage's, "d2h", ... */
+    sp_engine_kind kind;
+    int busy_measured;    /* 1: busy_s is measured; 0: not measured (a GPU engine), busy_s 0 */
+    uint64_t records;     /* records this engine has done: staged in or out (the host
+                             engines, counted as staged), or of chunks that left the ring
+                             (h2d, the stages, d2h: counted when the chunk's slot is retired,
+                             so a chunk is counted once its d2h is complete) */
+    uint64_t bytes;       /* records x the bytes of a record this engine reads (copies: moves) */
+    double busy_s;        /* host staging: seconds its copies took; else 0 (busy_measured) */
+} sp_engine_stats;
+
+/* Sized (see the top of this file): SP_STATS_INIT; the library fills it, writing only the
+ * bytes the caller's size covers (size 0: the 0.7 layout, the first), and sets size to what
+ * it wrote. Engines come in a fixed order: engines[0] stage-in, [1] h2d, [2 .. M+1] the
+ * stages, [M+2] d2h, [M+3] stage-out (n_engines = M + 4), whether or not a run used them. */
+typedef struct sp_stats {
+    size_t size;               /* sizeof(sp_stats) as built */
+    uint64_t run;              /* runs and streams begun on the pipeline, this one
+                                  included; 0: none yet (every other figure is 0 then) */
+    int active;                /* 1 while the run or stream is under way */
+    double elapsed_s;          /* since it began; once it has ended, its whole length */
+    uint64_t records_total;    /* records of the whole run (a source of unknown length: 0);
+                                  of a stream: submitted so far */
+    uint64_t bytes_total;      /* their input bytes */
+    uint64_t records_done;     /* records of chunks that left the ring, output handed on */
+    uint64_t bytes_done;       /* their input bytes */
+    unsigned chunks_in_flight; /* slots holding a chunk */
+    unsigned batches_in_flight;/* a stream's held batches (submitted, DONE not queued); a
+                                  run: 0 */
+    double wait_s;             /* host time the scheduler waited for a slot to come free
+                                  (sp_report.wait_s, so far): the device was the limit */
+    uint64_t errors;           /* 1 for a failed run; a stream's failed batches (cancelled
+                                  ones are none) */
+    size_t pinned_bytes;       /* pinned staging memory the pipeline holds (sp_report's) */
+    size_t device_bytes;       /* device memory it holds: slot buffers and stage scratch
+                                  (HOST: host memory standing for it) */
+    size_t n_engines;
+    sp_engine_stats engines[SP_MAX_ENGINES];
+} sp_stats;
+
+#define SP_STATS_INIT {.size = sizeof(sp_stats)}
+
+/* The pipeline's counters (above) into *stats; any thread, any moment, while the pipeline
+ * exists. SP_ERR_INVALID_ARGUMENT for NULL or a size smaller than the size field. */
+SP_API sp_status sp_pipeline_stats(const sp_pipeline *pipeline, sp_stats *stats);
+/* The same for an open stream's pipeline: the stream's counters since it was opened. Any
+ * thread, until sp_stream_close begins. */
+SP_API sp_status sp_stream_stats(const sp_stream *stream, sp_stats *stats);
+
 /* ---- sources and sinks: data that is not an array in memory ------------------------------ */
 
 /* Fills dst (pinned staging memory, max_records * in record bytes) with up to max_records

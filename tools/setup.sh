@@ -34,6 +34,9 @@ BUILD_PACKAGES=(
     liblz4-dev libzstd-dev # the file source decompresses LZ4 and Zstandard inputs on the
                            # staging threads (src/io; LZ4_decompress_safe, ZSTD_decompressDCtx)
     lz4 zstd      # the commands the compressed-input tests make their files with (pzstd too)
+    libmicrohttpd-dev # the CLI's --metrics endpoint (Prometheus text over HTTP); without it
+                      # --metrics is refused saying so
+    curl          # the --metrics test scrapes the endpoint during a run
     python3 python3-dev python3-venv # the Python package (headers for the extension)
 )
 CI_PACKAGES=(

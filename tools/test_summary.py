@@ -25,7 +25,7 @@ from datetime import datetime
 # SKIP_REGULAR_EXPRESSION); any other message ("Unable to find executable", ...) is a test
 # that could not run, which ctest counts as failed.
 SKIPPED_BY_TEST = {"SKIP_RETURN_CODE=77", "SKIP_REGULAR_EXPRESSION_MATCHED"}
-HARNESS_SKIP = re.compile(r"^\[ SKIP \] (\S+): (.*)$")  # tests/harness_test.c
+HARNESS_SKIP = re.compile(r"^\[ SKIP \] (\S+): (.*)$")  # tests/harness/harness_test.c
 
 
 def skip_reason(output: str, fallback: str):

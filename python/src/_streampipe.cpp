@@ -125,4 +125,5 @@ NB_MODULE(_streampipe, m)
     bind_builtins(m);
     bind_exit(m);
     bind_device(m);
+    bind_stats(m);
 }

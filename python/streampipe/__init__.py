@@ -38,6 +38,7 @@ from .group import Group
 from .mlp import MLPModel
 from .pipeline import Pipeline
 from .report import EngineReport, Report
+from .stats import EngineStats, Stats
 from .stage import Chunk, DeviceArray, Stage, CudaStream, sinmix
 
 __version__: str = _streampipe.version()
@@ -65,5 +66,7 @@ __all__ = [
     "MLPModel",
     "Report",
     "EngineReport",
+    "Stats",
+    "EngineStats",
     *errors.__all__,  # the exception classes, listed once, in errors.py
 ]

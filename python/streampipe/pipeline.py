@@ -33,6 +33,7 @@ from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
 from .device import DeviceBuffer, DeviceEnd, DevicePool, check_end, device_end, wait_for_producer
 from .errors import InvalidArgument, StageError, Unsupported, _from_status
+from .stats import Stats, _stats_of
 from .report import Report
 from .stage import Stage, _Causes, _cuda_adapter, _host_adapter
 from .stream import PipelineStream
@@ -334,6 +335,10 @@ class Pipeline:
     def last_wait_s(self) -> float:
         """Of that, the seconds the host waited for a slot to come free."""
         return self._c.last_wait_s
+
+    def stats(self) -> "Stats":
+        """The live counters (streampipe.stats): any thread, during a run or after it."""
+        return _stats_of(self._c)
 
     def __repr__(self) -> str:
         names = ", ".join(s.name for s in self.stages) or "no stages"

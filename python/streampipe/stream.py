@@ -46,6 +46,7 @@ from . import _exit
 from . import _streampipe as _c
 from .device import DeviceBuffer, is_torch_cuda, stream_handle
 from .errors import InvalidArgument, StageError, Timeout, WouldBlock, _from_status
+from .stats import Stats, _stats_of
 from .report import Report
 
 if TYPE_CHECKING:
@@ -525,6 +526,10 @@ class PipelineStream:
         report = self._core.close()
         self._finalizer.detach()
         return report
+
+    def stats(self) -> "Stats":
+        """The live counters since the stream opened (its pipeline's: sp_stream_stats)."""
+        return _stats_of(self.pipeline._c)
 
     @property
     def closed(self) -> bool:

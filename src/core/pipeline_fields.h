@@ -6,6 +6,7 @@
  *   submit_graph.c    graph (graph_state.h)
  *   timing.c          timing (timing_state.h) and timeline
  *   failure.c         failure (failure.h)
+ *   stats.c           stats, the live counters (stats_state.h)
  *   pipeline_state.c  busy, holder, group_member, the last run's figures, error
  *
  * Buffers. Boundary 0 is the device input; boundary s (1..M) is stage s's device output. Slot
@@ -22,6 +23,7 @@
 #include "core/graph_state.h"
 #include "core/ring_state.h"
 #include "core/staging_pool.h"
+#include "core/stats_state.h"
 #include "core/timeline.h"
 #include "core/timing_state.h"
 
@@ -78,6 +80,7 @@ struct sp_pipeline {
     sp_timing_pool timing;
     sp_timeline timeline;
     sp_failure failure;
+    sp_stats_state stats;
 
     /* 1 while a call that uses the pipeline's run state (a run, a stream, its destroy) is
      * under way: a second call fails at once rather than share the slots with the first */

@@ -7,6 +7,7 @@
 #include "core/ring.h"
 #include "core/sched.h"
 #include "core/stage_call.h"
+#include "core/stats.h"
 #include "core/timing.h"
 
 /* Runs one step and waits for its queue; records its host-clock span. */
@@ -80,9 +81,13 @@ static sp_status run_serial(sp_pipeline *p, const void *in, size_t n_records, vo
     if (r.timing)
         sp_timing_serial_queues(p);
     sp_failure_reset(&p->failure);
+    sp_stats_begin(p, n_records);
     r.t0 = sp_now();
-    for (size_t i = 0; i < r.plan.chunks && st == SP_OK; i++)
+    for (size_t i = 0; i < r.plan.chunks && st == SP_OK; i++) {
+        sp_stats_occupied(p, 1); /* one chunk at a time, in slot 0 */
         st = serial_chunk(&r, i);
+        sp_stats_vacated(p, st == SP_OK ? sp_chunk_records(&r, i) : 0);
+    }
     return sp_sched_finish(&r, st, report);
 }
 

@@ -10,6 +10,7 @@
 #include "core/runs.h"
 #include "core/sched.h"
 #include "core/sized.h"
+#include "core/stats.h"
 #include "core/timing.h"
 
 static sp_status run_batch(sp_pipeline *p, const void *in, size_t n_records, void *out,
@@ -129,6 +130,7 @@ static sp_status feed_one(sp_pipeline *p, const sp_feed_batch *fb, size_t base,
     for (int fed = 0; st == SP_OK && !fed;)
         st = sp_sched_feed(&b, &done, &fed);
     *chunks = b.plan.chunks;
+    sp_stats_submitted(p, fb->n_records);
     t->records += fb->n_records;
     t->chunks += b.plan.chunks;
     t->batches++;
@@ -167,6 +169,7 @@ sp_status sp_pipeline_run_feed(sp_pipeline *p, sp_feed_next_fn next, void *user,
     sp_batch_totals totals = {0};
     sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0);
     sp_sched_reset(p);
+    sp_stats_begin(p, 0); /* the records are counted as next() gives them */
     double t0 = sp_now();
     st = feed_all(p, next, user, &totals);
     if (st != SP_OK) {
@@ -178,6 +181,7 @@ sp_status sp_pipeline_run_feed(sp_pipeline *p, sp_feed_next_fn next, void *user,
             st = SP_ERR_DEVICE_LOST; /* whatever failed first, as sp_sched_finish says */
     }
     double makespan_s = sp_now() - t0;
+    sp_stats_end(p, st);
     sp_pipeline_set_last_figures(p, makespan_s, 0.0, 0.0);
     if (st == SP_OK && report) {
         sp_report_batches(p, &totals, makespan_s, report);

@@ -8,6 +8,7 @@
 #include "core/report.h"
 #include "core/sched.h"
 #include "core/staging.h"
+#include "core/stats.h"
 #include "core/submit_direct.h"
 #include "core/submit_graph.h"
 #include "core/timing.h"
@@ -26,8 +27,11 @@ static sp_status wait_to_leave(sp_batch *b, size_t i, const sp_slot *slot, int n
     double t = sp_now();
     sp_status st = p->ctx->ops->event_sync(p->ctx->impl,
                                            sp_ring_release_event(p, slot, next_stages_in));
-    if (i < b->end) /* the turns after the last chunk are the drain's, not submit's */
-        b->wait_s += sp_now() - t;
+    if (i < b->end) { /* the turns after the last chunk are the drain's, not submit's */
+        double waited = sp_now() - t;
+        b->wait_s += waited;
+        sp_stats_waited(p, waited);
+    }
     if (st != SP_OK)
         return sp_batch_fail(b, st, "chunk %zu: waiting for chunk %zu to leave its slot", i,
                              slot->chunk);
@@ -56,6 +60,7 @@ static sp_status host_turn(sp_batch *b, size_t i, int waited, sp_done_list *done
     st = sp_staging_turn(b, i, leaving, takes, &got);
     if (leaving) {
         hand_back(done, leaving->owner, SP_DONE_CHUNK);
+        sp_stats_vacated(p, st == SP_OK ? leaving->records : 0);
         sp_ring_vacate(slot);
     }
     if (takes && b->io)
@@ -79,6 +84,7 @@ static sp_status feed_chunk(sp_batch *b, size_t i, sp_done_list *done)
     if ((st = sp_submit_chunk(b, i)) != SP_OK)
         return st;
     sp_ring_occupy(b, i, NULL);
+    sp_stats_occupied(b->p, 1);
     if (b->io)
         b->plan.n_records = sp_chunk_first(b, i) + sp_chunk_records(b, i);
     b->next = i + 1;
@@ -118,6 +124,7 @@ static sp_status feed_bundle(sp_batch *b, size_t i, sp_done_list *done)
     if (bundle_done) {
         for (size_t k = 0; k < G; k++)
             sp_ring_occupy(b, i + k, sp_graph_done_event(p, i));
+        sp_stats_occupied(p, (unsigned)G);
         b->next = i + G;
     }
     return st == SP_GRAPH_FALLBACK ? SP_OK : st; /* graphs off: the rest goes directly */
@@ -234,6 +241,8 @@ void sp_sched_recover(sp_pipeline *p, sp_status st, sp_sched_failure *f, sp_done
         sp_slot *slot = &p->slots[k];
         if (!lost && slot->chunk < intact_below) /* finished before the failure: hand it on */
             (void)host_turn(&b, slot->chunk + p->depth, 0, done);
+        if (slot->busy) /* not handed on: it leaves without counting as done */
+            sp_stats_vacated(p, 0);
         sp_ring_vacate(slot); /* handed on, or of a failed or cancelled batch: nothing to hand on */
     }
     sp_failure_reset(&p->failure);
@@ -299,6 +308,7 @@ sp_status sp_sched_finish(sp_batch *b, sp_status st, sp_report *report)
         st = sp_timing_collect(b); /* after t_end: reading the events is not the run's */
     if (st == SP_OK && report)
         sp_report_batch(b, report);
+    sp_stats_end(p, st);
     return st;
 }
 
@@ -320,6 +330,7 @@ sp_status sp_sched_run(sp_batch *b, sp_report *report)
     if (st != SP_OK)
         return st;
     sp_sched_reset(b->p);
+    sp_stats_begin(b->p, b->plan.n_records);
     b->next = b->base;
     b->t0 = sp_now();
     st = feed_and_retire(b);

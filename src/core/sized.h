@@ -22,6 +22,8 @@
 #define SP_IO_SIZE_0_5 SP_SIZE_THROUGH(sp_io, positional)
 #define SP_FAULT_CONFIG_SIZE_0_5 SP_SIZE_THROUGH(sp_fault_config, fail_persist)
 #define SP_PROBE_CONFIG_SIZE_0_5 SP_SIZE_THROUGH(sp_probe_config, overhead_ops)
+/* sp_stats came in 0.7: its size 0 stands for that first layout. */
+#define SP_STATS_SIZE_0_7 SP_SIZE_THROUGH(sp_stats, engines)
 
 /* The caller's size: its size field, or `size_0_5` for 0 (the first sized layout). */
 static inline size_t sp_sized_size(const void *src, size_t size_0_5)

@@ -10,6 +10,7 @@
 #include "core/backend_call.h"
 #include "core/clock.h"
 #include "core/staging.h"
+#include "core/stats.h"
 #include "core/timing.h"
 
 /* ---- sources and sinks ---------------------------------------------------------------------- */
@@ -147,6 +148,15 @@ static void note_spans(sp_batch *r, size_t i, const sp_slot *leaving, int takes,
         sp_timing_span(p, SP_TL_STAGE_IN, i - r->base, t, t_end);
 }
 
+/* The live counters: records staged in and handed on by this turn, and its time. */
+static void count_staged(sp_batch *r, size_t i, const sp_slot *leaving, int takes, size_t got,
+                         double seconds)
+{
+    uint64_t in = takes && r->stage_in ? (r->io ? got : sp_chunk_records(r, i)) : 0;
+    uint64_t out = leaving && (leaving->out || leaving->sink) ? leaving->records : 0;
+    sp_stats_staged(r->p, in, out, seconds);
+}
+
 sp_status sp_staging_turn(sp_batch *r, size_t i, const sp_slot *leaving, int takes,
                           size_t *got)
 {
@@ -155,7 +165,9 @@ sp_status sp_staging_turn(sp_batch *r, size_t i, const sp_slot *leaving, int tak
     if (staging)
         sp_call_trace_push(p, "stage", i);
     io_piece pieces[2];
-    double t = r->timing ? sp_now() - r->t0 : 0.0; /* the clock only where spans are kept */
+    /* one clock pair per turn that stages: the live counters' busy time, and a timed
+     * batch's spans */
+    double t = staging || r->timing ? sp_now() : 0.0;
     sp_status st = stage_together(r, i, leaving, takes, pieces);
     if (st == SP_OK && leaving && leaving->sink && !r->io->positional)
         st = write_sequential(r, leaving);
@@ -164,7 +176,10 @@ sp_status sp_staging_turn(sp_batch *r, size_t i, const sp_slot *leaving, int tak
         st = read_sequential(r, i, got);
     if (staging)
         sp_call_trace_pop(p);
+    double t_end = staging || r->timing ? sp_now() : 0.0;
+    if (staging && st == SP_OK)
+        count_staged(r, i, leaving, takes, *got, t_end - t);
     if (r->timing)
-        note_spans(r, i, leaving, takes, t, sp_now() - r->t0);
+        note_spans(r, i, leaving, takes, t - r->t0, t_end - r->t0);
     return st;
 }

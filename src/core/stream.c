@@ -36,6 +36,7 @@
 #include "core/report.h"
 #include "core/sched.h"
 #include "core/sized.h"
+#include "core/stats.h"
 
 #define DEFAULT_MAX_IN_FLIGHT 4u
 #define MAX_IN_FLIGHT_LIMIT 65536u /* two events of 40 bytes each reserved per held batch */
@@ -158,14 +159,19 @@ static void queue_due_events(sp_stream *s)
         stream_batch *b = s->head;
         b->done_queued = 1;
         queue_event(s, SP_EVENT_DONE, b);
+        if (b->status != SP_OK && b->status != SP_ERR_CANCELLED)
+            sp_stats_error(s->p);
         if (b->status != SP_OK && b->status != SP_ERR_CANCELLED && s->first_failure == SP_OK)
             s->first_failure = b->status; /* a cancel is no failure; one after a failure
                                              follows that failure, which came first */
         s->head = b->next;
         if (!s->head)
             s->tail = NULL;
+        if (s->to_start == b) /* cancelled before the engine reached it: it never will */
+            s->to_start = b->next;
         free_batch(b); /* the event carries what the user needs */
         s->held--;
+        sp_stats_batches(s->p, s->held);
         pthread_cond_broadcast(&s->room); /* a waiter that fails its allocation passes none on */
     }
 }
@@ -493,6 +499,7 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_strea
     pthread_cond_init(&s->events, NULL);
     pthread_cond_init(&s->left, NULL);
     sp_sched_reset(p);
+    sp_stats_begin(p, 0); /* before the engine thread, which counts from here */
     if (pthread_create(&s->thread, NULL, engine_main, s) != 0) {
         pthread_cond_destroy(&s->left);
         pthread_cond_destroy(&s->events);
@@ -576,6 +583,8 @@ static sp_status queue_batch(sp_stream *s, const void *in, size_t n_records, voi
     if (s->t_first == 0.0)
         s->t_first = sp_now();
     s->held++;
+    sp_stats_submitted(s->p, n_records);
+    sp_stats_batches(s->p, s->held);
     pthread_cond_signal(&s->work);
     return SP_OK;
 }
@@ -756,6 +765,11 @@ sp_status sp_stream_next(sp_stream *s, sp_stream_event *ev, double timeout_s)
     return st;
 }
 
+sp_status sp_stream_stats(const sp_stream *s, sp_stats *stats)
+{
+    return s ? sp_stats_read(s->p, stats) : SP_ERR_INVALID_ARGUMENT;
+}
+
 /* The text itself, as sp_context_last_error (context.c says why); the header says which
  * thread may read it when. */
 const char *sp_stream_last_error(const sp_stream *s)
@@ -788,6 +802,7 @@ sp_status sp_stream_close(sp_stream *s, sp_report *report)
         pthread_cond_wait(&s->left, &s->lock);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL); /* it runs every batch and retires every slot first */
+    sp_stats_end(s->p, SP_OK); /* its failed batches were counted as they failed */
     sp_status st = s->lost ? SP_ERR_DEVICE_LOST : s->first_failure;
     for (stream_batch *b = s->head; b; b = b->next)
         if (b->complete && b->status != SP_OK && b->status != SP_ERR_CANCELLED && st == SP_OK)

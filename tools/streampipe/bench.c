@@ -56,6 +56,7 @@ static int run_kind(bench_session *s)
         rc = plan->group ? bench_group_all(s, &r->group)
              : sweep     ? bench_sweep_all(s, &r->sweep)
                          : bench_run_all(s, &r->comparison);
+    cli_live_end(s->live); /* the panel erased and the endpoint closed before the result */
     if (rc == CLI_EXIT_OK && plan->group)
         bench_group_print_result(plan, s->expected, &r->group, stdout);
     else if (rc == CLI_EXIT_OK && sweep)
@@ -75,9 +76,16 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
     memset(&expected, 0, sizeof expected);
     memset(&exports, 0, sizeof exports);
     bench_progress_init(&progress, plan->json);
-    bench_session session = {ctx, plan, &buffers, &expected, NULL, &progress, &exports};
+    cli_live live;
+    bench_session session = {ctx, plan, &buffers, &expected, NULL, &progress, &exports, &live};
+    int rc = cli_live_start(&live, &plan->live, plan->json);
+    progress.muted = cli_live_panel_on(&live);
+    if (rc != CLI_EXIT_OK) {
+        cli_live_stop(&live);
+        return rc;
+    }
     announce(plan);
-    int rc = bench_buffers_alloc(ctx, plan, &buffers);
+    rc = bench_buffers_alloc(ctx, plan, &buffers);
     /* Before the input and the reference, which take a while: a bad path fails at once. */
     if (rc == CLI_EXIT_OK)
         rc = bench_exports_open(plan, &exports);
@@ -85,6 +93,7 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
         fill_input(plan, &buffers);
         rc = run_kind(&session);
     }
+    cli_live_stop(&live);
     if (rc != CLI_EXIT_OK)
         bench_exports_abandon(&exports);
     bench_expected_free(&expected);

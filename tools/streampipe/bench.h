@@ -15,6 +15,7 @@
 #include "streampipe.h"
 #include "streampipe_group.h"
 #include "figures.h"
+#include "live.h"
 #include "stats.h"
 #include "streampipe_ops.h"
 
@@ -67,6 +68,7 @@ typedef struct bench_plan {
     bench_memory memory;
     unsigned host_workers;       /* threads for filling and verifying on the host */
     int json;
+    cli_live_options live;       /* --live, --metrics */
     const char *trace_path, *svg_path;     /* NULL = none */
     const char *sweep_name, *sweep_values; /* --sweep and --sweep-values as given */
     int group;                   /* --devices: one sp_group run over several devices */
@@ -166,6 +168,7 @@ typedef struct bench_group_result {
 typedef struct bench_progress {
     int live;  /* rewrite one line in place: stderr is a terminal, no --json, no NO_PROGRESS */
     int shown; /* columns of the line now on screen; 0 = none */
+    int muted; /* the --live panel shows the runs instead: print nothing */
 } bench_progress;
 
 /* --trace and --svg files, opened before the runs and written after them. */
@@ -189,6 +192,7 @@ typedef struct bench_session {
     bench_totals *checks;     /* where each run's check is added */
     bench_progress *progress;
     bench_exports *exports;
+    cli_live *live;           /* --live and --metrics watch each timed run */
 } bench_session;
 
 typedef sp_status (*bench_run_fn)(sp_pipeline *pipeline, const void *in, size_t n_records,

@@ -211,6 +211,7 @@ static const cli_option options[] = {
     CLI_COUNT("seed", "S", bench_plan, seed, 0, BENCH_UNSET_SEED - 1,
               "input data seed (default from the clock; printed)"),
     CLI_JSON_OPTION(bench_plan),
+    CLI_LIVE_OPTIONS(bench_plan, live),
     CLI_STRING("trace", "FILE.json", bench_plan, trace_path,
                "after the runs, write the Chrome trace (Perfetto,\n"
                "chrome://tracing) of the last pipelined run made\nwith a report"),

@@ -15,11 +15,12 @@ void bench_progress_init(bench_progress *progress, int json)
 {
     progress->live = !json && getenv("NO_PROGRESS") == NULL && isatty(STDERR_FILENO);
     progress->shown = 0;
+    progress->muted = 0;
 }
 
 void bench_progress_update(bench_progress *progress, const char *text)
 {
-    if (!progress->live)
+    if (!progress->live || progress->muted)
         return;
     int columns = (int)strnlen(text, LIVE_COLUMNS);
     fprintf(stderr, "\r%.*s", columns, text);
@@ -33,7 +34,7 @@ void bench_progress_update(bench_progress *progress, const char *text)
 
 void bench_progress_note(bench_progress *progress, const char *text)
 {
-    if (!progress->live)
+    if (!progress->live && !progress->muted)
         fprintf(stderr, "%s\n", text);
 }
 

@@ -56,11 +56,15 @@ int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const ch
     size_t records = s->plan->records;
     /* 0xFF bytes are NaN: an element the run never writes cannot pass the check. */
     memset(spec->out, 0xFF, records * sizeof *spec->out);
+    if (s->live) /* a group's devices are not watched: it has no one pipeline */
+        live_watch_set(&s->live->watch, spec->group ? NULL : spec->pipeline, label);
     double start = cli_now_s();
     sp_status status = spec->group != NULL
                            ? sp_group_run(spec->group, spec->in, records, spec->out, report)
                            : spec->run(spec->pipeline, spec->in, records, spec->out, report);
     *seconds = cli_now_s() - start;
+    if (s->live)
+        live_watch_fold(&s->live->watch);
     if (status != SP_OK) {
         bench_progress_clear(s->progress);
         return cli_report_failure(label, status, spec->group != NULL

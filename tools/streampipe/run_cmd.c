@@ -60,6 +60,7 @@ static const cli_option options[] = {
     CLI_FLAG("no-journal", run_options, no_journal,
              "keep no journal (the output is flushed once, at the end, as for a\n"
              "pipe): a run that is interrupted starts again; not with --resume"),
+    CLI_LIVE_OPTIONS(run_options, live),
     CLI_JSON_OPTION(run_options),
 };
 
@@ -253,10 +254,22 @@ static void say_resumed(const run_job *job, const run_options *o)
                 "the first record\n");
 }
 
+/* --live and --metrics watch the job's pipeline; the panel replaces the progress line. */
+static int start_live(run_job *job, const run_options *o, cli_live *live)
+{
+    int rc = cli_live_start(live, &o->live, o->json);
+    if (cli_live_panel_on(live))
+        job->files.progress = 0;
+    live->watch.planned_records = job->files.n_records;
+    live->watch.records_before = sp_file_io_resumed(job->files.io);
+    live_watch_set(&live->watch, job->pipeline, "run");
+    return rc;
+}
+
 /* Every range still to do, one run each (one for a fresh start; the journal's gaps on a
  * resume). The report is the last run's; *records_run and *makespan_s add up. */
-static sp_status run_ranges(run_job *job, sp_report *report, size_t *records_run,
-                            double *makespan_s)
+static sp_status run_ranges(run_job *job, live_watch *watch, sp_report *report,
+                            size_t *records_run, double *makespan_s)
 {
     size_t first = 0, count = job->files.n_records;
     sp_status st = SP_OK;
@@ -267,6 +280,7 @@ static sp_status run_ranges(run_job *job, sp_report *report, size_t *records_run
                                                 : *records_run < count)) {
         const sp_io *io = run_files_range(&job->files, first, count);
         st = count ? sp_pipeline_run_io(job->pipeline, io, report) : SP_OK;
+        live_watch_fold(watch);
         if (st == SP_OK) {
             *records_run += count;
             *makespan_s += report->makespan_s;
@@ -305,9 +319,16 @@ static int run_job_go(run_job *job, const run_options *o)
         return rc;
     say_resumed(job, o);
     sp_report report;
-    size_t records_run;
-    double makespan_s;
-    sp_status st = run_ranges(job, &report, &records_run, &makespan_s);
+    size_t records_run = 0;
+    double makespan_s = 0;
+    cli_live live;
+    rc = start_live(job, o, &live);
+    sp_status st = rc == CLI_EXIT_OK ? run_ranges(job, &live.watch, &report, &records_run,
+                                                  &makespan_s)
+                                     : SP_OK;
+    cli_live_stop(&live); /* the panel erased before the report; the endpoint closed */
+    if (rc != CLI_EXIT_OK)
+        return rc;
     if (st != SP_OK) {
         int sig = run_signal_stop_requested();
         if (sig) { /* the files' close makes the journal durable; then we die of sig */

@@ -10,6 +10,7 @@
 #include "streampipe_mlp.h"
 #include "streampipe_ops.h"
 #include "figures.h"
+#include "live.h"
 #include "run_files.h"
 
 typedef struct run_options {
@@ -21,6 +22,7 @@ typedef struct run_options {
     int json;
     int resume;          /* --resume: carry on from the journal beside the output */
     int no_journal;      /* --no-journal: none kept (the output flushed once, at the end) */
+    cli_live_options live; /* --live, --metrics (not under mpirun) */
     int argc;            /* the command's arguments, for the line saying how to resume */
     char **argv;
 } run_options;

@@ -1,0 +1,102 @@
+/* Watching a command's runs while they go (issue 27): --live redraws a panel on a terminal
+ * from the library's live counters (sp_pipeline_stats), --metrics serves them in the
+ * Prometheus text format. Both read through one watch: the pipeline running now, and the
+ * counts of the command's earlier runs, so that what the endpoint serves only grows across
+ * the runs of a command (bench's kinds and repeats, run's resumed ranges).
+ *
+ * Threads: the command's thread sets what is watched (live_watch_set, _fold) between runs;
+ * the panel's thread and the server's threads read (live_watch_sample). The watch's mutex
+ * is never held by the engine: reading the counters takes no lock of the library's. */
+#ifndef SP_CLI_LIVE_H
+#define SP_CLI_LIVE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "streampipe.h"
+
+/* The options, the same words in every command that has them (CLI_LIVE_OPTIONS). */
+typedef struct cli_live_options {
+    int live;            /* --live: the panel, on a terminal */
+    const char *metrics; /* --metrics HOST:PORT, or NULL */
+    int metrics_any;     /* --metrics-any: a HOST that is not loopback is allowed */
+} cli_live_options;
+
+#define CLI_LIVE_OPTIONS(type, field)                                                         \
+    CLI_FLAG("live", type, field.live,                                                        \
+             "redraw a panel on stderr 4 times a second while the runs go, when\n"           \
+             "stderr is a terminal (elsewhere: nothing but the final report):\n"              \
+             "progress and ETA, rate per engine, the bottleneck guess, memory"),             \
+    CLI_STRING("metrics", "HOST:PORT", type, field.metrics,                                   \
+               "serve the live counters in the Prometheus text format at\n"                  \
+               "http://HOST:PORT/metrics while the command runs (libmicrohttpd);\n"           \
+               "HOST must be loopback (127.0.0.1, ::1, localhost) unless\n"                  \
+               "--metrics-any; PORT 0 picks one (said on stderr) (default: none)"),                           \
+    CLI_FLAG("metrics-any", type, field.metrics_any,                                          \
+             "let --metrics listen on an address that is not loopback")
+
+#define LIVE_MAX_ENGINES 64 /* engine names a command's pipelines have, together */
+
+/* Counts by engine name, added up over the command's runs. */
+typedef struct live_engine_total {
+    char name[32];
+    int busy_measured;
+    uint64_t records, bytes;
+    double busy_s;
+} live_engine_total;
+
+typedef struct live_totals {
+    uint64_t records_done, errors, runs;
+    double wait_s;
+    size_t n_engines;
+    live_engine_total engines[LIVE_MAX_ENGINES];
+} live_totals;
+
+typedef struct live_watch {
+    pthread_mutex_t lock;
+    const sp_pipeline *p;     /* watched now, or NULL */
+    char label[64];           /* what runs now ("pipelined run 2/3"), or "" */
+    uint64_t counted_run;     /* p's run whose counts are in `done` already */
+    live_totals done;         /* the command's finished runs */
+    uint64_t planned_records; /* the whole command's, for progress (0: the run's own) */
+    uint64_t records_before;  /* done before this command began (a resumed run's) */
+} live_watch;
+
+/* What a reader sees at one moment. */
+typedef struct live_sample {
+    int have;                 /* a pipeline is watched and has run */
+    sp_stats now;             /* its counters (zero when it adds nothing new) */
+    live_totals total;        /* `done` plus now's */
+    char label[64];
+    uint64_t planned_records, records_before;
+    double t;                 /* when it was taken (cli_now_s) */
+} live_sample;
+
+void live_watch_init(live_watch *w);
+void live_watch_destroy(live_watch *w);
+/* Watch p (NULL: nothing) from its next run on, labelled. */
+void live_watch_set(live_watch *w, const sp_pipeline *p, const char *label);
+/* After a run of the watched pipeline has returned: its final counts join the totals. */
+void live_watch_fold(live_watch *w);
+void live_watch_sample(live_watch *w, live_sample *out);
+
+/* A command's live view and endpoint, started from its options. */
+typedef struct cli_live {
+    live_watch watch;
+    struct live_view *view;      /* NULL: no panel */
+    struct live_metrics *metrics;/* NULL: no endpoint */
+} cli_live;
+
+/* Starts what the options ask for; CLI_EXIT_OK, or a usage error or failure said on stderr
+ * (a bad or refused address, a port in use, a build without libmicrohttpd). `json`: the
+ * panel stays off. Call cli_live_stop whatever it returned. */
+int cli_live_start(cli_live *live, const cli_live_options *o, int json);
+/* Ends the panel (erasing it) and the endpoint, for the report to follow; again: nothing. */
+void cli_live_end(cli_live *live);
+/* Ends them if still on, and frees the watch. */
+void cli_live_stop(cli_live *live);
+/* Whether the panel is drawn (the command's own progress line then keeps quiet). */
+int cli_live_panel_on(const cli_live *live);
+
+#endif
