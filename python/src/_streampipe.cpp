@@ -124,5 +124,6 @@ NB_MODULE(_streampipe, m)
     bind_stream(m);
     bind_builtins(m);
     bind_exit(m);
+    bind_device(m);
     bind_stats(m);
 }

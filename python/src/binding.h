@@ -161,6 +161,7 @@ void bind_pipeline(nb::module_ &m);
 void bind_stream(nb::module_ &m);
 void bind_builtins(nb::module_ &m);
 void bind_exit(nb::module_ &m);
+void bind_device(nb::module_ &m); // device.cpp: device memory, DLPack, runs by address
 void bind_stats(nb::module_ &m); // stats.cpp
 
 } // namespace sp_py

@@ -281,6 +281,7 @@ nb::dict report_dict(const report &self)
     d["pinned_bytes"] = r.pinned_bytes;
     d["batches"] = r.batches;
     d["slot_records"] = r.slot_records;
+    d["pcie_bytes"] = r.pcie_bytes;
     return d;
 }
 

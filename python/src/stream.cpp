@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/tuple.h>
 
 #include "binding.h"
@@ -78,6 +79,29 @@ void submit(stream &self, in_array in, size_t n_records, out_array out, uint64_t
         raise_status(status, why);
 }
 
+// The same with addresses, for a batch with a device end (the Python layer keeps the arrays
+// alive); with a consumer stream (a cudaStream_t as an int, 0 for NULL) through
+// sp_stream_submit_to, which waits for room as long as it takes (timeout_s is not used).
+void submit_ptr(stream &self, uintptr_t in, size_t n_records, uintptr_t out, uint64_t tag,
+                double timeout_s, std::optional<uintptr_t> consumer)
+{
+    sp_stream *h = open_handle(self);
+    sp_status status;
+    std::string why;
+    gil_released unlocked;
+    if (consumer)
+        status = sp_stream_submit_to(h, (const void *)in, n_records, (void *)out, tag,
+                                     (void *)*consumer);
+    else
+        status = sp_stream_submit_wait(h, (const void *)in, n_records, (void *)out, tag,
+                                       timeout_s);
+    if (status != SP_OK)
+        why = sp_stream_last_error(h);
+    unlocked.relock();
+    if (status != SP_OK)
+        raise_status(status, why);
+}
+
 // (kind, tag, status, records, first_record, cause, message): the event, and for a failed
 // batch's DONE its own text (next() makes it the stream's last error).
 std::tuple<int, uint64_t, int, size_t, size_t, uint64_t, std::string>
@@ -134,12 +158,16 @@ void bind_stream(nb::module_ &m)
 {
     m.attr("EVENT_INPUT_RELEASED") = (int)SP_EVENT_INPUT_RELEASED;
     m.attr("EVENT_DONE") = (int)SP_EVENT_DONE;
+    m.attr("EVENT_HANDED_OFF") = (int)SP_EVENT_HANDED_OFF;
 
     nb::class_<stream>(m, "Stream")
         .def("__init__", &make_stream, nb::arg("pipeline"), nb::arg("max_in_flight"),
              nb::arg("nonblocking"), nb::arg("input_released_events"))
         .def("submit", &submit, nb::arg("x").noconvert(), nb::arg("n_records"),
              nb::arg("out").noconvert(), nb::arg("tag"), nb::arg("timeout_s"))
+        .def("submit_ptr", &submit_ptr, nb::arg("in_ptr"), nb::arg("n_records"),
+             nb::arg("out_ptr"), nb::arg("tag"), nb::arg("timeout_s"),
+             nb::arg("consumer").none())
         .def("cancel", &cancel, nb::arg("tag"), nb::arg("all"))
         .def("next", &next_event, nb::arg("timeout_s"))
         .def("close", &close)

@@ -18,6 +18,7 @@ or :class:`Stage` with Python functions (numpy on HOST, PyTorch or CuPy on CUDA)
 
 from . import _streampipe
 from .context import Context
+from .device import DeviceBuffer
 from .copy import copy_nontemporal
 from . import errors
 from .errors import (
@@ -58,6 +59,7 @@ __all__ = [
     "Stage",
     "Chunk",
     "DeviceArray",
+    "DeviceBuffer",
     "CudaStream",
     "sinmix",
     "copy_nontemporal",

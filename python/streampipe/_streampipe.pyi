@@ -30,6 +30,7 @@ ERR_WOULD_BLOCK: int
 ERR_TIMEOUT: int
 EVENT_INPUT_RELEASED: int
 EVENT_DONE: int
+EVENT_HANDED_OFF: int
 BACKEND_AUTO: int
 BACKEND_HOST: int
 BACKEND_CUDA: int
@@ -146,6 +147,11 @@ class Stream:
     def submit(
         self, x: np.ndarray, n_records: int, out: np.ndarray, tag: int, timeout_s: float
     ) -> None: ...
+    def submit_ptr(
+        self, in_ptr: int, n_records: int, out_ptr: int, tag: int, timeout_s: float,
+        consumer: Optional[int],
+    ) -> None:
+        """By address (a device end); consumer: sp_stream_submit_to's stream (None: not)."""
     def next(self, timeout_s: float) -> tuple[int, int, int, int, int, int, str]: ...
     def cancel(self, tag: int, all: bool) -> int: ...
     def close(self) -> tuple[int, Report, str]: ...
@@ -178,3 +184,24 @@ class MlpStages:
     def __init__(self, ctx: Context, model: MlpModel, precision: int) -> None: ...
     def stages(self) -> list[BuiltinStage]: ...
     def last_error(self) -> str: ...
+
+# ---- device memory (device.cpp, issue 25) ----
+
+class DeviceBlock:
+    """sp_device_alloc'd memory, freed (sp_device_free) with its last reference."""
+
+    def __init__(self, ctx: Context, bytes: int) -> None: ...
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def bytes(self) -> int: ...
+
+def memcpy(ctx: Context, dst: int, src: int, bytes: int) -> None: ...  # sp_memcpy
+def dlpack_view(
+    ptr: int, shape: Sequence[int], code: int, bits: int, device_type: int, device_id: int,
+    owner: Any,
+) -> Any: ...  # an array-API object over ptr that holds owner
+def array_info(array: Any) -> tuple[int, list[int], list[int], int, int, int, int]: ...
+def run_ptr(
+    pipeline: Pipeline, in_ptr: int, n_records: int, out_ptr: int, report: bool, serial: bool
+) -> Optional[Report]: ...

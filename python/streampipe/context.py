@@ -13,6 +13,7 @@ from .pipeline import Pipeline
 from .stage import Stage
 
 if TYPE_CHECKING:
+    from .device import DeviceBuffer
     from .group import Group
 
 __all__ = ["Context"]
@@ -65,6 +66,22 @@ class Context:
             return np.empty(dims, dt)
         code, bits = dlpack_code(dt)
         return self._c.pinned_array(nbytes, list(dims), code, bits)
+
+    def device_empty(self, shape: ShapeLike, dtype: Any = np.float32) -> "DeviceBuffer":
+        """An uninitialized :class:`DeviceBuffer` of this context's device memory
+        (sp_device_alloc; on HOST, host memory the backend keeps as device memory): an input
+        or output of runs and stream batches that crosses no PCIe. Freed with its last
+        reference."""
+        from .device import device_empty
+
+        return device_empty(self, shape, dtype)
+
+    def to_device(self, array: Any) -> "DeviceBuffer":
+        """A copy of a host array (numpy, CPU tensors) in a new :class:`DeviceBuffer`
+        (sp_memcpy)."""
+        from .device import to_device
+
+        return to_device(self, array)
 
     def pipeline(
         self,

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
+from .device import DeviceBuffer, DeviceEnd, DevicePool, check_end, device_end, wait_for_producer
 from .errors import InvalidArgument, StageError, Unsupported, _from_status
 from .stats import Stats, _stats_of
 from .report import Report
@@ -49,10 +50,14 @@ _DLPACK_CPU, _DLPACK_CUDA_HOST = 1, 3
 class _Batch(NamedTuple):
     """One batch, checked and ready for the C call."""
 
-    x: np.ndarray  # C-contiguous, of the pipeline's input dtype
+    x: Any  # C-contiguous, of the pipeline's input dtype: a numpy array, or the device array
     n: int
-    out: np.ndarray  # C-contiguous and writable, of the output dtype
+    out: Any  # C-contiguous and writable, of the output dtype: numpy, or the device array
     result: Any  # what run() returns: `out` as the caller gave it, or the new array
+    in_ptr: int = 0  # the ends' addresses, for a batch with a device end (run by address)
+    out_ptr: int = 0
+    in_device: bool = False  # x is device memory
+    out_device: bool = False  # out is device memory (out="device" included)
 
 
 def _host_array(obj: Any, what: str, writable: bool) -> np.ndarray:
@@ -196,6 +201,7 @@ class Pipeline:
         self._running = threading.Lock()
         self._stream: Optional[list[threading.Lock]] = None  # an open stream's claim
         self._report_runs = 0  # runs made with a report: which one a Report's trace is of
+        self._pool: Optional[DevicePool] = None  # out="device" buffers, made at the first
         self._exclusive = self._check_chain(graph)
         dicts = self._stage_dicts()
         self.out_dtype: np.dtype = self.stages[-1].out_dtype if self.stages else self.in_dtype
@@ -357,6 +363,13 @@ class Pipeline:
         size, and must not overlap it otherwise. Returns `out`, or a new numpy array; with
         ``report=True``, ``(output, Report)``.
 
+        Device memory at either end (:mod:`streampipe.device`): `x` may be a device array (a
+        :class:`DeviceBuffer`, a torch CUDA tensor, a CuPy or Numba array: DLPack or
+        ``__cuda_array_interface__``), C-contiguous and on the pipeline's device, read in
+        place; ``out="device"`` returns a :class:`DeviceBuffer` from the pipeline's pool, and
+        a device array as `out` is written in place. The report's ``pcie_bytes`` then counts
+        only the host end.
+
         Raises InvalidArgument for bad input (nothing runs, nothing is written), StageError
         when a stage fails (a Python stage's exception is its ``__cause__``; the pipeline can
         run again), and the other :class:`Error` classes for what the library reports.
@@ -369,47 +382,93 @@ class Pipeline:
         return self._run(x, out, report, serial=True)
 
     def _prepare(self, x: Any, out: Any) -> _Batch:
-        """Checks a batch against the pipeline and makes it ready for the C call."""
-        arr = _host_array(x, "x", writable=False)
-        if arr.dtype != self.in_dtype:
-            raise InvalidArgument(
-                f"x is {arr.dtype}, but the pipeline's input is {self.in_dtype} "
-                f"(convert it with .astype(np.{self.in_dtype}))"
-            )
-        if arr.ndim != 1 + len(self.in_shape) or tuple(arr.shape[1:]) != self.in_shape:
-            want = ", ".join(["n", *map(str, self.in_shape)])
-            raise InvalidArgument(
-                f"x has shape {tuple(arr.shape)}; the pipeline takes ({want}"
-                f"{',' if not self.in_shape else ''}): {describe(self.in_dtype, self.in_shape)}"
-            )
-        n = int(arr.shape[0])
-        src = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+        """Checks a batch against the pipeline and makes it ready for the C call; bad input
+        raises InvalidArgument here and touches nothing."""
+        ctx = self.context
+        in_end = device_end(x, "x", ctx.backend)
+        arr: Optional[np.ndarray] = None
+        if in_end is not None:
+            check_end(in_end, "x", ctx, self.in_dtype, None, self.in_shape, writable=False)
+            n, src, in_ptr = int(in_end.shape[0]), x, in_end.ptr
+        else:
+            arr = _host_array(x, "x", writable=False)
+            if arr.dtype != self.in_dtype:
+                raise InvalidArgument(
+                    f"x is {arr.dtype}, but the pipeline's input is {self.in_dtype} "
+                    f"(convert it with .astype(np.{self.in_dtype}))"
+                )
+            if arr.ndim != 1 + len(self.in_shape) or tuple(arr.shape[1:]) != self.in_shape:
+                want = ", ".join(["n", *map(str, self.in_shape)])
+                raise InvalidArgument(
+                    f"x has shape {tuple(arr.shape)}; the pipeline takes ({want}"
+                    f"{',' if not self.in_shape else ''}): "
+                    f"{describe(self.in_dtype, self.in_shape)}"
+                )
+            n = int(arr.shape[0])
+            src = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+            in_ptr = src.ctypes.data
         out_shape = (n, *self.out_shape)
+        out_end: Optional[DeviceEnd] = None
         if out is None:
-            dst = np.empty(out_shape, self.out_dtype)
-            return _Batch(src, n, dst, dst)
-        dst = _host_array(out, "out", writable=True)
-        if dst.dtype != self.out_dtype:
-            raise InvalidArgument(f"out is {dst.dtype}, but the output is {self.out_dtype}")
-        if tuple(dst.shape) != out_shape:
-            raise InvalidArgument(
-                f"out has shape {tuple(dst.shape)}; this run's output has shape {out_shape}"
-            )
-        if not dst.flags.c_contiguous:
-            raise InvalidArgument("out must be C-contiguous (the output is written in place)")
-        if not dst.flags.writeable:
-            raise InvalidArgument("out is read-only")
-        if src is not arr and n > 0 and np.may_share_memory(arr, dst):
-            # the copy made here would not overlap out, but x itself does (and it is read
-            # while out is written): refused before the library is asked about the copy
-            raise InvalidArgument("out overlaps x (which is not C-contiguous, so it would be "
-                                  "copied); only exact in-place (out is x) is allowed")
-        self._check_buffers(src, n, dst)
-        return _Batch(src, n, dst, out)
+            dst = result = np.empty(out_shape, self.out_dtype)
+            out_ptr = dst.ctypes.data
+        elif isinstance(out, str):
+            if out != "device":
+                raise InvalidArgument(f"out is {out!r}; give an array, 'device' or None")
+            self._refuse_group_device()
+            dst = result = self._device_pool().lease(out_shape, self.out_dtype)
+            out_ptr = dst.ptr
+        elif (out_end := device_end(out, "out", ctx.backend)) is not None:
+            check_end(out_end, "out", ctx, self.out_dtype, out_shape, self.out_shape,
+                      writable=True)
+            dst, result, out_ptr = out, out, out_end.ptr
+        else:
+            dst = _host_array(out, "out", writable=True)
+            result = out
+            if dst.dtype != self.out_dtype:
+                raise InvalidArgument(f"out is {dst.dtype}, but the output is {self.out_dtype}")
+            if tuple(dst.shape) != out_shape:
+                raise InvalidArgument(
+                    f"out has shape {tuple(dst.shape)}; this run's output has shape {out_shape}"
+                )
+            if not dst.flags.c_contiguous:
+                raise InvalidArgument("out must be C-contiguous (the output is written in place)")
+            if not dst.flags.writeable:
+                raise InvalidArgument("out is read-only")
+            if arr is not None and src is not arr and n > 0 and np.may_share_memory(arr, dst):
+                # the copy made here would not overlap out, but x itself does (and it is read
+                # while out is written): refused before the library is asked about the copy
+                raise InvalidArgument("out overlaps x (which is not C-contiguous, so it would "
+                                      "be copied); only exact in-place (out is x) is allowed")
+            out_ptr = dst.ctypes.data
+        out_device = out_end is not None or isinstance(dst, DeviceBuffer)
+        if in_end is not None or out_device:
+            self._refuse_group_device()
+        self._check_buffers(in_ptr, n, out_ptr)
+        # Checked: now the producers' work on the device ends must be complete (a pending
+        # DeviceBuffer's batch, torch's current stream), since the library's streams read
+        # them. An output too: its memory may still be read by the work that used it last.
+        for end in (in_end, out_end):
+            if end is not None:
+                wait_for_producer(end, ctx.device)
+        return _Batch(src, n, dst, result, in_ptr, out_ptr, in_end is not None, out_device)
 
-    def _check_buffers(self, src: np.ndarray, n: int, dst: np.ndarray) -> None:
-        """The library's checks of the buffers (sizes, overlap), in its own words."""
-        status, why = self._c.check_buffers(src.ctypes.data, n, dst.ctypes.data)
+    def _refuse_group_device(self) -> None:
+        if self.devices is not None:
+            raise Unsupported("device memory ends are for one pipeline, not a group (its "
+                              "members' devices differ); give a group host arrays")
+
+    def _device_pool(self) -> DevicePool:
+        """The pipeline's pool of out="device" buffers (:mod:`streampipe.device` has the rule
+        for reuse)."""
+        if self._pool is None:
+            self._pool = DevicePool(self.context)
+        return self._pool
+
+    def _check_buffers(self, in_ptr: int, n: int, out_ptr: int) -> None:
+        """The library's checks of the buffers (sizes, overlap, device memory), in its own
+        words."""
+        status, why = self._c.check_buffers(in_ptr, n, out_ptr)
         if status != _c.OK:
             raise _from_status(status, why)
 
@@ -462,7 +521,11 @@ class Pipeline:
             if report:
                 self._report_runs += 1
             try:
-                c_report = self._c.run(batch.x, batch.n, batch.out, bool(report), serial)
+                if batch.in_device or batch.out_device:
+                    c_report = _c.run_ptr(self._c, batch.in_ptr, batch.n, batch.out_ptr,
+                                          bool(report), serial)
+                else:
+                    c_report = self._c.run(batch.x, batch.n, batch.out, bool(report), serial)
             except StageError as exc:
                 self._raise_stage_error(exc, self._kept_cause())
             finally:

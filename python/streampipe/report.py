@@ -39,6 +39,9 @@ class Report:
     smaller for a short run on a chunk the library chose); ``batches``: 1 for a run,
     the batches of a stream for :meth:`PipelineStream.close`'s report (a stream records no
     per-operation timings: its report has the counts and the makespan, and no trace).
+    ``pcie_bytes``: bytes the run's copies moved between host and device memory (records x
+    (in + out record bytes), less a device-resident end's: a ``out="device"`` run counts no
+    output bytes).
     """
 
     records: int
@@ -65,6 +68,7 @@ class Report:
     pinned_bytes: int
     batches: int
     slot_records: int
+    pcie_bytes: int
     _pipeline: "Pipeline" = field(repr=False, compare=False)
     _c: Any = field(repr=False, compare=False)
     _run: int = field(repr=False, compare=False)

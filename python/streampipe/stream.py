@@ -39,11 +39,12 @@ import collections
 import threading
 import time
 import weakref
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
 
 from . import _exit
 from . import _streampipe as _c
+from .device import DeviceBuffer, is_torch_cuda, stream_handle
 from .errors import InvalidArgument, StageError, Timeout, WouldBlock, _from_status
 from .stats import Stats, _stats_of
 from .report import Report
@@ -80,16 +81,27 @@ class BatchFuture(Future):  # type: ignore[type-arg]
     its records. ``input_released``: a future that resolves (to None) once the batch's input
     has been read and may be overwritten (or the batch is done); with
     ``input_released=False`` on the stream it resolves together with the batch.
+
+    ``handed_off``: a future that resolves to the output once it may be used on the batch's
+    consumer stream (``submit(..., consumer_stream=...)``: at the library's HANDED_OFF event,
+    before the batch is DONE; work queued on that stream from then on reads the output
+    whole); for a batch without one, when the batch is done. It raises the batch's error for
+    a failed batch (``concurrent.futures.CancelledError`` for a cancelled one).
+    ``consumer_stream``: the stream handle the batch was handed to, or None.
     """
 
-    def __init__(self, core: "_Core", index: int, first_record: int, records: int) -> None:
+    def __init__(self, core: "_Core", index: int, first_record: int, records: int,
+                 consumer_stream: Optional[int] = None) -> None:
         super().__init__()
         self._core = core
         self.index: int = index
         self.first_record: int = first_record
         self.records: int = records
+        self.consumer_stream: Optional[int] = consumer_stream
         self.input_released: Future[None] = Future()
         self.input_released.set_running_or_notify_cancel()
+        self.handed_off: Future[Any] = Future()
+        self.handed_off.set_running_or_notify_cancel()
 
     def cancel(self) -> bool:
         """Asks the library to take the batch back; the class docstring says what it returns."""
@@ -132,6 +144,20 @@ def _resolve_released(future: Future[None]) -> None:
         future.set_result(None)
 
 
+def _resolve(future: Future[Any], result: Any = None,
+             exc: Optional[BaseException] = None) -> None:
+    if not future.done():
+        if exc is None:
+            future.set_result(result)
+        else:
+            future.set_exception(exc)
+
+
+def _device_outputs(batch: "_Batch") -> list[DeviceBuffer]:
+    """The DeviceBuffers a batch writes (out="device", or one passed as out)."""
+    return [batch.out] if isinstance(batch.out, DeviceBuffer) else []
+
+
 class _Core:
     """The stream's state, shared by the user's threads and the event thread (which holds
     this, not the :class:`PipelineStream`, so that a stream nobody refers to any more is
@@ -172,10 +198,27 @@ class _Core:
             raise InvalidArgument("the stream is closed (or closing); open another with "
                                   "Pipeline.stream()")
 
-    def submit(self, x: Any, out: Any, block: bool, timeout: Optional[float]) -> BatchFuture:
+    def consumer(self, consumer_stream: Any, x: Any, out: Any, batch: "_Batch") -> Optional[int]:
+        """The stream handle for sp_stream_submit_to, or None: the one given, else torch's
+        current stream when a torch CUDA tensor is at either end of a device output."""
+        if consumer_stream is not None:
+            return stream_handle(consumer_stream)
+        if batch.out_device and (is_torch_cuda(x) or is_torch_cuda(out)):
+            import torch
+
+            return stream_handle(torch.cuda.current_stream(self.pipeline.context.device))
+        return None
+
+    def submit(self, x: Any, out: Any, block: bool, timeout: Optional[float],
+               consumer_stream: Any = None) -> BatchFuture:
         with self.cond:
             self.check_open()
+        if consumer_stream is not None and (not block or timeout is not None):
+            raise InvalidArgument("a submit with a consumer stream waits for room as long as "
+                                  "it takes (sp_stream_submit_to): block=False and timeout "
+                                  "are not for it")
         batch = self.pipeline._prepare(x, out)  # bad input raises here, touching nothing
+        consumer = self.consumer(consumer_stream, x, out, batch)
         deadline = None if timeout is None or not block else time.monotonic() + max(0.0, timeout)
         # One submit at a time goes to the library, in the order that numbers batches and
         # records; one waiting for room there holds the lock, so the others wait here.
@@ -192,17 +235,25 @@ class _Core:
             with self.cond:
                 self.check_open()
                 tag = self.next_tag
-                future = BatchFuture(self, tag, self.next_record, batch.n)
+                future = BatchFuture(self, tag, self.next_record, batch.n, consumer)
                 self.held[tag] = _Held(batch, future)  # before the C call: events may come
                 self.submitting += 1
+                for buf in _device_outputs(batch):
+                    buf._pending(consumer)
             wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                self.c.submit(batch.x, batch.n, batch.out, tag, 0.0 if not block else wait)
+                if batch.in_device or batch.out_device or consumer is not None:
+                    self.c.submit_ptr(batch.in_ptr, batch.n, batch.out_ptr, tag,
+                                      0.0 if not block else wait, consumer)
+                else:
+                    self.c.submit(batch.x, batch.n, batch.out, tag, 0.0 if not block else wait)
             except BaseException as exc:
                 with self.cond:
                     del self.held[tag]
                     self.submitting -= 1
                     self.cond.notify_all()
+                for buf in _device_outputs(batch):
+                    buf._mark_done(_c.OK, "")  # never written: as it was
                 if not block and isinstance(exc, Timeout):
                     raise WouldBlock(str(exc)) from None
                 raise
@@ -278,6 +329,14 @@ class _Core:
                 kind, tag, status, _records, first, cause, message = self.c.next(-1.0)
                 if kind == _c.EVENT_DONE:
                     self._done(tag, status, first, cause, message)
+                elif kind == _c.EVENT_HANDED_OFF:
+                    with self.cond:
+                        held = self.held.get(tag)
+                        batch = None if held is None else held.batch
+                    if held is not None and batch is not None:
+                        for buf in _device_outputs(batch):
+                            buf._mark_handed_off()
+                        _resolve(held.future.handed_off, batch.result)
                 else:
                     with self.cond:
                         held = self.held.get(tag)
@@ -303,12 +362,18 @@ class _Core:
         batch, held.batch = held.batch, None
         assert batch is not None
         _resolve_released(future.input_released)
+        for buf in _device_outputs(batch):
+            buf._mark_done(status, message)
         if status == _c.OK:
+            _resolve(future.handed_off, batch.result)
             future._finish(batch.result)
         elif status == _c.ERR_CANCELLED and held.cancel_requested:
+            _resolve(future.handed_off, exc=CancelledError())
             future._cancelled_by_library()
         else:
-            future._fail(self._error(future, status, message, exc))
+            error = self._error(future, status, message, exc)
+            _resolve(future.handed_off, exc=error)
+            future._fail(error)
 
     def _error(
         self, future: BatchFuture, status: int, message: str, exc: Optional[BaseException]
@@ -336,6 +401,10 @@ class _Core:
             self.cond.notify_all()
         for h in held:
             _resolve_released(h.future.input_released)
+            _resolve(h.future.handed_off, exc=exc)
+            if h.batch is not None:
+                for buf in _device_outputs(h.batch):
+                    buf._mark_done(_c.ERR_CANCELLED, f"the stream's event thread failed: {exc}")
             if not h.future.done():
                 h.future._fail(exc)
 
@@ -376,10 +445,26 @@ class PipelineStream:
         self.max_in_flight: int = max_in_flight
 
     def submit(
-        self, x: Any, out: Any = None, block: bool = True, timeout: Optional[float] = None
+        self,
+        x: Any,
+        out: Any = None,
+        block: bool = True,
+        timeout: Optional[float] = None,
+        consumer_stream: Any = None,
     ) -> BatchFuture:
         """Queues a batch: `x` and `out` as for :meth:`Pipeline.run` (any number of records, 0
-        included), and returns its :class:`BatchFuture` at once.
+        included; device arrays and ``out="device"`` too), and returns its
+        :class:`BatchFuture` at once.
+
+        ``consumer_stream`` (CUDA, a device output): a CUDA stream (an int handle, a
+        ``torch.cuda.Stream``, an object with ``__cuda_stream__``; a stream object of handle 0,
+        the default stream, means cudaStreamLegacy) that the library makes wait, on the
+        device, for the batch's output (``sp_stream_submit_to``): ``future.handed_off``
+        resolves to the output once work queued there reads it whole, before the batch is
+        DONE, with no host wait. Default: torch's current stream when `x` or `out` is a torch
+        CUDA tensor and the output is device memory; else none. The HOST backend refuses a
+        consumer stream (Unsupported, the library's message); a submit with one waits for
+        room for ever (no ``block=False`` or ``timeout``).
 
         Bad input raises InvalidArgument here and touches nothing. `x` (unless it was copied
         to make it contiguous) must not be written until ``future.input_released`` and `out`
@@ -390,15 +475,20 @@ class PipelineStream:
         (:class:`WouldBlock`, also when another thread's submit is waiting for room). Raises
         InvalidArgument once the stream is closed.
         """
-        return self._core.submit(x, out, block, timeout)
+        return self._core.submit(x, out, block, timeout, consumer_stream)
 
     def cancel_all(self) -> int:
         """Cancels every batch submitted whose future is not done (``sp_stream_cancel_all``),
         as :meth:`BatchFuture.cancel` does each; returns how many futures it asked for."""
         return self._core.cancel_all()
 
-    def imap(self, batches: Iterable[Any]) -> Iterator[Any]:
+    def imap(self, batches: Iterable[Any], out: Optional[str] = None,
+             consumer_stream: Any = None) -> Iterator[Any]:
         """The outputs of `batches` (any iterable of inputs, a generator included), in order.
+
+        ``out="device"``: each output a :class:`DeviceBuffer` (None: numpy arrays);
+        ``consumer_stream`` as for :meth:`submit`, and then each output is yielded once it is
+        handed off to that stream (``future.handed_off``) rather than once its batch is done.
 
         At most ``max_in_flight`` batches are in flight: the next input is taken from the
         iterable while the earlier ones run, and submitted once the oldest has been yielded
@@ -408,14 +498,22 @@ class PipelineStream:
         and has not had are cancelled (:meth:`BatchFuture.cancel`: those not started are not
         run) and no more inputs are taken; closing the stream waits for the cancels.
         """
+        if out is not None and not (isinstance(out, str) and out == "device"):
+            raise InvalidArgument(f"imap: out is {out!r}; use None or 'device'")
+
+        def output(future: BatchFuture) -> Any:
+            if future.consumer_stream is not None:
+                return future.handed_off.result()
+            return future.result()
+
         pending: collections.deque[BatchFuture] = collections.deque()
         try:
             for x in batches:
                 while len(pending) >= self.max_in_flight:
-                    yield pending.popleft().result()
-                pending.append(self.submit(x))
+                    yield output(pending.popleft())
+                pending.append(self.submit(x, out=out, consumer_stream=consumer_stream))
             while pending:
-                yield pending.popleft().result()
+                yield output(pending.popleft())
         finally:
             for future in pending:  # empty unless the consumer stopped early
                 future.cancel()

@@ -1,0 +1,331 @@
+"""streampipe.torch: a PyTorch loader whose batches are preprocessed in a pipeline and arrive as
+CUDA tensors, ready on the current stream (issue 25).
+
+::
+
+    from streampipe.torch import Loader
+
+    loader = Loader(dataloader, [normalize], device=None)   # a DataLoader, pin_memory=False
+    for epoch in range(epochs):
+        loader.set_epoch(epoch)
+        for images, labels in loader:                       # CUDA tensors
+            loss = loss_fn(model(images), labels)
+
+Each host batch is submitted to a stream of the pipeline with ``out="device"`` and torch's
+current stream as the consumer (``sp_stream_submit_to``): the library copies it in (through
+its pinned staging), runs the stages on the device, and makes the current stream wait for the
+output on the device, with no host wait; the batches behind it are already being copied and
+preprocessed while the step runs. The tensor is ``torch.from_dlpack`` of the output's
+:class:`streampipe.DeviceBuffer`, no copy; its memory goes back to the pipeline's pool once
+the tensor (and everything made from it by view) is gone, after an event on the stream it
+was used on (python/README.md states the rule). Use it on the current stream of the
+iteration that yielded it, as torch's own allocator expects.
+
+On a machine without CUDA (or ``backend="host"``) the same loader runs the stages on the HOST
+backend and yields CPU tensors over the output buffers, so code and tests run anywhere.
+
+This module imports torch only when a Loader is made: without torch it imports, and
+``Loader(...)`` raises ImportError saying what to install.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+from typing import Any, Iterator, Optional, Sequence
+
+import numpy as np
+
+from .errors import InvalidArgument, Unsupported
+
+__all__ = ["Loader", "local_rank"]
+
+_RANK_VARIABLES = ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK")
+
+
+def _require_torch() -> Any:
+    try:
+        import torch
+    except ImportError as exc:
+        raise ImportError(
+            "streampipe.torch.Loader needs PyTorch, which is not installed "
+            "(pip install torch)"
+        ) from exc
+    return torch
+
+
+def local_rank() -> Optional[int]:
+    """This process's local rank under torchrun (LOCAL_RANK), Slurm (SLURM_LOCALID) or Open
+    MPI (OMPI_COMM_WORLD_LOCAL_RANK), the first of them set; None when none is."""
+    for name in _RANK_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value:
+            try:
+                rank = int(value)
+            except ValueError:
+                raise InvalidArgument(f"{name}={value!r} is not a local rank") from None
+            if rank < 0:
+                raise InvalidArgument(f"{name}={value!r} is not a local rank")
+            return rank
+    return None
+
+
+def _device_index(device: Any, torch: Any) -> Optional[int]:
+    """The CUDA device index `device` names (an int, "cuda:1", "cuda", a torch.device), or
+    None for "cpu"."""
+    if isinstance(device, bool):
+        raise InvalidArgument("device must be an int, a string or a torch.device, not bool")
+    if isinstance(device, (int, np.integer)):
+        if device < 0:
+            raise InvalidArgument(f"device is {device}; a CUDA device index is not negative")
+        return int(device)
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise InvalidArgument(f"device {device!r} is not a device: {exc}") from None
+    if dev.type == "cpu":
+        return None
+    if dev.type != "cuda":
+        raise InvalidArgument(f"device {device!r}: the loader yields CUDA (or CPU) tensors")
+    return dev.index if dev.index is not None else torch.cuda.current_device()
+
+
+def _is_array(obj: Any, torch: Any) -> bool:
+    return isinstance(obj, (np.ndarray, torch.Tensor))
+
+
+def _host(obj: Any, torch: Any, what: str) -> np.ndarray:
+    """A host batch as a numpy array (CPU tensors without a copy)."""
+    if isinstance(obj, torch.Tensor):
+        if obj.is_cuda:
+            raise InvalidArgument(f"{what} is a CUDA tensor; the loader takes host batches")
+        return obj.detach().numpy()
+    if isinstance(obj, np.ndarray):
+        return obj
+    raise InvalidArgument(f"{what} is a {type(obj).__name__}; the loader takes numpy arrays or "
+                          "CPU tensors (or tuples of them: the first goes through the stages)")
+
+
+class Loader:
+    """Batches of `source` through `stages`, yielded as CUDA tensors (CPU tensors on HOST).
+
+    ``source``: an iterable of host batches, iterated once per epoch: numpy arrays or CPU
+    tensors of shape ``(records, *record_shape)``, or tuples/lists of them (a DataLoader over a
+    TensorDataset: ``(images, labels)``), whose first element goes through the stages and the
+    others (labels) are moved to the loader's device as they are; a ``torch.utils.data
+    .DataLoader`` with its workers and ``pin_memory=False`` (the library stages through its
+    own pinned memory). Or one array (or a tuple of arrays of equal length), cut into batches
+    of ``batch_size`` records in order (the last one short unless ``drop_last``).
+
+    ``stages``: a :class:`streampipe.Stage` or a list of them (the pipeline is made at the
+    first batch, for its dtype and record shape, on the loader's context), or a
+    :class:`streampipe.Pipeline` made by the caller. ``batch_size``: for an array source; for
+    an iterable it must be None or the source's own ``batch_size``. ``device``: the CUDA
+    device (an int, "cuda:N", a torch.device); None picks the local rank's (LOCAL_RANK,
+    SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, modulo the GPUs visible; 0 without one).
+    ``backend``: "auto" (CUDA when streampipe and torch both have it, else HOST), "cuda" or
+    "host". ``max_in_flight``: batches queued ahead of the consumer. ``chunk_records``,
+    ``depth``: the pipeline's, when the loader makes it.
+
+    ``len(loader)`` is the number of batches when the source says (``len(source)``, or the
+    array's length over ``batch_size``). Iterating again starts another epoch;
+    :meth:`set_epoch` is forwarded to the source's sampler. Leaving the loop early (``break``,
+    an exception) cancels the batches queued behind it and closes the pipeline's stream; a
+    failed batch raises its error in the loop (a Python stage's exception as ``__cause__``),
+    and so does whatever the source raises.
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        stages: Any,
+        batch_size: Optional[int] = None,
+        device: Any = None,
+        *,
+        backend: str = "auto",
+        drop_last: bool = False,
+        max_in_flight: int = 4,
+        chunk_records: int = 0,
+        depth: int = 0,
+    ) -> None:
+        torch = _require_torch()
+        import streampipe as sp
+
+        self._torch = torch
+        if backend not in ("auto", "host", "cuda"):
+            raise InvalidArgument(f"backend is {backend!r}; use 'auto', 'host' or 'cuda'")
+        if not isinstance(max_in_flight, int) or isinstance(max_in_flight, bool) \
+                or max_in_flight < 1:
+            raise InvalidArgument(f"max_in_flight is {max_in_flight!r}; it is an int >= 1")
+        self.max_in_flight: int = max_in_flight
+        self.drop_last: bool = bool(drop_last)
+        self._array_source = _is_array(source, torch) or (
+            isinstance(source, tuple) and len(source) > 0
+            and all(_is_array(a, torch) for a in source))
+        if self._array_source:
+            if batch_size is None or isinstance(batch_size, bool) \
+                    or not isinstance(batch_size, int) or batch_size < 1:
+                raise InvalidArgument("an array source needs batch_size, an int >= 1")
+            arrays = source if isinstance(source, tuple) else (source,)
+            lengths = {int(a.shape[0]) for a in arrays}
+            if len(lengths) != 1:
+                raise InvalidArgument(f"the source's arrays differ in length: {sorted(lengths)}")
+        else:
+            if not hasattr(source, "__iter__"):
+                raise InvalidArgument(f"source is a {type(source).__name__}: give an iterable "
+                                      "of batches or an array")
+            own = getattr(source, "batch_size", None)
+            if batch_size is not None and own is not None and own != batch_size:
+                raise InvalidArgument(f"batch_size is {batch_size}, but the source makes "
+                                      f"batches of {own}")
+            if batch_size is not None and own is None:
+                raise InvalidArgument("batch_size is for an array source; an iterable's "
+                                      "batches are taken as they come")
+        self.source: Any = source
+        self.batch_size: Optional[int] = batch_size if batch_size is not None else getattr(
+            source, "batch_size", None)
+        if isinstance(stages, sp.Pipeline):
+            self._pipeline: Optional[Any] = stages
+            self.context: Any = stages.context
+            self._stages: Sequence[Any] = stages.stages
+        else:
+            self._pipeline = None
+            self._stages = [stages] if isinstance(stages, sp.Stage) else list(stages)
+            self.context = self._open_context(sp, backend, device)
+        self._options = dict(chunk_records=chunk_records, depth=depth)
+        if self.context.backend == "cuda":
+            if not torch.cuda.is_available():
+                raise Unsupported("the pipeline runs on CUDA, but this torch has no CUDA")
+            self.device: Any = torch.device("cuda", self.context.device)
+        else:
+            self.device = torch.device("cpu")
+
+    def _open_context(self, sp: Any, backend: str, device: Any) -> Any:
+        torch = self._torch
+        if backend == "host":
+            return sp.Context("host")
+        cuda_here = sp.built_with_cuda() and torch.cuda.is_available()
+        if backend == "auto" and not cuda_here:
+            return sp.Context("host")
+        if device is None:
+            rank = local_rank()
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            index: Optional[int] = 0 if rank is None or count == 0 else rank % count
+        else:
+            index = _device_index(device, torch)
+            if index is None:
+                return sp.Context("host")
+        return sp.Context("cuda", index)
+
+    # ---- facts ------------------------------------------------------------------------------
+
+    @property
+    def pipeline(self) -> Any:
+        """The :class:`streampipe.Pipeline` the batches go through (None until the first batch
+        when the loader makes it)."""
+        return self._pipeline
+
+    def __len__(self) -> int:
+        if self._array_source:
+            arrays = self.source if isinstance(self.source, tuple) else (self.source,)
+            n = int(arrays[0].shape[0])
+            assert self.batch_size is not None
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        try:
+            return len(self.source)
+        except TypeError:
+            raise TypeError(f"the source ({type(self.source).__name__}) has no len()") from None
+
+    def set_epoch(self, epoch: int) -> None:
+        """Forwards ``set_epoch(epoch)`` to the source's sampler (``source.sampler``, its
+        ``batch_sampler.sampler``, or the source itself), where one has it: a
+        DistributedSampler reshuffles per epoch so."""
+        candidates = [
+            getattr(self.source, "sampler", None),
+            getattr(getattr(self.source, "batch_sampler", None), "sampler", None),
+            self.source,
+        ]
+        for c in candidates:
+            if c is not None and callable(getattr(c, "set_epoch", None)):
+                c.set_epoch(epoch)
+                return
+
+    def __repr__(self) -> str:
+        return (f"Loader({type(self.source).__name__}, stages="
+                f"{[s.name for s in self._stages]}, device={self.device})")
+
+    # ---- iteration --------------------------------------------------------------------------
+
+    def _batches(self) -> Iterator[tuple[np.ndarray, Optional[tuple[Any, ...]]]]:
+        """(the array for the stages, the rest of the batch: None when the batch is one
+        array) for each batch of an epoch."""
+        torch = self._torch
+        if self._array_source:
+            arrays = self.source if isinstance(self.source, tuple) else (self.source,)
+            n = int(arrays[0].shape[0])
+            assert self.batch_size is not None
+            for start in range(0, n, self.batch_size):
+                stop = min(n, start + self.batch_size)
+                if self.drop_last and stop - start < self.batch_size:
+                    break
+                parts = [a[start:stop] for a in arrays]
+                rest = tuple(parts[1:]) if isinstance(self.source, tuple) else None
+                yield _host(parts[0], torch, "the source"), rest
+            return
+        for i, batch in enumerate(self.source):
+            if isinstance(batch, (tuple, list)):
+                if not batch:
+                    raise InvalidArgument(f"batch {i} of the source is empty")
+                yield _host(batch[0], torch, f"batch {i}[0]"), tuple(batch[1:])
+            else:
+                yield _host(batch, torch, f"batch {i}"), None
+
+    def _pipeline_for(self, x: np.ndarray) -> Any:
+        if self._pipeline is None:
+            self._pipeline = self.context.pipeline(self._stages, x.dtype, x.shape[1:],
+                                                   **self._options)
+        return self._pipeline
+
+    def _rest(self, rest: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The rest of a batch (labels) on the loader's device, as tensors."""
+        torch = self._torch
+        out = []
+        for r in rest:
+            t = r if isinstance(r, torch.Tensor) else torch.as_tensor(r)
+            out.append(t.to(self.device) if self.device.type == "cuda" else t)
+        return tuple(out)
+
+    def __iter__(self) -> Iterator[Any]:
+        torch = self._torch
+        batches = self._batches()
+        first = next(batches, None)
+        if first is None:
+            return
+        pipeline = self._pipeline_for(first[0])
+        cuda = self.context.backend == "cuda"
+        pending: collections.deque[tuple[Any, Optional[tuple[Any, ...]]]] = collections.deque()
+
+        def submit(stream: Any, x: np.ndarray, rest: Optional[tuple[Any, ...]]) -> None:
+            consumer = torch.cuda.current_stream(self.device) if cuda else None
+            pending.append((stream.submit(x, out="device", consumer_stream=consumer), rest))
+
+        def output(future: Any, rest: Optional[tuple[Any, ...]]) -> Any:
+            buf = future.handed_off.result() if cuda else future.result()
+            tensor = torch.from_dlpack(buf)  # on the current stream: ready there, no wait
+            return tensor if rest is None else (tensor, *self._rest(rest))
+
+        stream = pipeline.stream(max_in_flight=self.max_in_flight)
+        try:
+            submit(stream, *first)
+            for x, rest in batches:
+                while len(pending) >= self.max_in_flight:
+                    yield output(*pending.popleft())
+                submit(stream, x, rest)
+            while pending:
+                yield output(*pending.popleft())
+        finally:
+            for future, _ in pending:  # the loop stopped early: what it did not take
+                future.cancel()
+            pending.clear()
+            stream.close()
+
