@@ -119,12 +119,10 @@ sp_status sp_batch_prepare(sp_batch *b, sp_pipeline *p, const void *in, size_t n
 
 sp_status sp_batch_fail(sp_batch *b, sp_status status, const char *fmt, ...)
 {
-    char what[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    sp_pipeline_vfail_work(b->p, status, fmt, ap);
     va_end(ap);
-    sp_pipeline_fail_work(b->p, status, "%s", what);
     if (b->status == SP_OK)
         b->status = status;
     return status;

@@ -66,14 +66,21 @@ static sp_status record_work(sp_pipeline *p, sp_failure_kind kind, sp_status sta
     return st;
 }
 
-sp_status sp_pipeline_fail_work(sp_pipeline *p, sp_status status, const char *fmt, ...)
+sp_status sp_pipeline_vfail_work(sp_pipeline *p, sp_status status, const char *fmt,
+                                 va_list ap)
 {
     char what[256];
+    vsnprintf(what, sizeof what, fmt, ap);
+    return record_work(p, SP_FAILURE_BACKEND, status, "%s: %s", what, sp_backend_error());
+}
+
+sp_status sp_pipeline_fail_work(sp_pipeline *p, sp_status status, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    sp_status st = sp_pipeline_vfail_work(p, status, fmt, ap);
     va_end(ap);
-    return record_work(p, SP_FAILURE_BACKEND, status, "%s: %s", what, sp_backend_error());
+    return st;
 }
 
 sp_status sp_pipeline_fail_lost(sp_pipeline *p, const char *fmt, ...)

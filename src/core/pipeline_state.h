@@ -31,6 +31,8 @@ sp_status sp_pipeline_vfail_chunk(struct sp_pipeline *p, size_t chunk, uint64_t 
                                   sp_status status, const char *fmt, va_list ap);
 sp_status sp_pipeline_fail_work(struct sp_pipeline *p, sp_status status, const char *fmt, ...)
     SP_PRINTF(3, 4);
+sp_status sp_pipeline_vfail_work(struct sp_pipeline *p, sp_status status, const char *fmt,
+                                 va_list ap);
 sp_status sp_pipeline_fail_lost(struct sp_pipeline *p, const char *fmt, ...) SP_PRINTF(2, 3);
 int sp_pipeline_has_failed(struct sp_pipeline *p);
 

@@ -66,4 +66,8 @@ void sp_decoders_drop(sp_compressed *z);
 sp_status sp_decode_unit(sp_compressed *z, sp_decoder *d, size_t unit, void *out,
                          size_t *sized, char *why, size_t why_size);
 
+/* n bytes at offset of fd into dst, through short reads and EINTR: 0, or an errno value
+ * (EIO: the file ended first). */
+int sp_compressed_read_at(int fd, void *dst, size_t n, uint64_t offset);
+
 #endif /* SP_IO_COMPRESSED_IMPL_H */

@@ -13,15 +13,7 @@
 static int pread_source(void *user, uint64_t offset, void *dst, size_t n)
 {
     const int *fd = user;
-    for (size_t got = 0; got < n;) {
-        ssize_t r = pread(*fd, (char *)dst + got, n - got, (off_t)(offset + got));
-        if (r < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (r <= 0)
-            return r < 0 ? errno : EIO;
-        got += (size_t)r;
-    }
-    return 0;
+    return sp_compressed_read_at(*fd, dst, n, offset);
 }
 
 /* The first magic number past any skippable frames (pzstd begins with one), into magic;

@@ -25,7 +25,7 @@ static uint64_t now_ns(void)
 }
 
 /* pread all n bytes at offset; 0 or an errno (EIO for a file that ended early). */
-static int read_at(int fd, void *dst, size_t n, uint64_t offset)
+int sp_compressed_read_at(int fd, void *dst, size_t n, uint64_t offset)
 {
     for (size_t got = 0; got < n;) {
         ssize_t r = pread(fd, (char *)dst + got, n - got, (off_t)(offset + got));
@@ -111,7 +111,7 @@ static sp_status fetch_unit(sp_compressed *z, sp_decoder *d, const sp_block *b, 
 {
     int lz4_sum = b->checksum && b->codec != SP_BLOCK_ZSTD_FRAME;
     size_t n = (size_t)b->src_bytes + (lz4_sum ? 4 : 0);
-    int err = read_at(z->fd, d->src, n, b->src_offset);
+    int err = sp_compressed_read_at(z->fd, d->src, n, b->src_offset);
     if (err != 0) {
         snprintf(why, why_size, "reading the %s at offset %llu: %s", unit_name(b),
                  (unsigned long long)b->src_offset, err == EIO ? "the file ended early (it "
@@ -214,7 +214,7 @@ static int refill(sp_compressed *z, char *why, size_t why_size)
     sp_stream_state *s = &z->stream;
     uint64_t left = z->ix.file_bytes - s->file_at;
     size_t n = left < SP_STREAM_IN_BYTES ? (size_t)left : SP_STREAM_IN_BYTES;
-    int err = n ? read_at(z->fd, s->in, n, s->file_at) : 0;
+    int err = n ? sp_compressed_read_at(z->fd, s->in, n, s->file_at) : 0;
     if (err != 0) {
         snprintf(why, why_size, "reading at offset %llu: %s", (unsigned long long)s->file_at,
                  strerror(err));
