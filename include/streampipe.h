@@ -243,8 +243,8 @@ typedef struct sp_stage {
  * bytes: a slot of a chunk's bytes takes them rounded up to it. */
 #define SP_SLOT_ALIGN 256
 
-/* Graph mode: instead of enqueueing a chunk's copies and stages one call at a time (about 15
- * us of host time per chunk on the H200), capture a group of up to 16 consecutive chunks (in
+/* Graph mode: instead of enqueueing a chunk's copies and stages one call at a time (10 to 17
+ * backend calls per chunk: bench/PERF.md has what they cost the host), capture a group of up to 16 consecutive chunks (in
  * consecutive slots; the group is the largest power of two that divides the depth and leaves
  * two groups) once as a CUDA graph and replay it with one launch, pointing its copies at each
  * chunk's memory. Within the graph each chunk's stages are a chain of their own, so the
@@ -287,8 +287,8 @@ typedef struct sp_pipeline_config {
     size_t copy_piece_bytes;  /* enqueue each chunk's copies in pieces of at most this many
                                  bytes, so that copies of another (higher-priority) pipeline
                                  wait behind one piece rather than a whole chunk; 0 = whole.
-                                 Each piece costs an enqueue (about 2.6 us on the H200): keep
-                                 pieces at a MiB or more */
+                                 Each piece costs an enqueue (bench/PERF.md has the figure):
+                                 keep pieces at a MiB or more */
     sp_graph_mode graph;      /* see sp_graph_mode; HOST replays recorded operations */
     int copy_by_kernel;       /* 1: this pipeline's host<->device copies are done by a kernel
                                  on its own streams reading and writing pinned host memory
@@ -683,9 +683,8 @@ typedef struct sp_io {
 /* memcpy with non-temporal stores, as the library's own staging copies: for a source copying
  * its data into pinned staging, or a sink copying results out into a large array, where the
  * destination is not read again soon. A plain store first reads each destination line it
- * writes, a third more host memory traffic; on the H200 host a generator source ran at 1.03x
- * a pageable array with memcpy and 1.42x with this (medians of seven processes,
- * bench/PERF.md). Any alignment; copies under 64 KiB are a plain memcpy, which keeps the data
+ * writes, a third more host memory traffic, which these stores save (bench/PERF.md: the
+ * generator source rows, memcpy against this). Any alignment; copies under 64 KiB are a plain memcpy, which keeps the data
  * in cache for whoever reads it. The stores are complete (fenced) when it returns. dst and
  * src must not overlap. */
 SP_API void sp_copy_nontemporal(void *dst, const void *src, size_t bytes);
