@@ -189,7 +189,7 @@ if [[ -f $BUILD/CTestTestfile.cmake ]]; then
     run_phase ctest 150 "$BENCH_RESERVE_S" "$CTEST_LOG" env SP_CRASH_KILLS=20 \
         ctest --test-dir "$BUILD" --output-on-failure --timeout 120 -j4 "${only[@]}"
     # The tests that read timelines again with CUPTI's activity records as their source.
-    run_phase ctest-cupti 90 "$BENCH_RESERVE_S" "$CTEST_LOG" env SP_TIMELINE_SOURCE=cupti \
+    run_phase ctest-cupti 90 "$BENCH_RESERVE_S" "$CTEST_LOG" env SP_TEST_TIMELINE=cupti \
         ctest --test-dir "$BUILD" --output-on-failure --timeout 60 \
         -R "${GPU_CHECK_CTEST_REGEX:-conformance_cuda$|trace_cuda|infer_cuda|stream_cuda}"
     # On this machine the CUDA tests must run; a skip means the GPU was not seen.
@@ -344,7 +344,7 @@ done
 # The timeline from CUPTI's activity records against timing events (issue 15): each row's
 # timeline cost (JSON timeline_cost: traced makespan over pipelined, less 1) is against its own
 # in-run baseline; the cupti rows' notes say the records were used.
-bench_timeline() { SP_TIMELINE_SOURCE=$1 bench_one "$2" pinned; }
+bench_timeline() { bench_one "$2" pinned --timeline "$1"; }
 export -f bench_timeline
 for workload in seed transfer; do
     for source in events cupti; do

@@ -270,6 +270,19 @@ typedef enum sp_graph_mode {
                           together) for the per-operation cost to matter */
 } sp_graph_mode;
 
+/* How a run made with a report times its operations (sp_pipeline_config.timeline): the
+ * report's per-engine figures (busy time, bound, hidden transfer) and the trace exports come
+ * from this timeline. Asked for here, never by the environment. */
+typedef enum sp_timeline_mode {
+    SP_TIMELINE_EVENTS = 0, /* timing events recorded in the queues (the default): about +1.5 to
+                               +3.5% of the makespan at 8 MiB chunks (bench/PERF.md) */
+    SP_TIMELINE_CUPTI = 1,  /* the backend's activity records (CUDA with libcupti): nothing is
+                               enqueued to time the operations; where the backend has none,
+                               events, and the report's notes say why */
+    SP_TIMELINE_OFF = 2     /* none: a report keeps the counts, the makespan and what the
+                               library chose, without per-engine figures */
+} sp_timeline_mode;
+
 /* Sized (see the top of this file): SP_PIPELINE_CONFIG_INIT, or size 0 for the 0.5 layout. */
 typedef struct sp_pipeline_config {
     size_t size;              /* sizeof(sp_pipeline_config) as built; 0: the 0.5 layout */
@@ -302,6 +315,7 @@ typedef struct sp_pipeline_config {
                                  graph mode is not used for a run whose kernel copies would
                                  read or write the user's memory (a graph cannot be pointed at
                                  each chunk's memory then), and the report's notes say so */
+    sp_timeline_mode timeline; /* 0.7: see sp_timeline_mode */
 } sp_pipeline_config;
 
 #define SP_PIPELINE_CONFIG_INIT {.size = sizeof(sp_pipeline_config)}

@@ -139,6 +139,7 @@ struct pipeline_options {
     size_t copy_piece_bytes;
     int graph;
     bool copy_by_kernel;
+    int timeline;
 };
 
 sp_pipeline *create_pipeline(const context &ctx, const sp_pipeline_config &config);
@@ -187,6 +188,7 @@ sp_pipeline_config make_config(pipeline *self, const std::vector<nb::dict> &stag
     for (const nb::dict &d : stage_dicts)
         stages.push_back(make_stage(self, parts, d));
     sp_pipeline_config config{};
+    config.size = sizeof config; // the 0.7 layout: timeline is read
     config.in_record_bytes = o.in_record_bytes;
     config.stages = stages.data();
     config.n_stages = stages.size();
@@ -197,6 +199,7 @@ sp_pipeline_config make_config(pipeline *self, const std::vector<nb::dict> &stag
     config.copy_piece_bytes = o.copy_piece_bytes;
     config.graph = (sp_graph_mode)o.graph;
     config.copy_by_kernel = o.copy_by_kernel ? 1 : 0;
+    config.timeline = (sp_timeline_mode)o.timeline;
     return config;
 }
 
@@ -204,10 +207,10 @@ sp_pipeline_config make_config(pipeline *self, const std::vector<nb::dict> &stag
 void make_pipeline(pipeline *self, const context &ctx, const std::vector<nb::dict> &stage_dicts,
                    size_t in_record_bytes, size_t chunk_records, unsigned depth,
                    unsigned staging_threads, int priority, size_t copy_piece_bytes, int graph,
-                   bool copy_by_kernel, const std::vector<int> &devices)
+                   bool copy_by_kernel, int timeline, const std::vector<int> &devices)
 {
-    pipeline_options o{in_record_bytes, chunk_records,    depth, staging_threads,
-                       priority,        copy_piece_bytes, graph, copy_by_kernel};
+    pipeline_options o{in_record_bytes,  chunk_records, depth,          staging_threads,
+                       priority,         copy_piece_bytes, graph, copy_by_kernel, timeline};
     pipeline_parts parts;
     std::vector<sp_stage> stages;
     sp_pipeline_config config = make_config(self, stage_dicts, parts, stages, o);
@@ -525,7 +528,8 @@ void bind_pipeline(nb::module_ &m)
         .def("__init__", &make_pipeline, nb::arg("ctx"), nb::arg("stages"),
              nb::arg("in_record_bytes"), nb::arg("chunk_records"), nb::arg("depth"),
              nb::arg("staging_threads"), nb::arg("priority"), nb::arg("copy_piece_bytes"),
-             nb::arg("graph"), nb::arg("copy_by_kernel"), nb::arg("devices"))
+             nb::arg("graph"), nb::arg("copy_by_kernel"), nb::arg("timeline"),
+             nb::arg("devices"))
         .def("group_members", &group_members)
         .def("run", &run, nb::arg("x").noconvert(), nb::arg("n_records"),
              nb::arg("out").noconvert(), nb::arg("report"), nb::arg("serial"))

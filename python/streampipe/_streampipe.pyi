@@ -37,6 +37,9 @@ BACKEND_CUDA: int
 GRAPH_OFF: int
 GRAPH_ON: int
 GRAPH_AUTO: int
+TIMELINE_EVENTS: int
+TIMELINE_CUPTI: int
+TIMELINE_OFF: int
 MAX_STAGES: int
 MAX_DEPTH: int
 MAX_STAGE_STREAMS: int
@@ -87,6 +90,7 @@ class Pipeline:
         copy_piece_bytes: int,
         graph: int,
         copy_by_kernel: bool,
+        timeline: int,
         devices: Sequence[int],
     ) -> None:
         """devices: empty for one pipeline on ctx, else an sp_group over them ([-1]: all)."""

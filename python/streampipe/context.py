@@ -95,6 +95,7 @@ class Context:
         priority: int = 0,
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
+        timeline: str = "events",
     ) -> Pipeline:
         """A pipeline of `stages` (a list, possibly empty: then it copies to the device and
         back) over records of `in_shape` and `in_dtype`. Every buffer is allocated here once.
@@ -105,7 +106,8 @@ class Context:
         ``chunk.index``); ``staging_threads``: host threads copying pageable memory (0:
         chosen); ``priority``: stream priority (negative is higher, CUDA);
         ``copy_piece_bytes``: enqueue copies in pieces of at most this size (0: whole);
-        ``copy_by_kernel``: copies by a kernel rather than the copy engines. The C header
+        ``copy_by_kernel``: copies by a kernel rather than the copy engines; ``timeline``:
+        how a run with a report times its operations, "events", "cupti" or "off". The C header
         ``include/streampipe.h`` (sp_pipeline_config) says more about each.
         """
         return Pipeline(
@@ -120,6 +122,7 @@ class Context:
             priority=priority,
             copy_piece_bytes=copy_piece_bytes,
             copy_by_kernel=copy_by_kernel,
+            timeline=timeline,
         )
 
     def group(self, devices: Union[None, int, Sequence[int]] = None) -> "Group":

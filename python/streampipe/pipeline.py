@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["Pipeline"]
 
 _GRAPH_MODES = {"off": _c.GRAPH_OFF, "on": _c.GRAPH_ON, "auto": _c.GRAPH_AUTO}
+_TIMELINE_MODES = {"events": _c.TIMELINE_EVENTS, "cupti": _c.TIMELINE_CUPTI, "off": _c.TIMELINE_OFF}
 _DLPACK_CPU, _DLPACK_CUDA_HOST = 1, 3
 
 
@@ -171,6 +172,7 @@ class Pipeline:
         priority: int = 0,
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
+        timeline: str = "events",
         _devices: Optional[list[int]] = None,
     ) -> None:
         stage_list = [stages] if isinstance(stages, Stage) else list(stages)
@@ -189,6 +191,8 @@ class Pipeline:
         if not isinstance(graph, str) or graph not in _GRAPH_MODES:
             raise InvalidArgument(f"graph is {graph!r}; use 'off', 'on' or 'auto'")
         self.graph: str = graph
+        if not isinstance(timeline, str) or timeline not in _TIMELINE_MODES:
+            raise InvalidArgument(f"timeline is {timeline!r}; use 'events', 'cupti' or 'off'")
         chunk_records = as_count(chunk_records, "chunk_records", 0, _c.SIZE_MAX)
         depth = as_count(depth, "depth", 0, _c.MAX_DEPTH)
         staging_threads = as_count(staging_threads, "staging_threads", 0, 2**32 - 1)
@@ -219,6 +223,7 @@ class Pipeline:
             copy_piece_bytes,
             _GRAPH_MODES[graph],
             bool(copy_by_kernel),
+            _TIMELINE_MODES[timeline],
             list(_devices or []),
         )
         self.out_record_bytes: int = self._c.out_record_bytes

@@ -84,3 +84,18 @@ def test_report_false_returns_the_array(host_ctx: sp.Context) -> None:
     p = host_ctx.pipeline(sp.sinmix(0), np.float32)
     y = p.run(np.ones(3, np.float32))
     assert isinstance(y, np.ndarray) and y.shape == (3,)
+
+
+def test_timeline_is_the_configs(host_ctx: sp.Context, rng: np.random.Generator) -> None:
+    """timeline="off": a report without per-engine figures, which its notes say; a mode that
+    does not exist is refused before anything is made."""
+    p = host_ctx.pipeline([sp.sinmix(2)], np.float32, chunk_records=1000, timeline="off")
+    x = rng.uniform(-1, 1, 5_000).astype(np.float32)
+    y, r = p.run(x, report=True)
+    np.testing.assert_array_equal(y, host_ctx.pipeline([sp.sinmix(2)], np.float32).run(x))
+    assert r.engines == [] or len(r.engines) == 0
+    assert "timeline is off" in r.notes and r.records == 5_000
+    _, timed = host_ctx.pipeline([sp.sinmix(2)], np.float32, chunk_records=1000).run(x, report=True)
+    assert [e.name for e in timed.engines][1] == "h2d"
+    with pytest.raises(sp.InvalidArgument, match="timeline"):
+        host_ctx.pipeline([sp.sinmix(2)], np.float32, timeline="sometimes")

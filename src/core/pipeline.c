@@ -49,6 +49,11 @@ static sp_status check_config(sp_context *ctx, const sp_pipeline_config *cfg)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "config: graph is %d, not SP_GRAPH_OFF, _ON or _AUTO",
                                (int)cfg->graph);
+    if (cfg->timeline != SP_TIMELINE_EVENTS && cfg->timeline != SP_TIMELINE_CUPTI &&
+        cfg->timeline != SP_TIMELINE_OFF)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
+                               "config: timeline is %d, not SP_TIMELINE_EVENTS, _CUPTI or _OFF",
+                               (int)cfg->timeline);
     if (cfg->depth > SP_MAX_DEPTH)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "config: depth %u is more than SP_MAX_DEPTH (%d)", cfg->depth,
@@ -95,6 +100,7 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
     p->copy_piece_bytes = cfg->copy_piece_bytes;
     p->copy_by_kernel = cfg->copy_by_kernel != 0;
     p->graph_mode = cfg->graph;
+    p->timeline_mode = cfg->timeline;
 }
 
 /* Bytes of one slot at `record_bytes` per record, rounded up for alignment; 0 on overflow. */

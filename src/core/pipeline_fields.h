@@ -56,6 +56,7 @@ struct sp_pipeline {
     int copy_by_kernel;                     /* copies by the backend's copy_kernel when it
                                                has one (backend_call.c) */
     sp_graph_mode graph_mode;
+    sp_timeline_mode timeline_mode;         /* how a run made with a report is timed */
 
     /* queues: h2d, one per stage, d2h */
     sp_bqueue *h2d;

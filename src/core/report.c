@@ -44,7 +44,7 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
         snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
                  run->graph_note);
     }
-    if (run->activity_timing) { /* SP_TIMELINE_SOURCE=cupti */
+    if (run->activity_timing) { /* config.timeline CUPTI */
         size_t used = strlen(report->notes);
         snprintf(report->notes + used, sizeof report->notes - used,
                  "%sGPU times from the backend's activity records (CUPTI), not events: "
@@ -55,6 +55,11 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
         size_t used = strlen(report->notes);
         snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
                  run->activity_note);
+    }
+    if (p->timeline_mode == SP_TIMELINE_OFF) {
+        size_t used = strlen(report->notes);
+        snprintf(report->notes + used, sizeof report->notes - used, "%sno per-engine figures: "
+                 "the config's timeline is off", used ? "; " : "");
     }
     if (p->copy_by_kernel && !p->ctx->ops->copy_kernel) { /* never a silent fallback */
         size_t used = strlen(report->notes);

@@ -69,7 +69,7 @@ static sp_status run_serial(sp_pipeline *p, const void *in, size_t n_records, vo
     sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0); /* as sp_pipeline_run (runs.c) */
     if (report)
         sp_timing_invalidate(p);
-    sp_status st = sp_batch_prepare(&r, p, in, n_records, out, report != NULL);
+    sp_status st = sp_batch_prepare(&r, p, in, n_records, out, sp_timing_asked(p, report));
     r.stage_in = r.stage_out = 0; /* straight from and to the user's memory */
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)

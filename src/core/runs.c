@@ -23,7 +23,7 @@ static sp_status run_batch(sp_pipeline *p, const void *in, size_t n_records, voi
     if (report) /* the trace writers describe the last run made with a report, and that one
                    has none until it succeeds with records (sp_report_batch) */
         sp_timing_invalidate(p);
-    sp_status st = sp_batch_prepare(&b, p, in, n_records, out, report != NULL);
+    sp_status st = sp_batch_prepare(&b, p, in, n_records, out, sp_timing_asked(p, report));
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)
             sp_report_batch(&b, report);
@@ -105,7 +105,8 @@ sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *given, size_t first
     sp_batch b;
     if (st != SP_OK)
         st = sp_pipeline_fail(p, st, "sp_pipeline_run_io: io: %s", why);
-    else if ((st = io_batch(p, given ? &io : NULL, first_record, report != NULL, &b)) == SP_OK)
+    else if ((st = io_batch(p, given ? &io : NULL, first_record, sp_timing_asked(p, report),
+                            &b)) == SP_OK)
         st = sp_sched_run(&b, report); /* of a source of unknown length, the counts alone */
     sp_pipeline_release(p);
     return st;

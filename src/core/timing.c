@@ -52,21 +52,14 @@ static sp_status grow_pool(sp_batch *r, size_t n)
     return SP_OK;
 }
 
-/* SP_TIMELINE_SOURCE=cupti asks for the backend's activity records (bench/PERF.md says what
- * each source costs); anything else uses events. */
-static int activity_asked(void)
-{
-    const char *source = getenv("SP_TIMELINE_SOURCE");
-    return source && strcmp(source, "cupti") == 0;
-}
 
 sp_status sp_timing_start(sp_batch *r)
 {
     sp_pipeline *p = r->p;
-    if (activity_asked()) {
+    if (p->timeline_mode == SP_TIMELINE_CUPTI) { /* bench/PERF.md says what each costs */
         double t = sp_now();
         if (!p->ctx->ops->activity_start) {
-            snprintf(r->activity_note, sizeof r->activity_note, "SP_TIMELINE_SOURCE=cupti: "
+            snprintf(r->activity_note, sizeof r->activity_note, "timeline CUPTI asked for: "
                      "events used: the %s backend has no activity records", p->ctx->ops->name);
         } else if (p->ctx->ops->activity_start(p->ctx->impl) == SP_OK) {
             r->activity_timing = 1;
@@ -74,7 +67,7 @@ sp_status sp_timing_start(sp_batch *r)
             return SP_OK;
         } else { /* held by another run, or no libcupti: events instead, and the report says */
             snprintf(r->activity_note, sizeof r->activity_note,
-                     "SP_TIMELINE_SOURCE=cupti: events used: %s", sp_backend_error());
+                     "timeline CUPTI asked for: events used: %s", sp_backend_error());
             sp_backend_error_clear();
         }
     }

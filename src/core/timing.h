@@ -9,6 +9,13 @@
 /* Numbers of the timeline's engines for this pipeline: stage-out is after the stages. */
 #define SP_TL_STAGE_OUT(p) SP_TL_STAGE_OUT_OF((p)->n_stages)
 
+/* Whether a run with this report records the timeline: a report was asked for and the
+ * config's timeline is not SP_TIMELINE_OFF. */
+static inline int sp_timing_asked(const sp_pipeline *p, const sp_report *report)
+{
+    return report != NULL && p->timeline_mode != SP_TIMELINE_OFF;
+}
+
 /* The timeline of the batch's chunks, its engines named; SP_ERR_OUT_OF_MEMORY when it
  * cannot be made (the pipeline's last error says so). */
 sp_status sp_timing_timeline_start(sp_batch *b);
@@ -23,7 +30,7 @@ void sp_timing_serial_queues(sp_pipeline *p);
 
 /* Per-operation events: makes sure the pool holds a start/end pair and a "start inferred"
  * flag for every GPU engine of every chunk and records the base event (or starts the
- * backend's activity records when SP_TIMELINE_SOURCE=cupti asks and the backend has them). */
+ * backend's activity records when the config asks for CUPTI and the backend has them). */
 sp_status sp_timing_start(sp_batch *b);
 /* The events of engine g, chunk i (batch numbering from the ring's: i - base is not taken
  * here; timed batches start at ring chunk 0), and its "inferred" flag. */

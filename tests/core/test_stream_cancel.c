@@ -1,7 +1,8 @@
 /*
  * test_stream_cancel host [filter]: taking batches back (sp_stream_cancel, _cancel_all), a
  * submit that waits a bounded time (sp_stream_submit_wait), what DONE events carry
- * (first_record, the cause of sp_chunk_fail_cause) and sp_pipeline_check_buffers.
+ * (first_record, the cause of sp_chunk_fail_cause), sp_pipeline_check_buffers, and the
+ * config's timeline mode.
  *
  * Races are made certain, not hoped for: the stage waits at a gate the test opens, so the
  * engine is stuck inside a known batch when the cancel comes. Outputs are poisoned before each
@@ -442,6 +443,45 @@ TEST(check_buffers_says_why)
     return TEST_OK;
 }
 
+/* The timeline is the config's to ask for: OFF leaves a report without per-engine figures
+ * (and says so); an unknown mode is refused at create. */
+TEST(timeline_is_asked_for_in_the_config)
+{
+    rig r;
+    if (!rig_open(&r, 1))
+        return TEST_FAIL;
+    atomic_store(&r.gate.open, 1);
+    sp_stage st = {.name = "xor", .out_record_bytes = 4, .host = gated_xor, .user = &r.gate};
+    sp_pipeline_config cfg = SP_PIPELINE_CONFIG_INIT;
+    cfg.in_record_bytes = 4;
+    cfg.stages = &st;
+    cfg.n_stages = 1;
+    cfg.chunk_records = CHUNK;
+    cfg.timeline = SP_TIMELINE_OFF;
+    sp_pipeline *off = NULL;
+    CHECK_EQ(sp_pipeline_create(r.ctx, &cfg, &off), SP_OK);
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 6);
+    buffers b = make_buffers(CHUNK * 5, &rng);
+    sp_report rep;
+    if (off && CHECK_EQ(sp_pipeline_run(off, b.in, b.n, b.out, &rep), SP_OK)) {
+        CHECK_EQ(rep.n_engines, 0);
+        CHECK_EQ(rep.records, b.n);
+        CHECK_HAS(rep.notes, "timeline is off");
+        all_done(&b);
+    }
+    CHECK_EQ(sp_pipeline_run(r.p, b.in, b.n, b.out, &rep), SP_OK); /* events: the default */
+    CHECK(rep.n_engines >= 3);
+    cfg.timeline = (sp_timeline_mode)7;
+    sp_pipeline *bad = NULL;
+    CHECK_EQ(sp_pipeline_create(r.ctx, &cfg, &bad), SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_context_last_error(r.ctx), "timeline is 7");
+    sp_pipeline_destroy(off);
+    free_buffers(&b);
+    rig_close(&r);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -453,6 +493,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(events_carry_first_record),
         TEST_ENTRY(the_kept_failure_brings_its_cause),
         TEST_ENTRY(check_buffers_says_why),
+        TEST_ENTRY(timeline_is_asked_for_in_the_config),
     };
     return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
 }

@@ -2,6 +2,7 @@
 #include "stages.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FNV_OFFSET 2166136261u
@@ -210,7 +211,15 @@ sp_pipeline_config mix_chain_config(const mix_chain *c, size_t chunk_records, un
     cfg.n_stages = c->n_stages;
     cfg.chunk_records = chunk_records;
     cfg.depth = depth;
+    cfg.size = sizeof cfg;
+    cfg.timeline = test_timeline_mode();
     return cfg;
+}
+
+sp_timeline_mode test_timeline_mode(void)
+{
+    const char *mode = getenv("SP_TEST_TIMELINE");
+    return mode && strcmp(mode, "cupti") == 0 ? SP_TIMELINE_CUPTI : SP_TIMELINE_EVENTS;
 }
 
 void mix_chain_arm(mix_chain *c, size_t chunk_records)

@@ -68,7 +68,12 @@ void mix_chain_init(mix_chain *c, size_t in_rec, size_t n_stages, const size_t *
 size_t mix_chain_out_rec(const mix_chain *c);
 /* The name stage s of any chain gets. */
 const char *mix_chain_name(size_t s);
+/* A pipeline config for the chain (the 0.7 layout), timed as test_timeline_mode says. */
 sp_pipeline_config mix_chain_config(const mix_chain *c, size_t chunk_records, unsigned depth);
+/* The timeline the tests' pipelines ask for: SP_TEST_TIMELINE=cupti in the environment (the
+ * GPU check's second ctest pass) makes it CUPTI's activity records, else events. A test-only
+ * knob: the library reads no environment. */
+sp_timeline_mode test_timeline_mode(void);
 /* Makes every stage of the chain position-free (see mix_stage). */
 void mix_chain_position_free(mix_chain *c);
 /* Sets expect_chunk_records on every stage and zeroes the counters. */

@@ -62,6 +62,7 @@ typedef struct bench_plan {
     unsigned stage_streams;      /* sp_stage.streams of the sinmix stage; 0 = one queue */
     size_t copy_piece_bytes;     /* 0 = whole copies */
     sp_graph_mode graph;         /* not OFF: stream mode is timed beside */
+    sp_timeline_mode timeline;   /* how the run with a report is timed (--timeline) */
     int copy_kernel;             /* pipelined runs copy by kernel; the ceiling keeps engines */
     unsigned repeat;
     unsigned long long seed;

@@ -195,6 +195,9 @@ static const cli_option options[] = {
     CLI_CHOICE("graph", CLI_GRAPH_NAMES, bench_plan, graph,
                "replay groups of chunks from CUDA graphs (default\n"
                "off); not off: stream mode is timed beside it"),
+    CLI_CHOICE("timeline", CLI_TIMELINE_NAMES, bench_plan, timeline,
+               "how the run with a report times its operations: timing\n"
+               "events (default), CUPTI's activity records, or off"),
     CLI_FLAG("copy-kernel", bench_plan, copy_kernel,
              "the pipelined runs copy by a kernel reading and\n"
              "writing pinned host memory over PCIe instead of the\n"

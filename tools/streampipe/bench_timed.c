@@ -20,12 +20,14 @@ int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_co
 sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
 {
     sp_pipeline_config config = {
+        .size = sizeof(sp_pipeline_config), /* the 0.7 layout: timeline is read */
         .chunk_records = plan->chunk_records,
         .depth = plan->depth,
         .staging_threads = plan->staging_threads,
         .copy_piece_bytes = plan->copy_piece_bytes,
         .graph = plan->graph,
         .copy_by_kernel = plan->copy_kernel,
+        .timeline = plan->timeline,
     };
     return config;
 }
