@@ -37,16 +37,17 @@ void sp_stats_begin(sp_pipeline *p, uint64_t records)
     sp_stats_state *s = &p->stats;
     uint64_t seq = atomic_load_explicit(&s->seq, RELAXED);
     atomic_store_explicit(&s->seq, seq + 1, RELAXED); /* odd: a reader tries again */
-    atomic_thread_fence(memory_order_release);
+    /* every store below releases, so that none is seen before the odd seq (once per run;
+     * a fence would do it once, but TSan does not model fences) */
     _Atomic uint64_t *zero[] = {&s->t_end_ns, &s->staged_in, &s->left, &s->staged_out,
                                 &s->stage_in_ns, &s->stage_out_ns, &s->wait_ns, &s->errors};
     for (size_t k = 0; k < sizeof zero / sizeof zero[0]; k++)
-        atomic_store_explicit(zero[k], 0, RELAXED);
-    atomic_store_explicit(&s->chunks_in_flight, 0, RELAXED);
-    atomic_store_explicit(&s->batches_in_flight, 0, RELAXED);
-    atomic_store_explicit(&s->records_total, records, RELAXED);
-    atomic_store_explicit(&s->t_begin_ns, now_ns(), RELAXED);
-    atomic_store_explicit(&s->active, 1, RELAXED);
+        atomic_store_explicit(zero[k], 0, memory_order_release);
+    atomic_store_explicit(&s->chunks_in_flight, 0, memory_order_release);
+    atomic_store_explicit(&s->batches_in_flight, 0, memory_order_release);
+    atomic_store_explicit(&s->records_total, records, memory_order_release);
+    atomic_store_explicit(&s->t_begin_ns, now_ns(), memory_order_release);
+    atomic_store_explicit(&s->active, 1, memory_order_release);
     add64(&s->run, 1);
     atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 }
@@ -107,7 +108,9 @@ void sp_stats_staged(sp_pipeline *p, uint64_t in_records, uint64_t out_records,
 /* ---- the reader ----------------------------------------------------------------------- */
 
 /* The counters of one run, read between two equal even values of seq (a run starting
- * meanwhile zeroed them: read again). */
+ * meanwhile zeroed them: read again). Every load acquires, so that none of them moves past
+ * the second read of seq (a fence would do it once, but TSan does not model fences); on
+ * x86 these are plain loads, and only readers pay them. */
 typedef struct counts {
     uint64_t run, t_begin_ns, t_end_ns, records_total, staged_in, left, staged_out;
     uint64_t stage_in_ns, stage_out_ns, wait_ns, errors;
@@ -119,21 +122,20 @@ static void load_counts(const sp_stats_state *s, counts *c)
 {
     for (;;) {
         uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        c->run = atomic_load_explicit(&s->run, RELAXED);
+        c->run = atomic_load_explicit(&s->run, memory_order_acquire);
         c->active = atomic_load_explicit(&s->active, memory_order_seq_cst);
-        c->t_begin_ns = atomic_load_explicit(&s->t_begin_ns, RELAXED);
+        c->t_begin_ns = atomic_load_explicit(&s->t_begin_ns, memory_order_acquire);
         c->t_end_ns = atomic_load_explicit(&s->t_end_ns, memory_order_acquire);
-        c->records_total = atomic_load_explicit(&s->records_total, RELAXED);
-        c->staged_in = atomic_load_explicit(&s->staged_in, RELAXED);
-        c->left = atomic_load_explicit(&s->left, RELAXED);
-        c->staged_out = atomic_load_explicit(&s->staged_out, RELAXED);
-        c->stage_in_ns = atomic_load_explicit(&s->stage_in_ns, RELAXED);
-        c->stage_out_ns = atomic_load_explicit(&s->stage_out_ns, RELAXED);
-        c->wait_ns = atomic_load_explicit(&s->wait_ns, RELAXED);
-        c->errors = atomic_load_explicit(&s->errors, RELAXED);
-        c->chunks = atomic_load_explicit(&s->chunks_in_flight, RELAXED);
-        c->batches = atomic_load_explicit(&s->batches_in_flight, RELAXED);
-        atomic_thread_fence(memory_order_acquire);
+        c->records_total = atomic_load_explicit(&s->records_total, memory_order_acquire);
+        c->staged_in = atomic_load_explicit(&s->staged_in, memory_order_acquire);
+        c->left = atomic_load_explicit(&s->left, memory_order_acquire);
+        c->staged_out = atomic_load_explicit(&s->staged_out, memory_order_acquire);
+        c->stage_in_ns = atomic_load_explicit(&s->stage_in_ns, memory_order_acquire);
+        c->stage_out_ns = atomic_load_explicit(&s->stage_out_ns, memory_order_acquire);
+        c->wait_ns = atomic_load_explicit(&s->wait_ns, memory_order_acquire);
+        c->errors = atomic_load_explicit(&s->errors, memory_order_acquire);
+        c->chunks = atomic_load_explicit(&s->chunks_in_flight, memory_order_acquire);
+        c->batches = atomic_load_explicit(&s->batches_in_flight, memory_order_acquire);
         int ending = c->run && !c->active && c->t_end_ns == 0; /* sp_stats_end between its
                                                                    two stores: nanoseconds */
         if (!(seq & 1) && !ending && atomic_load_explicit(&s->seq, RELAXED) == seq)
