@@ -124,6 +124,7 @@ done
 echo "power cut: $cuts cuts at random bytes, each resumed"
 
 stops=0
+early=0
 for round in $(seq 1 8); do
     start_chain
     start >/dev/null 2>err.txt &
@@ -140,13 +141,21 @@ for round in $(seq 1 8); do
     [ "$rc" -eq 130 ] || fail "SIGINT: exit $rc, want 130"
     not_in_place "SIGINT"
     line=$(grep 'to resume: streampipe run' err.txt)
+    if [ -z "$line" ] && ! [ -e .out.f32.journal ] && ! [ -s err.txt ]; then
+        # the signal came before the run had installed its handler (a slow start, as under
+        # ASan): it died of the default action, before any output or journal existed
+        early=$((early + 1))
+        "$cli" "${args[@]}" >/dev/null 2>&1 || fail "SIGINT: the run after an early stop failed"
+        cmp -s out.f32 ref.f32 || fail "SIGINT: the run after an early stop differs"
+        continue
+    fi
     [ "$(printf '%s\n' "$line" | grep -c .)" -eq 1 ] || fail "SIGINT: no single resume line"
     case $line in *" --resume") ;; *) fail "SIGINT: the resume line lacks --resume: $line" ;; esac
     eval "\"\$cli\" ${line#*to resume: streampipe}" >/dev/null 2>&1 ||
         fail "SIGINT: the printed command failed: $line"
     cmp -s out.f32 ref.f32 || fail "SIGINT: the resumed output differs"
 done
-echo "SIGINT: $stops stops with exit 130, each resumed by the command printed"
+echo "SIGINT: $stops stops with exit 130 ($early before the handler was installed), each resumed by the command printed"
 
 rm -f err.txt old.f32
 left=$(ls -A | grep -v -x -e in.f32 -e ref.f32 -e out.f32)
