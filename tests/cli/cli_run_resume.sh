@@ -55,6 +55,14 @@ not_in_place() {
     fi
 }
 
+# The run was killed after its commit (the rename and the journal's removal), while it was
+# exiting: a slow exit, as ASan's leak check at exit, leaves that window open. Its output is
+# then whole, which cmp shows; an output renamed early, before its records were all written,
+# would differ from the reference.
+committed() {
+    [ -e out.f32 ] && ! [ -e .out.f32.journal ] && cmp -s out.f32 ref.f32
+}
+
 # Runs "$cli ${args[@]} $@" in the background, kills it with SIGKILL after a random pause:
 # 0 when it was killed, 1 when it finished first (its output then checked).
 killed_run() {
@@ -65,11 +73,11 @@ killed_run() {
     wait "$pid" 2>/dev/null
     local rc=$?
     grep -q 'resuming: ' err.txt && resumed=$((resumed + 1))
-    if [ "$rc" -eq 137 ]; then
+    if [ "$rc" -eq 137 ] && ! committed; then
         not_in_place "kill -9"
         return 0
     fi
-    [ "$rc" -eq 0 ] || fail "a run exited $rc (not killed): $(cat err.txt)"
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 137 ] || fail "a run exited $rc (not killed): $(cat err.txt)"
     cmp -s out.f32 ref.f32 || fail "a run that finished before its kill differs"
     cp out.f32 old.f32 # the old output from now on
     return 1
