@@ -1,5 +1,6 @@
 /* `streampipe run --input FILE --output FILE --stages LIST`: options (declared once, in the
  * table below, from which getopt's list and the usage text come), then the run. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,8 +261,10 @@ static int start_live(run_job *job, const run_options *o, cli_live *live)
     int rc = cli_live_start(live, &o->live, o->json);
     if (cli_live_panel_on(live))
         job->files.progress = 0;
+    pthread_mutex_lock(&live->watch.lock); /* the panel's thread reads them already */
     live->watch.planned_records = job->files.n_records;
     live->watch.records_before = sp_file_io_resumed(job->files.io);
+    pthread_mutex_unlock(&live->watch.lock);
     live_watch_set(&live->watch, job->pipeline, "run");
     return rc;
 }
