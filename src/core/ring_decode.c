@@ -95,11 +95,11 @@ static int backend_can(sp_ring_decode *d, char *why, size_t n)
         }
         snprintf(why, n, "%s", sp_backend_error()[0] ? sp_backend_error()
                                                      : "the backend cannot decompress it");
-        return 0;
     }
     if (p->ctx->kind == SP_BACKEND_HOST)
         return 1; /* its device memory is host memory: the source's decoders reach it */
-    snprintf(why, n, "the %s backend has no decompression", ops->name);
+    if (!ops->decompress_prepare)
+        snprintf(why, n, "the %s backend has no decompression", ops->name);
     return 0;
 }
 

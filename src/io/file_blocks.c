@@ -134,7 +134,11 @@ const sp_block_source *sp_file_blocks_init(sp_file_io *f)
     f->blocks = (sp_block_source){
         .format = ix->format, .where = f->decompress_where, .unit_bytes = common_unit(ix),
         .max_src_bytes = (size_t)ix->max_src_bytes, .max_dst_bytes = (size_t)ix->max_dst_bytes,
-        .why_not = "", .user = f, .units = units, .fetch = fetch, .decode = decode,
+        .why_not = f->compressed->sequential ? "a single Zstandard frame (or one over 64 MiB) "
+                                               "cannot be split: it is read in order"
+                   : !f->positional ? "the output is written in record order"
+                                    : "",
+        .user = f, .units = units, .fetch = fetch, .decode = decode,
         .ran = ran};
     return &f->blocks;
 }

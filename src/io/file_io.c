@@ -312,7 +312,7 @@ sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out)
     f->io = (sp_io){.size = sizeof(sp_io), .read = sp_file_io_read, .read_user = f,
                     .write = sp_file_io_write, .write_user = f, .n_records = f->count,
                     .positional = f->positional && !in_order};
-    if (f->compressed && f->io.positional) /* the ring may take its blocks (file_blocks.c) */
+    if (f->compressed) /* the ring may take its blocks (file_blocks.c) */
         f->io.blocks = sp_file_blocks_init(f);
     return SP_OK;
 }
