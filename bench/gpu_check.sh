@@ -163,6 +163,10 @@ carried_codecs() {
     return 0
 }
 carried_codecs
+# nvCOMP from .wheels/ (bench/nvcomp_env.sh): SP_NVCOMP_LIBRARY and SP_REQUIRE_NVCOMP=1 for
+# the whole call, so that ring_decompress_cuda runs the nvCOMP path or fails
+source bench/nvcomp_env.sh
+say "nvCOMP: ${SP_NVCOMP_LIBRARY:-none (no .wheels/nvidia_libnvcomp_cu13-*.whl): CUDA runs decompress on the staging threads}"
 run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
     -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}" "${CODEC_ARGS[@]}"
 run_phase build 240 0 "$BUILD_LOG" cmake --build "$BUILD" -j16
