@@ -385,9 +385,38 @@ TEST(decompressed_in_the_ring_delayed)
     return rc;
 }
 
+/* The loader's reasons: a library that is not there, one without nVCOMP's symbols, one of a
+ * version it does not support (tests/io/fake_nvcomp.c, 4.1.0). Once nvCOMP is loaded (CUDA
+ * with $SP_NVCOMP_LIBRARY) a load keeps it: then only its status is checked. */
+TEST(nvcomp_loader_says_why)
+{
+    char why[256];
+    unsigned version = 0;
+    if (sp_nvcomp_status(&version, why, sizeof why)) {
+        CHECK(version / 1000 == 5 || version / 1000 == 6);
+        return TEST_OK;
+    }
+    CHECK_EQ(sp_nvcomp_load("/nonexistent/libnvcomp.so.6", why, sizeof why),
+             SP_ERR_UNSUPPORTED);
+    CHECK_HAS(why, "nvCOMP not found");
+    CHECK_HAS(why, "/nonexistent/libnvcomp.so.6");
+    CHECK_EQ(sp_nvcomp_load("libc.so.6", why, sizeof why), SP_ERR_UNSUPPORTED);
+    CHECK_HAS(why, "lacks nvcompGetProperties");
+    const char *fake = getenv("SP_TEST_FAKE_NVCOMP");
+    if (CHECK_MSG(fake && *fake, "SP_TEST_FAKE_NVCOMP (ctest sets it) is not set")) {
+        CHECK_EQ(sp_nvcomp_load(fake, why, sizeof why), SP_ERR_UNSUPPORTED);
+        CHECK_HAS(why, "is version 4.1.0: this streampipe supports majors 5 and 6");
+    }
+    CHECK_EQ(sp_nvcomp_status(&version, why, sizeof why), 0);
+    CHECK_EQ(version, 0);
+    CHECK_HAS(why, "version 4.1.0"); /* the last load's reason */
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
+        TEST_ENTRY(nvcomp_loader_says_why),
         TEST_ENTRY(decompressed_in_the_ring),
         TEST_ENTRY(decompressed_in_the_ring_delayed),
     };
