@@ -5,8 +5,8 @@
 
 #include "core/block_source.h"
 #include "core/pipeline_state.h"
+#include "core/ring.h"
 #include "core/ring_decode.h"
-#include "core/staging.h"
 #include "streampipe_io.h"
 
 /* What the launch on HOST and the done callback on CUDA are handed: the slot. */
@@ -249,14 +249,14 @@ static void write_arrays(sp_ring_decode *d, size_t s)
     ds->n_packed = k;
 }
 
-int sp_ring_decode_plan(sp_batch *b, size_t i)
+int sp_ring_decode_plan(sp_batch *b, size_t i, size_t records)
 {
     sp_ring_decode *d = b->decode;
     if (!d)
         return 0;
     size_t s = i % b->p->depth, rec = b->p->record_bytes[0];
     decode_slot *ds = &d->slots[s];
-    size_t first = b->record_base + sp_chunk_first(b, i), records = sp_staging_wanted(b, i);
+    size_t first = b->record_base + sp_chunk_first(b, i);
     ds->in_ring = d->active &&
                   d->bs->units(d->bs, first, records, ds->units, d->max_units, &ds->n_units,
                                &ds->src_total);
@@ -284,7 +284,7 @@ static sp_status fetch_piece(void *arg, size_t offset, size_t len)
         const sp_ring_unit *x = &ds->units[u];
         if (d->bs->fetch(d->bs, x, data + x->src_at, why, sizeof why) != SP_OK)
             return sp_batch_fail_chunk(d->b, a->chunk, "the source failed reading the "
-                                       "compressed blocks of records %zu..: %s",
+                                       "compressed blocks of the chunk from record %zu: %s",
                                        d->b->record_base + sp_chunk_first(d->b, a->chunk),
                                        why);
     }

@@ -26,9 +26,9 @@ sp_status sp_ring_decode_begin(sp_batch *b);
 /* After the run (its queues drained): the figures and note handed to the source, all freed. */
 void sp_ring_decode_end(sp_batch *b);
 
-/* Chunk i's host turn is about to stage it: 1 when it goes through the ring (its units laid
- * out in its slot), 0 when it is read through sp_io.read. */
-int sp_ring_decode_plan(sp_batch *b, size_t i);
+/* Chunk i's host turn is about to stage its `records`: 1 when it goes through the ring (its
+ * units laid out in its slot), 0 when it is read through sp_io.read. */
+int sp_ring_decode_plan(sp_batch *b, size_t i, size_t records);
 /* The staging job that fetches chunk i's units into its slot's pinned buffer. */
 sp_copy sp_ring_decode_fetch(sp_batch *b, size_t i);
 /* When chunk i goes through the ring: 1 and what its h2d copies; else 0. */
