@@ -24,8 +24,9 @@
  *     sp_file_io_close(files);                (removes the temporary output unless committed)
  *
  * Compressed inputs (config.input_format; by default told by the file's magic number, never
- * its name): the records are those of the decompressed stream, decompressed on the staging
- * threads (liblz4, libzstd) straight into pinned memory; the output is always raw. At open the
+ * its name): the records are those of the decompressed stream, decompressed inside the ring
+ * where it can (config.decompress, sp_decompress_where below) or on the staging threads
+ * (liblz4, libzstd) straight into pinned memory; the output is always raw. At open the
  * frame and block headers alone are read into a block index (src/io/block_index.h: each
  * unit's compressed offset and size, decompressed offset and size, checksum presence; the
  * table a GPU decompressor would take), every size checked against the file and against what
