@@ -239,7 +239,7 @@ typedef struct sp_file_io_input {
     double decompress_s;        /* time in the decompressors, summed over the threads */
     char note[192];             /* how it is read, in words ("" for RAW); after a run, where
                                    its blocks were decompressed and why */
-    /* 0.7: decompression in the ring (sp_decompress_where), the last run's */
+    /* 0.7: decompression in the ring (sp_decompress_where), added up as the counters above */
     uint64_t ring_chunks;       /* chunks whose compressed blocks went through the ring */
     uint64_t ring_blocks;       /* units decompressed there */
     uint64_t ring_bytes_in;     /* compressed bytes the h2d carried for them */

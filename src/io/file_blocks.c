@@ -109,11 +109,20 @@ static sp_status decode(const sp_block_source *bs, const sp_ring_unit *u, const 
     return st != SP_OK || made != u->dst_bytes ? SP_ERR_STAGE_FAILED : SP_OK;
 }
 
+/* Added up, as the other counters are over the runs since the range was set; under the
+ * pool's lock, since a device group's members run units of one input at once. */
 static void ran(const sp_block_source *bs, const sp_ring_figures *fig, const char *note)
 {
     sp_compressed *z = handle(bs)->compressed;
-    z->ring = *fig;
+    pthread_mutex_lock(&z->pool_lock);
+    z->ring.chunks += fig->chunks;
+    z->ring.blocks += fig->blocks;
+    z->ring.bytes_in += fig->bytes_in;
+    z->ring.bytes_out += fig->bytes_out;
+    z->ring.staging_chunks += fig->staging_chunks;
+    z->ring.busy_s += fig->busy_s;
     snprintf(z->run_note, sizeof z->run_note, "%s", note);
+    pthread_mutex_unlock(&z->pool_lock);
 }
 
 /* Every unit but the last decompresses to one size: the chunks can be rounded to it. */
