@@ -91,6 +91,7 @@ static int backend_can(sp_ring_decode *d, char *why, size_t n)
                                                &d->temp_bytes);
         if (st == SP_OK) {
             d->backend_op = 1;
+            d->temp_bytes = round_up(d->temp_bytes, 256); /* each slot's scratch aligned */
             return 1;
         }
         snprintf(why, n, "%s", sp_backend_error()[0] ? sp_backend_error()
