@@ -438,6 +438,14 @@ if [[ ${GPU_CHECK_BENCH:-1} == 0 ]]; then
 else
     benchmarks
 fi
+# Compressed inputs through the ring (issue 26): on request, since the budget is the other
+# phases' (about 2 minutes of GPU for 2 GiB); bench/compress_check.sh alone does the same.
+if [[ ${GPU_CHECK_COMPRESS:-0} == 1 && -x $BUILD/streampipe ]]; then
+    run_phase compress-check 200 0 "$BENCH_LOG" env CLI="$BUILD/streampipe" OUT="$OUT" \
+        bench/compress_check.sh "${GPU_CHECK_COMPRESS_GIB:-2}"
+    [[ -f $OUT/compress_check.log ]] && grep -E "PASS|FAIL|ratio|ceiling|ring |cpu path" \
+        "$OUT/compress_check.log" | tee -a "$MAIN_LOG"
+fi
 
 # ---- the table ---------------------------------------------------------------------------
 {
