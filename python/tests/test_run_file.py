@@ -107,3 +107,18 @@ def test_nvcomp_loader_names_why() -> None:
         return
     ok, why = sp.load_nvcomp("/nonexistent/libnvcomp.so.6")
     assert not ok and "nvCOMP not found" in why
+
+
+@pytest.mark.skipif(os.system("command -v lz4 >/dev/null") != 0, reason="no lz4 command")
+def test_an_lz4_file_through_a_group_in_the_ring(host_ctx: sp.Context, rng: np.random.Generator,
+                                                 tmp_path) -> None:
+    """A device group's members run units of one compressed input at once, each through its
+    own ring (issue 26): the output is the raw file's."""
+    n = 16384 * int(rng.integers(8, 13))
+    x = (np.round(rng.standard_normal(n) * 4) / 4).astype(np.float32)
+    raw, packed, dst = tmp_path / "in.f32", tmp_path / "in.lz4", tmp_path / "out.f32"
+    x.tofile(raw)
+    assert os.system(f"lz4 -q -f -B4 '{raw}' '{packed}'") == 0
+    p = host_ctx.group(3).pipeline([sp.sinmix(2)], np.float32, chunk_records=16384)
+    assert p.run_file(packed, dst, decompress="ring") == n
+    assert_sinmix(np.fromfile(dst, np.float32), x, 2)
