@@ -690,9 +690,28 @@ typedef struct sp_io {
     size_t n_records; /* 0: until read returns 0 records (sequential only) */
     int positional;   /* 1: n_records is known, and read and write may run for pieces of
                          several chunks at once, on the staging threads (pread, pwrite) */
+
+    /* 0.7: a compressed input's blocks, which the run may copy as they are and decompress
+       inside the ring (set only by the library's own file source, streampipe_io.h; callers
+       leave it NULL). read still serves the chunks that cannot be decompressed there. */
+    const struct sp_block_source *blocks;
 } sp_io;
 
 #define SP_IO_INIT {.size = sizeof(sp_io)}
+
+/* 0.7: NVIDIA nvCOMP (not shipped with streampipe: the PyPI wheel nvidia-libnvcomp-cu13, which
+ * holds libnvcomp.so.6), for decompressing compressed inputs inside the ring on CUDA. The
+ * library reads no environment: the caller finds it (the CLI: $SP_NVCOMP_LIBRARY, else the
+ * library path; Python: also the nvidia.libnvcomp package) and loads it here, once, before
+ * the runs that use it. path NULL: "libnvcomp.so.6" by the dynamic linker's search. SP_OK;
+ * SP_ERR_UNSUPPORTED with the reason in why (not found, a symbol missing, a version this
+ * library does not support: major 5 or 6); a CUDA run without it decompresses on the staging
+ * threads and its input's note says why (sp_nvcomp_status). Any thread; a second successful
+ * load keeps the first. */
+SP_API sp_status sp_nvcomp_load(const char *path, char *why, size_t why_size);
+/* 1 when nvCOMP is loaded (its version, as major * 1000 + minor * 100 + patch, in *version),
+ * else 0 with the last load's reason (or "not loaded") in why. */
+SP_API int sp_nvcomp_status(unsigned *version, char *why, size_t why_size);
 
 /* memcpy with non-temporal stores, as the library's own staging copies: for a source copying
  * its data into pinned staging, or a sink copying results out into a large array, where the

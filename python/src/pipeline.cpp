@@ -409,7 +409,8 @@ nb::object run_io(nb::pointer_and_handle<pipeline> self, nb::object read, nb::ob
 // the GIL released, committed, closed. A failure raises its status with the file I/O's text
 // (and the run's, for a run that failed).
 nb::object run_file(pipeline &self, const std::string &input, const std::string &output,
-                    size_t in_record_bytes, size_t out_record_bytes, bool want_report)
+                    size_t in_record_bytes, size_t out_record_bytes, bool want_report,
+                    int input_format, int decompress)
 {
     sp_file_io_config config{}; // SP_FILE_IO_CONFIG_INIT is C's
     config.size = sizeof config;
@@ -417,6 +418,8 @@ nb::object run_file(pipeline &self, const std::string &input, const std::string 
     config.output = output.c_str();
     config.in_record_bytes = in_record_bytes;
     config.out_record_bytes = out_record_bytes;
+    config.input_format = input_format; // sp_input_format
+    config.decompress = decompress;     // sp_decompress_where
     report rep;
     sp_report *r = want_report ? &rep.r : nullptr;
     std::string why;
@@ -537,7 +540,8 @@ void bind_pipeline(nb::module_ &m)
              nb::arg("positional"), nb::arg("in_dtype"), nb::arg("in_shape"),
              nb::arg("out_dtype"), nb::arg("out_shape"), nb::arg("report"))
         .def("run_file", &run_file, nb::arg("input"), nb::arg("output"),
-             nb::arg("in_record_bytes"), nb::arg("out_record_bytes"), nb::arg("report"))
+             nb::arg("in_record_bytes"), nb::arg("out_record_bytes"), nb::arg("report"),
+             nb::arg("input_format"), nb::arg("decompress"))
         .def_prop_ro("out_record_bytes",
                      [](const pipeline &p) { return sp_pipeline_out_record_bytes(p.handle); })
         .def_prop_ro("depth", [](const pipeline &p) { return sp_pipeline_depth(p.handle); })

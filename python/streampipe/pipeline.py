@@ -33,6 +33,7 @@ from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
 from .device import DeviceBuffer, DeviceEnd, DevicePool, check_end, device_end, wait_for_producer
 from .errors import InvalidArgument, StageError, Unsupported, _from_status
+from .nvcomp import load_nvcomp
 from .stats import Stats, _stats_of
 from .report import Report
 from .stage import Stage, _Causes, _cuda_adapter, _host_adapter
@@ -601,7 +602,12 @@ class Pipeline:
             return io.written, Report._make(self, c_report, self._report_run())
 
     def run_file(
-        self, input: str | os.PathLike[str], output: str | os.PathLike[str], report: bool = False
+        self,
+        input: str | os.PathLike[str],
+        output: str | os.PathLike[str],
+        report: bool = False,
+        input_format: str = "auto",
+        decompress: str = "auto",
     ) -> Any:
         """Streams a file of raw records (the input dtype and record shape, nothing else in
         it) through the stages into another file, with the library's file source and sink
@@ -616,7 +622,25 @@ class Pipeline:
         output that is a directory or a socket, BackendError when the system refuses a file
         (missing, no room: the message says which and why), StageError when a stage or a read
         or write fails mid-run; a failed call leaves no output and no temporary file.
+
+        ``input_format`` ("auto", "raw", "lz4", "zstd"): what the input holds, by default told
+        by its magic number (LZ4 frames of independent blocks, Zstandard frames: the records
+        are the decompressed stream's). ``decompress`` ("auto", "staging", "ring"): where its
+        blocks are decompressed (streampipe_io.h, sp_decompress_where): in the ring when the
+        chunks can be whole blocks (on CUDA with nvCOMP, loaded by
+        :func:`streampipe.load_nvcomp` on the first such run), else on the staging threads;
+        "ring" raises Unsupported where it cannot.
         """
+        formats = {"auto": 0, "raw": 1, "lz4": 2, "zstd": 3}
+        wheres = {"auto": 0, "staging": 1, "ring": 2}
+        if input_format not in formats:
+            raise InvalidArgument(f"run_file: input_format must be one of {list(formats)}, "
+                                  f"not {input_format!r}")
+        if decompress not in wheres:
+            raise InvalidArgument(f"run_file: decompress must be one of {list(wheres)}, "
+                                  f"not {decompress!r}")
+        if decompress != "staging" and self.context.backend == "cuda":
+            load_nvcomp()  # without it the run says why it decompressed on the staging threads
         paths = []
         for label, path in (("input", input), ("output", output)):
             try:
@@ -629,7 +653,8 @@ class Pipeline:
                 self._report_runs += 1
             try:
                 result = self._c.run_file(paths[0], paths[1], self.in_record_bytes,
-                                          self.out_record_bytes, bool(report))
+                                          self.out_record_bytes, bool(report),
+                                          formats[input_format], wheres[decompress])
             except StageError as exc:
                 self._raise_stage_error(exc, self._kept_cause())
             finally:

@@ -9,6 +9,7 @@
 
 #include "core/backend_call.h"
 #include "core/clock.h"
+#include "core/ring_decode.h"
 #include "core/staging.h"
 #include "core/stats.h"
 #include "core/timing.h"
@@ -127,7 +128,9 @@ static sp_status stage_together(sp_batch *r, size_t i, const sp_slot *leaving, i
     if (takes && r->stage_in && !r->io)
         copies[n++] = (sp_copy){.dst = sp_staging_in(p, i), .src = sp_ring_user_in(r, i),
                                 .bytes = sp_chunk_records(r, i) * p->record_bytes[0]};
-    if (takes && positional) {
+    if (takes && positional && sp_ring_decode_plan(r, i, sp_staging_wanted(r, i))) {
+        copies[n++] = sp_ring_decode_fetch(r, i); /* its compressed blocks, as they are */
+    } else if (takes && positional) {
         pieces[1] = (io_piece){r, i, sp_staging_in(p, i), r->record_base + sp_chunk_first(r, i),
                                p->record_bytes[0]};
         copies[n++] = (sp_copy){.bytes = sp_staging_wanted(r, i) * p->record_bytes[0],

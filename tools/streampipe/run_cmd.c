@@ -25,6 +25,12 @@ static const cli_option options[] = {
                "name). LZ4: frames of independent blocks (lz4's default); zstd:\n"
                "frames that declare their size, several decoded in parallel, a\n"
                "single frame in order on one thread"),
+    CLI_CHOICE("decompress", "auto|staging|ring", run_options, decompress,
+               "where a compressed input's blocks are decompressed (default auto: in\n"
+               "the ring when chunks can be whole blocks: the h2d carries them\n"
+               "compressed and the device decodes them, on CUDA with nvCOMP, found\n"
+               "by $SP_NVCOMP_LIBRARY or the library path; else on the staging\n"
+               "threads, the report saying why). ring: fail where it cannot"),
     CLI_REQUIRED("output", "FILE", run_options, output_path,
                  "where the results go; written beside it under a temporary name and\n"
                  "moved into place only when the whole run succeeded. An existing\n"
@@ -166,9 +172,62 @@ void run_print_job(fig_out *out, const run_job *job, const run_options *o)
     fig_num(out, NULL, "bytes in", "%.1f MiB", bytes / (1 << 20));
 }
 
+/* Whether the decompression in the ring hid behind another engine (the one busiest, its
+ * name in *behind) or was the bottleneck. Stage 1's queue ran it, so stage 1's busy time
+ * includes it: the stage's own is what is left. */
+static int ring_hidden(const sp_report *r, double ring_s, const char **behind)
+{
+    double most = 0.0;
+    *behind = "";
+    for (size_t e = 0; r && e < r->n_engines; e++) {
+        double busy = r->engines[e].busy_s;
+        if (e > 0 && strcmp(r->engines[e - 1].name, "h2d") == 0)
+            busy -= ring_s; /* the first stage */
+        if (busy > most) {
+            most = busy;
+            *behind = r->engines[e].name;
+        }
+    }
+    return most > ring_s;
+}
+
+/* Decompression in the ring: what the h2d carried, the decompression's busy time and rate,
+ * and whether it was hidden. */
+static void print_ring(fig_out *out, const sp_file_io_input *in, const sp_report *report,
+                       double makespan_s)
+{
+    if (in->ring_chunks == 0)
+        return;
+    fig_uint(out, "ring_chunks", "ring chunks", "%llu (compressed through the h2d)",
+             in->ring_chunks);
+    fig_uint(out, "staging_chunks", "staging chunks", "%llu (decoded on the staging threads)",
+             in->staging_chunks);
+    fig_uint(out, "ring_blocks", "ring blocks", "%llu", in->ring_blocks);
+    fig_uint(out, "ring_bytes_in", NULL, NULL, in->ring_bytes_in);
+    fig_uint(out, "ring_bytes_out", NULL, NULL, in->ring_bytes_out);
+    fig_text(out, "ring_bytes", "%.1f MiB over the h2d, %.1f MiB decompressed\n",
+             (double)in->ring_bytes_in / (1 << 20), (double)in->ring_bytes_out / (1 << 20));
+    fig_num(out, "ring_busy_s", "ring decompression", "%.4f s busy (a timed run; else 0)",
+            in->ring_busy_s);
+    fig_num(out, "ring_gbps", "ring decompression rate", "%.2f GB/s out while busy",
+            cli_gbps((double)in->ring_bytes_out, in->ring_busy_s));
+    fig_num(out, "effective_gbps", "effective input rate",
+            "%.2f GB/s uncompressed into stage 1 (over the makespan)",
+            cli_gbps((double)in->ring_bytes_out, makespan_s));
+    if (in->ring_busy_s > 0.0 && report) {
+        const char *behind;
+        int hidden = ring_hidden(report, in->ring_busy_s, &behind);
+        char text[64];
+        snprintf(text, sizeof text, "%s%s", hidden ? "hidden behind " : "the bottleneck",
+                 hidden ? behind : "");
+        fig_str(out, "ring_overlap", "decompression", "%s", text);
+    }
+}
+
 /* A compressed input: its sizes, ratio and the decompression's time on the staging threads
  * (summed over them: more than the makespan when several decoded at once). */
-static void print_input(fig_out *out, const run_files *f)
+static void print_input(fig_out *out, const run_files *f, const sp_report *report,
+                        double makespan_s)
 {
     sp_file_io_input in;
     if (sp_file_io_input_get(f->io, &in) != SP_OK || in.format == SP_INPUT_FORMAT_RAW)
@@ -194,6 +253,7 @@ static void print_input(fig_out *out, const run_files *f)
     fig_num(out, "decompress_gbps", "decompression rate", "%.2f GB/s per thread busy",
             cli_gbps((double)in.bytes_decompressed, in.decompress_s));
     fig_str(out, "how", "how", "%s", in.note);
+    print_ring(out, &in, report, makespan_s);
     fig_group_end(out);
 }
 
@@ -210,7 +270,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
     fig_num(&out, "gbps_in", "rate in", "%.2f GB/s (over the makespan)",
             cli_gbps(bytes, makespan_s));
     fig_num(&out, "peak_rss_mib", "peak RSS", "%.1f MiB", run_peak_rss_mib());
-    print_input(&out, f);
+    print_input(&out, f, report, makespan_s);
     cli_report_figures(&out, "report:", report);
     fig_end(&out);
 }
@@ -311,8 +371,22 @@ static int open_files(run_job *job, const run_options *o)
                                     o->stages_text, o->resume, o->input_format);
 }
 
+/* nvCOMP for decompression in the ring on CUDA: $SP_NVCOMP_LIBRARY names the library file,
+ * else the dynamic linker's search finds libnvcomp.so.6. Without it the run decompresses on
+ * the staging threads and its input's note gives the reason. */
+static void load_nvcomp(const run_options *o)
+{
+    if (o->backend == SP_BACKEND_HOST || o->decompress == SP_DECOMPRESS_STAGING)
+        return;
+    const char *path = getenv("SP_NVCOMP_LIBRARY");
+    char why[256];
+    (void)sp_nvcomp_load(path && *path ? path : NULL, why, sizeof why);
+}
+
 static int run_job_go(run_job *job, const run_options *o)
 {
+    load_nvcomp(o);
+    run_files_set_decompress(o->decompress);
     int rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK)
         rc = open_files(job, o);

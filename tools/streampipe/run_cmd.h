@@ -18,6 +18,7 @@ typedef struct run_options {
     sp_backend_kind backend;
     int device;
     int input_format; /* sp_input_format: --input-format's choices are in its order */
+    int decompress;   /* sp_decompress_where: --decompress's, in its order */
     unsigned long long chunk_records, depth, max_pinned, staging_threads;
     int json;
     int resume;          /* --resume: carry on from the journal beside the output */
