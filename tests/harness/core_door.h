@@ -15,6 +15,7 @@
  *   staging_pool.h  the staging threads: test_core_units
  *   timeline.h      the timeline and its figures: test_core_units, test_timing_infer,
  *                   test_trace_figures
+ *   tuner.h         the chunk and depth tuner: test_tuner
  */
 #ifndef SP_TEST_CORE_DOOR_H
 #define SP_TEST_CORE_DOOR_H
@@ -26,5 +27,6 @@
 #include "core/plan.h"
 #include "core/staging_pool.h"
 #include "core/timeline.h"
+#include "core/tuner.h"
 
 #endif /* SP_TEST_CORE_DOOR_H */
