@@ -316,6 +316,14 @@ typedef struct sp_pipeline_config {
                                  read or write the user's memory (a graph cannot be pointed at
                                  each chunk's memory then), and the report's notes say so */
     sp_timeline_mode timeline; /* 0.7: see sp_timeline_mode */
+    size_t max_pinned_bytes;  /* 0.7: a budget of pinned host memory (the staging buffers of
+                                 every slot), never exceeded; 0: no budget. A chunk_records
+                                 or depth left at 0 is cut to fit it (depth first, then the
+                                 chunk); a budget that cannot hold even one record at depth
+                                 1, or the user's own chunk_records and depth, fails the
+                                 create with SP_ERR_INVALID_ARGUMENT saying so */
+    size_t max_device_bytes;  /* 0.7: the same for device memory (slot buffers and stage
+                                 scratch; HOST: the host memory standing for it) */
 } sp_pipeline_config;
 
 #define SP_PIPELINE_CONFIG_INIT {.size = sizeof(sp_pipeline_config)}
@@ -442,7 +450,9 @@ typedef struct sp_report {
     size_t pcie_bytes;     /* bytes the run's copies moved between host and device memory:
                               records x (in + out record bytes), less a device-resident end's
                               (sp_device_alloc), whose copies stay on the device */
-    uint64_t reserved[14]; /* zero; later figures take these */
+    uint64_t tune_changes; /* 0.7: changes of chunk size or depth the library made for this
+                              pipeline so far (sp_pipeline_tune_changes lists them) */
+    uint64_t reserved[13]; /* zero; later figures take these */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
@@ -655,9 +665,28 @@ typedef struct sp_stats {
                                   (HOST: host memory standing for it) */
     size_t n_engines;
     sp_engine_stats engines[SP_MAX_ENGINES];
+    uint64_t tune_changes;     /* 0.7: the library's changes of chunk size or depth so far */
+    char tune_reason[160];     /* 0.7: why the last one was made; "" when none */
 } sp_stats;
 
 #define SP_STATS_INIT {.size = sizeof(sp_stats)}
+
+/* Fixed (see the top of this file): one change of chunk size or depth the library made
+ * (only ever of a chunk_records or depth the config left at 0), and why. */
+typedef struct sp_tune_change {
+    double at_s;                 /* host clock (seconds, the stats' clock) when it was made */
+    size_t from_chunk, to_chunk; /* records per chunk */
+    unsigned from_depth, to_depth;
+    char reason[160];            /* e.g. "h2d 3.1 ms/chunk hidden behind compute 9.8 ms:
+                                    depth 6 -> 3 to free 96 MiB" */
+} sp_tune_change;
+#define SP_TUNE_CHANGES_KEPT 32 /* the pipeline keeps the first and the last 31 */
+
+/* The changes kept (oldest first), at most `max` into out; *n says how many were written,
+ * *total (may be NULL) how many were made. SP_ERR_INVALID_ARGUMENT for NULL pipeline, n, or
+ * out with max > 0. Any thread, while the pipeline exists. */
+SP_API sp_status sp_pipeline_tune_changes(const sp_pipeline *pipeline, sp_tune_change *out,
+                                          size_t max, size_t *n, uint64_t *total);
 
 /* The pipeline's counters (above) into *stats; any thread, any moment, while the pipeline
  * exists. SP_ERR_INVALID_ARGUMENT for NULL or a size smaller than the size field. */

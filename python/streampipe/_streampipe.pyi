@@ -93,9 +93,14 @@ class Pipeline:
         graph: int,
         copy_by_kernel: bool,
         timeline: int,
+        max_pinned_bytes: int,
+        max_device_bytes: int,
         devices: Sequence[int],
     ) -> None:
         """devices: empty for one pipeline on ctx, else an sp_group over them ([-1]: all)."""
+    def tune_changes(self) -> list[dict[str, Any]]:
+        """The library's changes of chunk size and depth: at_s, from_chunk, to_chunk,
+        from_depth, to_depth, reason."""
     def group_members(self) -> list[dict[str, Any]]:
         """A group's members after its last run: device, units, records, busy_s, status,
         report (a Report); [] for a single pipeline."""

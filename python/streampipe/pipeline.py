@@ -174,6 +174,8 @@ class Pipeline:
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
         timeline: str = "events",
+        max_pinned_bytes: int = 0,
+        max_device_bytes: int = 0,
         _devices: Optional[list[int]] = None,
     ) -> None:
         stage_list = [stages] if isinstance(stages, Stage) else list(stages)
@@ -199,6 +201,8 @@ class Pipeline:
         staging_threads = as_count(staging_threads, "staging_threads", 0, 2**32 - 1)
         priority = as_count(priority, "priority", -(2**31), 2**31 - 1)
         copy_piece_bytes = as_count(copy_piece_bytes, "copy_piece_bytes", 0, _c.SIZE_MAX)
+        max_pinned_bytes = as_count(max_pinned_bytes, "max_pinned_bytes", 0, _c.SIZE_MAX)
+        max_device_bytes = as_count(max_device_bytes, "max_device_bytes", 0, _c.SIZE_MAX)
         if not isinstance(copy_by_kernel, (bool, np.bool_)):
             raise InvalidArgument("copy_by_kernel must be True or False")
 
@@ -225,6 +229,8 @@ class Pipeline:
             _GRAPH_MODES[graph],
             bool(copy_by_kernel),
             _TIMELINE_MODES[timeline],
+            max_pinned_bytes,
+            max_device_bytes,
             list(_devices or []),
         )
         self.out_record_bytes: int = self._c.out_record_bytes
@@ -322,6 +328,12 @@ class Pipeline:
     def depth(self) -> int:
         """Slots in the ring (the one asked for, or the one the library chose)."""
         return self._c.depth
+
+    def tune_changes(self) -> list[dict[str, Any]]:
+        """The library's changes of chunk size or depth (only of a chunk_records or depth
+        left at 0), oldest first: at_s, from_chunk, to_chunk, from_depth, to_depth, reason.
+        Any thread: the list is kept under its own lock."""
+        return self._c.tune_changes()
 
     def chunk_records(self, n_records: int) -> int:
         """Records per chunk a run of `n_records` would use."""

@@ -219,6 +219,10 @@ typedef struct sp_backend_ops {
 
 /* The backends that were built. sp_backend_cuda_ops() is NULL without CUDA. */
 const sp_backend_ops *sp_backend_host_ops(void);
+/* The HOST backend's owned memory (impl: its context's), [0] pinned and [1] device bytes,
+ * held now and at the peak since it opened: the allocator's own count, which tests check a
+ * pipeline's budget against. */
+void sp_backend_host_memory_held(void *impl, size_t held[2], size_t peak[2]);
 const sp_backend_ops *sp_backend_cuda_ops(void);
 
 /* ---- wrapping: a backend put around the one a context opens ------------------------------

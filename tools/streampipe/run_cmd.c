@@ -50,8 +50,11 @@ static const cli_option options[] = {
               "slots in the buffer ring (default: the library's choice)"),
     CLI_COUNT("max-pinned", "BYTES", run_options, max_pinned, 4096, 1ULL << 40,
               "most pinned staging memory to hold (depth x chunk x the bytes\n"
-              "of a record in and out); the chunk shrinks to fit (default: no\n"
-              "bound, the chunk and depth decide)"),
+              "of a record in and out); the library's depth, then chunk, shrink\n"
+              "to fit (default: no bound, the chunk and depth decide)"),
+    CLI_COUNT("max-device", "BYTES", run_options, max_device, 4096, 1ULL << 40,
+              "most device memory to hold (the slots' buffers and scratch), as\n"
+              "--max-pinned (default: no bound)"),
     CLI_COUNT("threads", "N", run_options, staging_threads, 0, 1024,
               "staging threads reading and writing the files (default: the CPUs)"),
     CLI_FLAG("resume", run_options, resume,
@@ -94,62 +97,30 @@ static const cli_command_options command = {
     "FIFO or a device) there is no journal: a signal removes the temporary output.\n",
     NULL};
 
-/* The depth the library would choose for this chain (asked of a one-record pipeline, so
- * that the rule stays the library's alone). */
-static int library_depth(sp_context *ctx, const sp_pipeline_config *config, unsigned *depth)
-{
-    sp_pipeline_config probe = *config;
-    probe.chunk_records = 1;
-    sp_pipeline *p = NULL;
-    int rc = cli_create_pipeline(ctx, &probe, "creating the pipeline", &p);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    *depth = sp_pipeline_depth(p);
-    sp_pipeline_destroy(p);
-    return CLI_EXIT_OK;
-}
-
-/* --max-pinned: the chunk (and, left to the library, the depth) cut so that depth x chunk x
- * (in + out) bytes of staging fit. */
-static int fit_pinned(sp_context *ctx, const run_options *o, const run_stage_list *list,
-                      sp_pipeline_config *config)
-{
-    unsigned depth = config->depth;
-    if (depth == 0) {
-        int rc = library_depth(ctx, config, &depth);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-        config->depth = depth;
-    }
-    size_t per_slot_record = list->in_record_bytes + list->out_record_bytes;
-    size_t per_slot = (size_t)o->max_pinned / depth; /* less the rounding of two buffers */
-    size_t fit = per_slot > 2 * SP_SLOT_ALIGN ? (per_slot - 2 * SP_SLOT_ALIGN) / per_slot_record
-                                              : 0;
-    if (fit == 0) {
-        fprintf(stderr, "streampipe: run: --max-pinned %llu cannot hold one record per slot "
-                "(%u slots of %zu bytes in and out)\n", o->max_pinned, depth, per_slot_record);
-        return CLI_EXIT_USAGE;
-    }
-    size_t chunk = config->chunk_records ? config->chunk_records
-                                         : ((size_t)8 << 20) / list->in_record_bytes;
-    config->chunk_records = chunk < fit ? chunk : fit;
-    return CLI_EXIT_OK;
-}
-
 int run_make_pipeline(run_job *job, const run_options *o)
 {
     sp_pipeline_config config = {
+        .size = sizeof config,
         .in_record_bytes = job->stages.in_record_bytes,
         .stages = job->stages.stages,
         .n_stages = job->stages.n,
         .chunk_records = (size_t)o->chunk_records, /* 0: the library's choice */
         .depth = (unsigned)o->depth,
         .staging_threads = (unsigned)o->staging_threads,
+        /* the library fits the chunk and depth it chooses to the budget, and refuses one
+         * that cannot hold a ring */
+        .max_pinned_bytes = (size_t)o->max_pinned,
+        .max_device_bytes = (size_t)o->max_device,
     };
-    int rc = o->max_pinned ? fit_pinned(job->ctx, o, &job->stages, &config) : CLI_EXIT_OK;
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    return cli_create_pipeline(job->ctx, &config, "creating the pipeline", &job->pipeline);
+    sp_status st = sp_pipeline_create(job->ctx, &config, &job->pipeline);
+    if (st == SP_ERR_INVALID_ARGUMENT && (o->max_pinned || o->max_device)) {
+        fprintf(stderr, "streampipe: run: --max-pinned/--max-device: %s\n",
+                sp_context_last_error(job->ctx));
+        return CLI_EXIT_USAGE;
+    }
+    return st == SP_OK ? CLI_EXIT_OK
+                       : cli_report_failure("creating the pipeline", st,
+                                            sp_context_last_error(job->ctx));
 }
 
 double run_peak_rss_mib(void)
