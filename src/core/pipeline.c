@@ -49,11 +49,15 @@ static sp_status check_config(sp_context *ctx, const sp_pipeline_config *cfg)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "config: graph is %d, not SP_GRAPH_OFF, _ON or _AUTO",
                                (int)cfg->graph);
-    if (cfg->timeline != SP_TIMELINE_EVENTS && cfg->timeline != SP_TIMELINE_CUPTI &&
-        cfg->timeline != SP_TIMELINE_OFF)
-        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
-                               "config: timeline is %d, not SP_TIMELINE_EVENTS, _CUPTI or _OFF",
+    if (cfg->timeline != SP_TIMELINE_SAMPLED && cfg->timeline != SP_TIMELINE_EVENTS &&
+        cfg->timeline != SP_TIMELINE_CUPTI && cfg->timeline != SP_TIMELINE_OFF)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "config: timeline is %d, not "
+                               "SP_TIMELINE_SAMPLED, _EVENTS, _CUPTI or _OFF",
                                (int)cfg->timeline);
+    if (!(cfg->flight_recorder_s >= 0.0 && cfg->flight_recorder_s <= 1e6))
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "config: flight_recorder_s is "
+                               "%g, not 0 (off) or a number of seconds up to 1e6",
+                               cfg->flight_recorder_s);
     if (cfg->depth > SP_MAX_DEPTH)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "config: depth %u is more than SP_MAX_DEPTH (%d)", cfg->depth,
@@ -222,6 +226,7 @@ static void release_events(sp_pipeline *p)
         ops->event_destroy(p->ctx->impl, p->timing.events[t]);
     free(p->timing.events);
     free(p->timing.inferred);
+    free(p->timing.rank);
     if (p->timing.base)
         ops->event_destroy(p->ctx->impl, p->timing.base);
 }

@@ -56,6 +56,17 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
         snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
                  run->activity_note);
     }
+    if (run->event_timing && p->timeline_mode == SP_TIMELINE_SAMPLED && run->plan.chunks) {
+        size_t used = strlen(report->notes), w = sp_timing_window(p);
+        if (w)
+            snprintf(report->notes + used, sizeof report->notes - used,
+                     "%stimeline sampled: %zu of %zu chunks timed (windows of %zu: the first, "
+                     "the last, one in every %d); figures extrapolated", used ? "; " : "",
+                     report->timed_chunks, run->plan.chunks, w, SP_TIMELINE_SAMPLE_STRIDE);
+        else
+            snprintf(report->notes + used, sizeof report->notes - used,
+                     "%stimeline sampled: a short run, every chunk timed", used ? "; " : "");
+    }
     if (p->timeline_mode == SP_TIMELINE_OFF) {
         size_t used = strlen(report->notes);
         snprintf(report->notes + used, sizeof report->notes - used, "%sno per-engine figures: "

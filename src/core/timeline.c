@@ -12,6 +12,16 @@ sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
     if (__builtin_mul_overflow(engines, chunks, &n) ||
         __builtin_mul_overflow(n, sizeof *t->spans, &bytes))
         return SP_ERR_OUT_OF_MEMORY;
+    if (chunks > t->records_capacity) {
+        size_t *grown = chunks <= SIZE_MAX / sizeof *grown
+                            ? realloc(t->records, chunks * sizeof *grown) : NULL;
+        if (!grown)
+            return SP_ERR_OUT_OF_MEMORY;
+        t->records = grown;
+        t->records_capacity = chunks;
+    }
+    if (chunks)
+        memset(t->records, 0, chunks * sizeof *t->records);
     if (n > t->capacity) {
         sp_span *grown = realloc(t->spans, bytes);
         if (!grown)
@@ -33,11 +43,14 @@ sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
 void sp_timeline_free(sp_timeline *t)
 {
     free(t->spans);
+    free(t->records);
     memset(t, 0, sizeof *t);
 }
 
 size_t sp_timeline_chunk_records(const sp_timeline *t, size_t chunk)
 {
+    if (chunk < t->chunks && t->records[chunk] != 0)
+        return t->records[chunk];
     size_t first = chunk * t->chunk_records;
     if (first >= t->n_records)
         return 0;
@@ -58,14 +71,12 @@ static int span_by_start(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int is_compute(sp_engine_kind k) { return k == SP_ENGINE_COMPUTE; }
 static int is_host_staging(sp_engine_kind k)
 {
     return k == SP_ENGINE_STAGE_IN || k == SP_ENGINE_STAGE_OUT;
 }
 
-/* Sorts spans[0..n) and merges overlapping ones in place; returns how many remain. */
-static size_t merge_in_place(sp_span *spans, size_t n)
+size_t sp_spans_merge(sp_span *spans, size_t n)
 {
     qsort(spans, n, sizeof *spans, span_by_start);
     size_t m = 0;
@@ -99,7 +110,7 @@ static size_t merge_spans(const sp_timeline *t, int (*want)(sp_engine_kind), sp_
     for (size_t e = 0; e < t->engines; e++)
         if (t->active[e] && want(t->kind[e]))
             n = collect_spans(t, e, out, n);
-    return merge_in_place(out, n);
+    return sp_spans_merge(out, n);
 }
 
 static double total_length(const sp_span *spans, size_t n)
@@ -134,29 +145,6 @@ double sp_span_covered(sp_span s, const sp_span *merged, size_t n)
     return covered;
 }
 
-/* Copy time under compute over all copy time; 0 when nothing was copied. */
-static double hidden_transfer(const sp_timeline *t)
-{
-    sp_span *merged = malloc((t->engines * t->chunks + 1) * sizeof *merged);
-    if (!merged)
-        return 0.0;
-    size_t m = merge_spans(t, is_compute, merged);
-    double copy = 0.0, hidden = 0.0;
-    for (size_t e = 0; e < t->engines; e++) {
-        if (!t->active[e] || (t->kind[e] != SP_ENGINE_H2D && t->kind[e] != SP_ENGINE_D2H))
-            continue;
-        for (size_t c = 0; c < t->chunks; c++) {
-            sp_span s = t->spans[e * t->chunks + c];
-            if (s.end < s.start)
-                continue;
-            copy += s.end - s.start;
-            hidden += sp_span_covered(s, merged, m);
-        }
-    }
-    free(merged);
-    return copy > 0.0 ? hidden / copy : 0.0;
-}
-
 /* A stage on several streams runs chunks side by side: its busy time is the time it had
  * any chunk running (the union of its spans), not the sum. */
 static double engine_union(const sp_timeline *t, size_t e)
@@ -164,13 +152,16 @@ static double engine_union(const sp_timeline *t, size_t e)
     sp_span *spans = malloc((t->chunks + 1) * sizeof *spans);
     if (!spans)
         return 0.0;
-    double busy = total_length(spans, merge_in_place(spans, collect_spans(t, e, spans, 0)));
+    double busy = total_length(spans, sp_spans_merge(spans, collect_spans(t, e, spans, 0)));
     free(spans);
     return busy;
 }
 
-static void engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
+/* The engine's work summed over its recorded chunks, and how much of the run those stand
+ * for: the run's records over theirs (1 for a full timeline; more for a sampled one). */
+static double engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
 {
+    size_t recorded = 0;
     r->busy_s = 0.0;
     r->max_chunk_s = 0.0;
     for (size_t c = 0; c < t->chunks; c++) {
@@ -179,9 +170,22 @@ static void engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
             continue;
         double d = s.end - s.start;
         r->busy_s += d;
+        recorded += sp_timeline_chunk_records(t, c);
         if (d > r->max_chunk_s)
             r->max_chunk_s = d;
     }
+    return recorded > 0 && recorded < t->n_records ? (double)t->n_records / (double)recorded
+                                                   : 1.0;
+}
+
+static size_t timed_chunks(const sp_timeline *t)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < t->chunks; c++) {
+        sp_span s = t->spans[SP_TL_GPU(0) * t->chunks + c];
+        n += s.end >= s.start;
+    }
+    return n;
 }
 
 void sp_timeline_figures(const sp_timeline *t, sp_report *report)
@@ -200,10 +204,11 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
         strncpy(r->name, t->name[e], sizeof r->name - 1);
         r->kind = t->kind[e];
         r->bytes = t->bytes[e];
-        engine_totals(t, e, r);
+        double scale = engine_totals(t, e, r);
+        r->busy_s *= scale;
         double work = r->busy_s; /* the no-overlap figures add up work, not wall time */
         if (t->streams[e] > 1)
-            r->busy_s = engine_union(t, e);
+            r->busy_s = engine_union(t, e) * scale;
         report->serial_s += work;
         /* the model's per-chunk time is the engine's rate: wall time per chunk, so a stage
          * running chunks side by side counts what it achieves, not its work */
@@ -228,5 +233,6 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
     report->bottleneck[sizeof report->bottleneck - 1] = '\0';
     report->model_s = t->chunks ? (double)(t->chunks - 1) * per_chunk_max + per_chunk_sum : 0.0;
     report->efficiency = report->makespan_s > 0.0 ? report->bound_s / report->makespan_s : 0.0;
-    report->hidden_transfer = hidden_transfer(t);
+    report->hidden_transfer = sp_timeline_hidden_transfer(t);
+    report->timed_chunks = timed_chunks(t);
 }

@@ -17,11 +17,71 @@
 #include "core/pipeline_state.h"
 #include "core/timing.h"
 
-/* Events needed: a pair per GPU engine per chunk. */
+/* ---- which chunks are timed ------------------------------------------------------------ */
+
+/* SP_TIMELINE_SAMPLED's windows: the first and the last (the ramp and the drain, which no
+ * other chunk shows), and in between one window centred in every stride. A window holds
+ * consecutive chunks so that, within it, every compute operation is known and the copies
+ * there can be measured against them (timeline.c, hidden_transfer). A run of at most four
+ * windows is timed whole. The windows are chosen by chunk number alone, never by records:
+ * chunks may differ in size, and the figures weigh each by its own records. */
+static size_t sample_window(const sp_pipeline *p)
+{
+    size_t w = SP_TIMELINE_SAMPLE_WINDOW;
+    for (size_t s = 0; s < p->n_stages; s++) /* each of a stage's queues needs chunks in it */
+        if (2 * (size_t)p->stage_streams[s] > w)
+            w = 2 * (size_t)p->stage_streams[s];
+    return w;
+}
+
+static int in_sample(size_t i, size_t n, size_t w)
+{
+    if (n <= 4 * w || i < w || i >= n - w)
+        return 1;
+    size_t lo = w, span = n - 2 * w; /* the middle: [w, n - w), at least 2w chunks */
+    size_t stride = SP_TIMELINE_SAMPLE_STRIDE > 2 * w ? SP_TIMELINE_SAMPLE_STRIDE : 2 * w;
+    if (span <= stride) {
+        size_t first = lo + (span - w) / 2;
+        return i >= first && i < first + w;
+    }
+    size_t offset = (stride - w) / 2; /* each stride's window in its middle */
+    size_t k = (i - lo) / stride, first = lo + k * stride + offset;
+    return first + w <= n - w && i >= first && i < first + w;
+}
+
+/* Fills the pool's ranks for a batch of `chunks`; SP_OK or no memory. */
+static sp_status choose_timed(sp_batch *r)
+{
+    sp_timing_pool *t = &r->p->timing;
+    size_t n = r->plan.chunks;
+    if (n > t->rank_capacity) {
+        size_t *grown = n <= SIZE_MAX / sizeof *grown ? realloc(t->rank, n * sizeof *grown)
+                                                      : NULL;
+        if (!grown)
+            return sp_batch_fail(r, SP_ERR_OUT_OF_MEMORY, "no memory to choose timed chunks");
+        t->rank = grown;
+        t->rank_capacity = n;
+    }
+    int sampled = r->p->timeline_mode == SP_TIMELINE_SAMPLED;
+    t->window = sampled ? sample_window(r->p) : 0;
+    t->timed = 0;
+    for (size_t i = 0; i < n; i++)
+        t->rank[i] = !sampled || in_sample(i, n, t->window) ? t->timed++ : SP_TIMING_UNTIMED;
+    if (sampled && t->timed == n)
+        t->window = 0; /* timed whole: a full timeline */
+    return SP_OK;
+}
+
+int sp_timing_timed(const sp_batch *r, size_t i)
+{
+    return r->event_timing && r->p->timing.rank[i] != SP_TIMING_UNTIMED;
+}
+
+/* Events needed: a pair per GPU engine per timed chunk. */
 static int events_needed(const sp_batch *r, size_t *n)
 {
     size_t pairs;
-    if (__builtin_mul_overflow(r->plan.chunks, sp_gpu_engines(r->p), &pairs) ||
+    if (__builtin_mul_overflow(r->p->timing.timed, sp_gpu_engines(r->p), &pairs) ||
         __builtin_mul_overflow(pairs, (size_t)2, n))
         return 0;
     return 1;
@@ -56,6 +116,9 @@ static sp_status grow_pool(sp_batch *r, size_t n)
 sp_status sp_timing_start(sp_batch *r)
 {
     sp_pipeline *p = r->p;
+    sp_status st = choose_timed(r);
+    if (st != SP_OK)
+        return st;
     if (p->timeline_mode == SP_TIMELINE_CUPTI) { /* bench/PERF.md says what each costs */
         double t = sp_now();
         if (!p->ctx->ops->activity_start) {
@@ -76,7 +139,7 @@ sp_status sp_timing_start(sp_batch *r)
         sp_backend_error_clear();
         return sp_batch_fail(r, SP_ERR_INVALID_ARGUMENT, "too many chunks to time");
     }
-    sp_status st = grow_pool(r, n);
+    st = grow_pool(r, n);
     if (st != SP_OK)
         return st;
     st = p->ctx->ops->event_record(p->ctx->impl, p->timing.base, p->h2d);
@@ -88,7 +151,7 @@ sp_status sp_timing_start(sp_batch *r)
 
 static size_t pair_index(const sp_batch *r, size_t g, size_t i)
 {
-    return i * sp_gpu_engines(r->p) + g;
+    return r->p->timing.rank[i] * sp_gpu_engines(r->p) + g;
 }
 
 sp_bevent *sp_timing_event(const sp_batch *r, size_t g, size_t i, int end)
@@ -129,7 +192,7 @@ sp_status sp_timing_collect(sp_batch *r)
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
     for (size_t i = 0; i < r->plan.chunks; i++)
-        for (size_t g = 0; g < sp_gpu_engines(p); g++) {
+        for (size_t g = 0; g < sp_gpu_engines(p) && sp_timing_timed(r, i); g++) {
             int inferred = p->timing.inferred[pair_index(r, g, i)];
             double a = 0.0, z;
             sp_status st = ops->event_elapsed(p->ctx->impl, p->timing.base,
@@ -271,6 +334,13 @@ void sp_timing_span(sp_pipeline *p, size_t engine, size_t i, double start, doubl
 {
     sp_timeline_set(&p->timeline, engine, i, start, end);
 }
+
+void sp_timing_chunk(sp_batch *b, size_t i)
+{
+    sp_timeline_set_records(&b->p->timeline, i - b->base, sp_chunk_records(b, i));
+}
+
+size_t sp_timing_window(const sp_pipeline *p) { return p->timing.window; }
 
 void sp_timing_serial_queues(sp_pipeline *p)
 {
