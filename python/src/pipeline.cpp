@@ -285,6 +285,7 @@ nb::dict report_dict(const report &self)
     d["batches"] = r.batches;
     d["slot_records"] = r.slot_records;
     d["pcie_bytes"] = r.pcie_bytes;
+    d["timed_chunks"] = r.timed_chunks;
     return d;
 }
 

@@ -95,7 +95,7 @@ class Context:
         priority: int = 0,
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
-        timeline: str = "events",
+        timeline: str = "sampled",
     ) -> Pipeline:
         """A pipeline of `stages` (a list, possibly empty: then it copies to the device and
         back) over records of `in_shape` and `in_dtype`. Every buffer is allocated here once.
@@ -107,7 +107,9 @@ class Context:
         chosen); ``priority``: stream priority (negative is higher, CUDA);
         ``copy_piece_bytes``: enqueue copies in pieces of at most this size (0: whole);
         ``copy_by_kernel``: copies by a kernel rather than the copy engines; ``timeline``:
-        how a run with a report times its operations, "events", "cupti" or "off". The C header
+        how a run with a report times its operations: "sampled" (the default: a few windows
+        of chunks timed, the figures extrapolated), "events" (every operation: the full
+        timeline), "cupti" or "off". The C header
         ``include/streampipe.h`` (sp_pipeline_config) says more about each.
         """
         return Pipeline(

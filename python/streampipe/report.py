@@ -69,6 +69,7 @@ class Report:
     batches: int
     slot_records: int
     pcie_bytes: int
+    timed_chunks: int  # chunks whose GPU operations were timed (sampled: the windows')
     _pipeline: "Pipeline" = field(repr=False, compare=False)
     _c: Any = field(repr=False, compare=False)
     _run: int = field(repr=False, compare=False)

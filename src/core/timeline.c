@@ -157,25 +157,33 @@ static double engine_union(const sp_timeline *t, size_t e)
     return busy;
 }
 
-/* The engine's work summed over its recorded chunks, and how much of the run those stand
- * for: the run's records over theirs (1 for a full timeline; more for a sampled one). */
+/* The engine's work over the run, from its recorded chunks, and the factor from their work
+ * to that (1 for a full timeline). A sampled timeline's first and last windows stand for
+ * themselves (the ramp and the drain are unlike the rest: no waits on earlier chunks yet,
+ * none on later ones); its middle windows for every other chunk, by records. */
 static double engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
 {
-    size_t recorded = 0;
-    r->busy_s = 0.0;
+    size_t first_end, last_start, edge_records = 0, middle_records = 0;
+    sp_timeline_edges(t, &first_end, &last_start);
+    double edge = 0.0, middle = 0.0;
     r->max_chunk_s = 0.0;
     for (size_t c = 0; c < t->chunks; c++) {
         sp_span s = t->spans[e * t->chunks + c];
         if (s.end < s.start)
             continue;
         double d = s.end - s.start;
-        r->busy_s += d;
-        recorded += sp_timeline_chunk_records(t, c);
+        int at_edge = c < first_end || c >= last_start;
+        *(at_edge ? &edge : &middle) += d;
+        *(at_edge ? &edge_records : &middle_records) += sp_timeline_chunk_records(t, c);
         if (d > r->max_chunk_s)
             r->max_chunk_s = d;
     }
-    return recorded > 0 && recorded < t->n_records ? (double)t->n_records / (double)recorded
-                                                   : 1.0;
+    double weight = middle_records > 0 && t->n_records > edge_records + middle_records
+                        ? (double)(t->n_records - edge_records) / (double)middle_records
+                        : 1.0;
+    r->busy_s = edge + weight * middle;
+    double work = edge + middle;
+    return work > 0.0 ? r->busy_s / work : 1.0;
 }
 
 static size_t timed_chunks(const sp_timeline *t)
@@ -205,7 +213,6 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
         r->kind = t->kind[e];
         r->bytes = t->bytes[e];
         double scale = engine_totals(t, e, r);
-        r->busy_s *= scale;
         double work = r->busy_s; /* the no-overlap figures add up work, not wall time */
         if (t->streams[e] > 1)
             r->busy_s = engine_union(t, e) * scale;

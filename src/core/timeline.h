@@ -71,6 +71,9 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report);
 double sp_span_covered(sp_span s, const sp_span *merged, size_t n);
 /* Sorts spans[0..n) and merges overlapping ones in place; returns how many remain. */
 size_t sp_spans_merge(sp_span *spans, size_t n);
+/* The first window of recorded GPU spans, [0, *first_end), and the last, [*last_start,
+ * chunks): empty (0, chunks) when chunk 0 or the last has none (timeline_windows.c). */
+void sp_timeline_edges(const sp_timeline *t, size_t *first_end, size_t *last_start);
 /* Fraction of copy time (h2d, d2h) under compute (timeline_windows.c). */
 double sp_timeline_hidden_transfer(const sp_timeline *t);
 

@@ -33,6 +33,17 @@ static int recorded(const sp_timeline *t, size_t c)
     return s.end >= s.start;
 }
 
+void sp_timeline_edges(const sp_timeline *t, size_t *first_end, size_t *last_start)
+{
+    size_t a = 0, b = t->chunks;
+    while (a < t->chunks && recorded(t, a))
+        a++;
+    while (b > a && recorded(t, b - 1))
+        b--;
+    *first_end = a;
+    *last_start = b;
+}
+
 /* [lo, hi] where every compute queue's activity is known from chunks [a, b]; lo > hi when
  * nowhere (a queue none of the window's chunks ran on). */
 static void window_region(const sp_timeline *t, size_t a, size_t b, double *lo, double *hi)

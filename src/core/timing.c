@@ -25,7 +25,7 @@
  * there can be measured against them (timeline.c, hidden_transfer). A run of at most four
  * windows is timed whole. The windows are chosen by chunk number alone, never by records:
  * chunks may differ in size, and the figures weigh each by its own records. */
-static size_t sample_window(const sp_pipeline *p)
+size_t sp_timing_sample_window(const sp_pipeline *p)
 {
     size_t w = SP_TIMELINE_SAMPLE_WINDOW;
     for (size_t s = 0; s < p->n_stages; s++) /* each of a stage's queues needs chunks in it */
@@ -34,7 +34,7 @@ static size_t sample_window(const sp_pipeline *p)
     return w;
 }
 
-static int in_sample(size_t i, size_t n, size_t w)
+int sp_timing_in_sample(size_t i, size_t n, size_t w)
 {
     if (n <= 4 * w || i < w || i >= n - w)
         return 1;
@@ -63,10 +63,10 @@ static sp_status choose_timed(sp_batch *r)
         t->rank_capacity = n;
     }
     int sampled = r->p->timeline_mode == SP_TIMELINE_SAMPLED;
-    t->window = sampled ? sample_window(r->p) : 0;
+    t->window = sampled ? sp_timing_sample_window(r->p) : 0;
     t->timed = 0;
     for (size_t i = 0; i < n; i++)
-        t->rank[i] = !sampled || in_sample(i, n, t->window) ? t->timed++ : SP_TIMING_UNTIMED;
+        t->rank[i] = !sampled || sp_timing_in_sample(i, n, t->window) ? t->timed++ : SP_TIMING_UNTIMED;
     if (sampled && t->timed == n)
         t->window = 0; /* timed whole: a full timeline */
     return SP_OK;

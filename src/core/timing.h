@@ -37,6 +37,10 @@ size_t sp_timing_window(const sp_pipeline *p);
  * flag for every GPU engine of every chunk and records the base event (or starts the
  * backend's activity records when the config asks for CUPTI and the backend has them). */
 sp_status sp_timing_start(sp_batch *b);
+/* SP_TIMELINE_SAMPLED's choice: the window length for this pipeline, and whether chunk i of
+ * a run of n chunks is in a window (timing.c says which). */
+size_t sp_timing_sample_window(const sp_pipeline *p);
+int sp_timing_in_sample(size_t i, size_t n, size_t window);
 /* Whether chunk i has timing events (every chunk but with SP_TIMELINE_SAMPLED, there the
  * windows' chunks); 0 in a batch timed without events. */
 int sp_timing_timed(const sp_batch *b, size_t i);

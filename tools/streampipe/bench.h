@@ -45,6 +45,7 @@ typedef struct bench_sweep_request {
 #define BENCH_UNSET_SIZE SIZE_MAX
 #define BENCH_UNSET_UINT UINT_MAX
 #define BENCH_UNSET_SEED (~0ULL)
+#define BENCH_UNSET_TIMELINE ((sp_timeline_mode)-1)
 
 /* The job: what the options say, then, once the backend is known, every value decided. */
 typedef struct bench_plan {
@@ -62,7 +63,13 @@ typedef struct bench_plan {
     unsigned stage_streams;      /* sp_stage.streams of the sinmix stage; 0 = one queue */
     size_t copy_piece_bytes;     /* 0 = whole copies */
     sp_graph_mode graph;         /* not OFF: stream mode is timed beside */
-    sp_timeline_mode timeline;   /* how the run with a report is timed (--timeline) */
+    sp_timeline_mode timeline;   /* how the run with a report is timed (--timeline); unset
+                                    (BENCH_UNSET_TIMELINE): sampled, or events for --trace
+                                    and --svg, which show every operation */
+    int timeline_full;           /* --timeline-full: also time a run with the full timeline
+                                    (events) in every repeat, beside the sampled one */
+    double flight_recorder_s;    /* --flight-recorder: seconds kept; 0: none */
+    const char *flight_path;     /* --flight-recorder-file */
     int copy_kernel;             /* pipelined runs copy by kernel; the ceiling keeps engines */
     unsigned repeat;
     unsigned long long seed;
@@ -130,6 +137,8 @@ typedef struct bench_results {
     bench_series traced;    /* the same pipeline with a report: per-chunk timings */
     bench_series ceiling;   /* 0 stages, pinned: what the copy engines alone reach */
     bench_series stream;    /* with --graph: the pipelined runs in stream mode */
+    bench_series full;      /* with --timeline-full: the same pipeline's config, timed whole
+                               (SP_TIMELINE_EVENTS), with a report */
     bench_totals checks;
 } bench_results;
 
