@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/flight.h"
 #include "core/config_read.h"
 #include "core/live_objects.h"
 #include "core/pipeline.h"
@@ -215,6 +216,16 @@ static sp_status make_pool(sp_pipeline *p, unsigned threads)
     return SP_OK;
 }
 
+static sp_status make_flight(sp_pipeline *p, double seconds)
+{
+    int failed;
+    p->flight = sp_flight_create(seconds, &failed);
+    return failed ? sp_pipeline_fail(p, SP_ERR_OUT_OF_MEMORY, "no memory for the flight "
+                                     "recorder (%zu bytes)", sp_flight_bytes(NULL) +
+                                     SP_FLIGHT_CAPACITY * sizeof(sp_flight_span))
+                  : SP_OK;
+}
+
 static void release_events(sp_pipeline *p)
 {
     const sp_backend_ops *ops = p->ctx->ops;
@@ -237,6 +248,7 @@ static void release_all(sp_pipeline *p)
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
     sp_graph_release(p);
+    sp_flight_destroy(p->flight);
     if (p->h2d)
         ops->queue_destroy(impl, p->h2d);
     for (size_t s = 0; s < SP_MAX_STAGES; s++)
@@ -292,6 +304,8 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
         st = make_buffers(p);
     if (st == SP_OK)
         st = make_pool(p, cfg->staging_threads);
+    if (st == SP_OK)
+        st = make_flight(p, cfg->flight_recorder_s);
     if (st != SP_OK) {
         release_all(p);
         free(p);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/flight.h"
 #include "core/report.h"
 #include "core/timing.h"
 
@@ -33,6 +34,8 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
     report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
     report->slot_records = p->chunk_capacity;
     report->pcie_bytes = sp_report_pcie_bytes(run);
+    report->flight_recorder_s = p->flight ? p->flight->seconds : 0.0;
+    report->flight_recorder_bytes = sp_flight_bytes(p->flight);
     report->submit_s = p->last_submit_s;
     report->wait_s = p->last_wait_s;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)

@@ -14,8 +14,14 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/flight.h"
 #include "core/pipeline_state.h"
 #include "core/timing.h"
+
+static uint64_t sp_flight_run(const sp_pipeline *p)
+{
+    return atomic_load_explicit(&p->stats.run, memory_order_relaxed);
+}
 
 /* ---- which chunks are timed ------------------------------------------------------------ */
 
@@ -119,6 +125,9 @@ sp_status sp_timing_start(sp_batch *r)
     sp_status st = choose_timed(r);
     if (st != SP_OK)
         return st;
+    p->timing.t0 = r->t0;
+    p->timing.recording = p->flight != NULL;
+    p->timing.recorded_below = 0;
     if (p->timeline_mode == SP_TIMELINE_CUPTI) { /* bench/PERF.md says what each costs */
         double t = sp_now();
         if (!p->ctx->ops->activity_start) {
@@ -187,26 +196,82 @@ static double inferred_start(const sp_batch *r, size_t g, size_t i)
     return start;
 }
 
-sp_status sp_timing_collect(sp_batch *r)
+/* Chunk i's GPU spans into the timeline (and, when `record`, the flight recorder); a
+ * backend status when an event cannot be read, nothing failed. */
+static sp_status collect_chunk(sp_batch *r, size_t i, int record)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
-    for (size_t i = 0; i < r->plan.chunks; i++)
-        for (size_t g = 0; g < sp_gpu_engines(p) && sp_timing_timed(r, i); g++) {
-            int inferred = p->timing.inferred[pair_index(r, g, i)];
-            double a = 0.0, z;
-            sp_status st = ops->event_elapsed(p->ctx->impl, p->timing.base,
-                                              sp_timing_event(r, g, i, 1), &z);
-            if (st == SP_OK && !inferred)
-                st = ops->event_elapsed(p->ctx->impl, p->timing.base,
-                                        sp_timing_event(r, g, i, 0), &a);
-            if (st != SP_OK)
-                return sp_batch_fail(r, st, "chunk %zu: reading its timing events", i);
-            if (inferred)
-                a = inferred_start(r, g, i);
-            sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
-        }
+    sp_flight_span spans[SP_MAX_STAGES + 2];
+    size_t G = sp_gpu_engines(p);
+    for (size_t g = 0; g < G; g++) {
+        int inferred = p->timing.inferred[pair_index(r, g, i)];
+        double a = 0.0, z;
+        sp_status st = ops->event_elapsed(p->ctx->impl, p->timing.base,
+                                          sp_timing_event(r, g, i, 1), &z);
+        if (st == SP_OK && !inferred)
+            st = ops->event_elapsed(p->ctx->impl, p->timing.base,
+                                    sp_timing_event(r, g, i, 0), &a);
+        if (st != SP_OK)
+            return st;
+        if (inferred)
+            a = inferred_start(r, g, i);
+        sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
+        spans[g] = (sp_flight_span){p->timing.t0 + a, p->timing.t0 + z, i + r->base,
+                                    (uint32_t)SP_TL_GPU(g), (uint32_t)sp_flight_run(p)};
+    }
+    if (record)
+        sp_flight_push(p->flight, spans, G);
     return SP_OK;
+}
+
+sp_status sp_timing_collect(sp_batch *r)
+{
+    sp_pipeline *p = r->p;
+    for (size_t i = 0; i < r->plan.chunks; i++) {
+        int record = p->timing.recording && i >= p->timing.recorded_below;
+        sp_status st = sp_timing_timed(r, i) ? collect_chunk(r, i, record) : SP_OK;
+        if (st != SP_OK)
+            return sp_batch_fail(r, st, "chunk %zu: reading its timing events", i);
+    }
+    p->timing.recorded_below = r->plan.chunks;
+    return SP_OK;
+}
+
+/* ---- the flight recorder ------------------------------------------------------------- */
+
+/* Reads the timed chunks up to `below` whose last operation is done, in order, into the
+ * timeline and the recorder; stops at the first that is not done, or cannot be read (a
+ * failed run's chunks that never ran): the rest wait for the next call, or are not kept. */
+static void record_up_to(sp_batch *r, size_t below)
+{
+    sp_pipeline *p = r->p;
+    const sp_backend_ops *ops = p->ctx->ops;
+    size_t G = sp_gpu_engines(p);
+    for (size_t i = p->timing.recorded_below; i < below; i = ++p->timing.recorded_below) {
+        if (!sp_timing_timed(r, i))
+            continue;
+        int complete = 1;
+        if (ops->event_query && (ops->event_query(p->ctx->impl,
+                                                  sp_timing_event(r, G - 1, i, 1),
+                                                  &complete) != SP_OK || !complete))
+            break;
+        if (collect_chunk(r, i, 1) != SP_OK)
+            break;
+    }
+    sp_backend_error_clear(); /* nothing failed: the recorder keeps what it could read */
+}
+
+void sp_timing_retired(sp_batch *r, size_t chunk)
+{
+    if (r->p->timing.recording && r->event_timing && chunk >= r->base)
+        record_up_to(r, chunk - r->base + 1);
+}
+
+void sp_timing_drained(sp_batch *r)
+{
+    if (r->p->timing.recording && r->event_timing)
+        record_up_to(r, r->plan.chunks);
 }
 
 /* ---- activity records ----------------------------------------------------------------- */
@@ -322,7 +387,11 @@ sp_status sp_timing_timeline_start(sp_batch *b)
     return SP_OK;
 }
 
-void sp_timing_invalidate(sp_pipeline *p) { p->timeline.complete = 0; }
+void sp_timing_invalidate(sp_pipeline *p)
+{
+    p->timeline.complete = 0;
+    p->timing.recording = 0; /* until sp_timing_start: a serial run keeps none */
+}
 
 void sp_timing_complete(sp_pipeline *p, double makespan_s)
 {
@@ -333,6 +402,11 @@ void sp_timing_complete(sp_pipeline *p, double makespan_s)
 void sp_timing_span(sp_pipeline *p, size_t engine, size_t i, double start, double end)
 {
     sp_timeline_set(&p->timeline, engine, i, start, end);
+    if (p->timing.recording) { /* host spans are known at once: kept as they happen */
+        sp_flight_span s = {p->timing.t0 + start, p->timing.t0 + end, i, (uint32_t)engine,
+                            (uint32_t)sp_flight_run(p)};
+        sp_flight_push(p->flight, &s, 1);
+    }
 }
 
 void sp_timing_chunk(sp_batch *b, size_t i)

@@ -57,4 +57,10 @@ sp_status sp_timing_collect(sp_batch *b);
 uint64_t sp_timing_activity_id(const sp_batch *b, size_t g, size_t i);
 sp_status sp_timing_activity_collect(sp_batch *b);
 
+/* The flight recorder (flight.h), when the pipeline keeps one: chunk `chunk` (ring
+ * numbering) has left its slot, so it and those before it are read into it once their last
+ * operation is done; and after the drain, what is left (failed or not). */
+void sp_timing_retired(sp_batch *b, size_t chunk);
+void sp_timing_drained(sp_batch *b);
+
 #endif

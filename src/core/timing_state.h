@@ -21,6 +21,11 @@ typedef struct sp_timing_pool {
     size_t rank_capacity;
     size_t timed;            /* chunks with events in that run */
     size_t window;           /* chunks per sampled window; 0: every chunk timed */
+    /* the flight recorder's side (flight.h): the run's start on the host clock, whether
+     * this run's spans go to it, and the chunks read into it while the run went on */
+    double t0;
+    int recording;
+    size_t recorded_below;
 } sp_timing_pool;
 
 #define SP_TIMING_UNTIMED ((size_t)-1)

@@ -62,6 +62,7 @@ static const cli_option options[] = {
              "keep no journal (the output is flushed once, at the end, as for a\n"
              "pipe): a run that is interrupted starts again; not with --resume"),
     CLI_LIVE_OPTIONS(run_options, live),
+    CLI_FLIGHT_OPTIONS(run_options, flight),
     CLI_JSON_OPTION(run_options),
 };
 
@@ -139,6 +140,8 @@ int run_make_pipeline(run_job *job, const run_options *o)
         .chunk_records = (size_t)o->chunk_records, /* 0: the library's choice */
         .depth = (unsigned)o->depth,
         .staging_threads = (unsigned)o->staging_threads,
+        .size = sizeof(sp_pipeline_config), /* 0.7: flight_recorder_s is read */
+        .flight_recorder_s = (double)o->flight.seconds,
     };
     int rc = o->max_pinned ? fit_pinned(job->ctx, o, &job->stages, &config) : CLI_EXIT_OK;
     if (rc != CLI_EXIT_OK)
@@ -325,11 +328,17 @@ static int run_job_go(run_job *job, const run_options *o)
     size_t records_run = 0;
     double makespan_s = 0;
     cli_live live;
+    cli_flight flight;
+    if (cli_flight_start(&flight, &o->flight, job->pipeline) != 0)
+        return CLI_EXIT_FAILURE;
     rc = start_live(job, o, &live);
     sp_status st = rc == CLI_EXIT_OK ? run_ranges(job, &live.watch, &report, &records_run,
                                                   &makespan_s)
                                      : SP_OK;
     cli_live_stop(&live); /* the panel erased before the report; the endpoint closed */
+    if (st != SP_OK && rc == CLI_EXIT_OK && !run_signal_stop_requested())
+        cli_flight_dump(&flight, "the run failed"); /* its last seconds, before any message */
+    cli_flight_stop(&flight);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (st != SP_OK) {
