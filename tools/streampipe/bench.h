@@ -15,6 +15,7 @@
 #include "streampipe.h"
 #include "streampipe_group.h"
 #include "figures.h"
+#include "flight.h"
 #include "live.h"
 #include "stats.h"
 #include "streampipe_ops.h"
@@ -68,8 +69,7 @@ typedef struct bench_plan {
                                     and --svg, which show every operation */
     int timeline_full;           /* --timeline-full: also time a run with the full timeline
                                     (events) in every repeat, beside the sampled one */
-    double flight_recorder_s;    /* --flight-recorder: seconds kept; 0: none */
-    const char *flight_path;     /* --flight-recorder-file */
+    cli_flight_options flight;   /* --flight-recorder: the pipelined pipeline's */
     int copy_kernel;             /* pipelined runs copy by kernel; the ceiling keeps engines */
     unsigned repeat;
     unsigned long long seed;

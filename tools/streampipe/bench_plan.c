@@ -224,6 +224,7 @@ static const cli_option options[] = {
               "input data seed (default from the clock; printed)"),
     CLI_JSON_OPTION(bench_plan),
     CLI_LIVE_OPTIONS(bench_plan, live),
+    CLI_FLIGHT_OPTIONS(bench_plan, flight),
     CLI_STRING("trace", "FILE.json", bench_plan, trace_path,
                "after the runs, write the Chrome trace (Perfetto,\n"
                "chrome://tracing) of the last pipelined run made\nwith a report"),

@@ -177,8 +177,16 @@ int bench_run_all(const bench_session *s, bench_results *results)
         if ((kinds[k].series != &results->stream || s->plan->graph != SP_GRAPH_OFF) &&
             (kinds[k].series != &results->full || s->plan->timeline_full))
             chosen[n_chosen++] = kinds[k];
-    if (rc == CLI_EXIT_OK)
+    cli_flight flight; /* the pipelined pipeline's runs with a report: the ones it keeps */
+    if (rc == CLI_EXIT_OK && cli_flight_start(&flight, &s->plan->flight,
+                                              pipelines[PIPELINED]) != 0)
+        rc = CLI_EXIT_FAILURE;
+    else if (rc == CLI_EXIT_OK) {
         rc = run_repeats(s, chosen, n_chosen);
+        if (rc != CLI_EXIT_OK)
+            cli_flight_dump(&flight, "a run failed");
+        cli_flight_stop(&flight);
+    }
     if (rc == CLI_EXIT_OK)
         rc = export_last_traced(s, pipelines[PIPELINED], &results->traced);
     for (size_t k = 0; k < N_PIPELINES; k++)

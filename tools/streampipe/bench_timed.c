@@ -28,6 +28,7 @@ sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
         .graph = plan->graph,
         .copy_by_kernel = plan->copy_kernel,
         .timeline = plan->timeline,
+        .flight_recorder_s = (double)plan->flight.seconds,
     };
     return config;
 }
