@@ -119,8 +119,8 @@ static int figures_agree(const sp_report *full, const sp_report *sampled, double
 }
 
 /* A host thread that wakes 10 ms late on a loaded two-core machine lengthens one chunk; a
- * sample that holds it is off by more than the points. Such noise seldom strikes five times running;
- * a wrong estimator fails every attempt. */
+ * sample that holds it is off by more than the points. Such noise seldom strikes five times
+ * running; a wrong estimator fails every attempt. */
 #define ATTEMPTS 5
 
 /* The overlap is partial: a figure that ignored it, or counted it all, would show. */
