@@ -273,9 +273,10 @@ typedef enum sp_graph_mode {
 /* How a run made with a report times its operations (sp_pipeline_config.timeline): the
  * report's per-engine figures (busy time, bound, hidden transfer) and the trace exports come
  * from this timeline. Asked for here, never by the environment. */
-#define SP_TIMELINE_SAMPLE_WINDOW 4  /* chunks per sampled window (more for a stage on many
-                                        streams: twice its streams) */
-#define SP_TIMELINE_SAMPLE_STRIDE 40 /* chunks from one middle window to the next */
+#define SP_TIMELINE_SAMPLE_WINDOW 4  /* chunks per sampled window at least; depth + 2 when more
+                                        (a copy overlaps compute of chunks up to depth - 1
+                                        away), twice a stage's streams when more */
+#define SP_TIMELINE_SAMPLE_STRIDE 64 /* chunks from one middle window to the next */
 
 typedef enum sp_timeline_mode {
     SP_TIMELINE_SAMPLED = 0, /* 0.7, the default: timing events only in a few windows of

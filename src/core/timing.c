@@ -33,7 +33,9 @@ static uint64_t sp_flight_run(const sp_pipeline *p)
  * chunks may differ in size, and the figures weigh each by its own records. */
 size_t sp_timing_sample_window(const sp_pipeline *p)
 {
-    size_t w = SP_TIMELINE_SAMPLE_WINDOW;
+    /* a copy overlaps compute of chunks up to depth - 1 away: they must share its window */
+    size_t w = p->depth + 2 > SP_TIMELINE_SAMPLE_WINDOW ? p->depth + 2
+                                                         : SP_TIMELINE_SAMPLE_WINDOW;
     for (size_t s = 0; s < p->n_stages; s++) /* each of a stage's queues needs chunks in it */
         if (2 * (size_t)p->stage_streams[s] > w)
             w = 2 * (size_t)p->stage_streams[s];
