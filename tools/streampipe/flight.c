@@ -9,12 +9,16 @@
 #include "flight.h"
 #include "streampipe_trace.h"
 
-static volatile sig_atomic_t usr1_seen;
+/* Set by the handler, on whichever thread the signal lands, and taken by the watcher: a
+ * lock-free atomic, which a handler may store to and another thread read. */
+static atomic_int usr1_seen;
 
 static void on_usr1(int sig)
 {
     (void)sig;
-    usr1_seen = 1; /* async-signal-safe: the watcher thread writes the file */
+    int saved = errno; /* the interrupted call's errno stays as it was */
+    atomic_store(&usr1_seen, 1); /* async-signal-safe: the watcher thread writes the file */
+    errno = saved;
 }
 
 void cli_flight_dump(cli_flight *f, const char *why)
@@ -34,10 +38,8 @@ static void *watch(void *arg)
     cli_flight *f = arg;
     const struct timespec tick = {0, 50 * 1000 * 1000};
     while (!atomic_load(&f->stop)) {
-        if (usr1_seen) {
-            usr1_seen = 0;
+        if (atomic_exchange(&usr1_seen, 0))
             cli_flight_dump(f, "SIGUSR1");
-        }
         nanosleep(&tick, NULL);
     }
     return NULL;
