@@ -356,6 +356,13 @@ for workload in seed transfer; do
             bench_timeline "$source" "$workload"
     done
 done
+# The default (sampled) timeline against none and against the full one (issue 27): seed and
+# transfer, pinned and pageable, its own log and JSON lines (sampled.log, sampled.jsonl).
+# GPU_CHECK_SAMPLED=0 leaves it out.
+if [[ ${GPU_CHECK_SAMPLED:-1} != 0 && -x $CLI ]]; then
+    run_phase sampled-timeline 240 0 "$BENCH_LOG" env OUT="$OUT" BUILD="$BUILD" \
+        bench/sampled_check.sh 9
+fi
 # A group of one device, and two pipelines on one device, against the plain pipeline (issue 13)
 GROUP_BENCH=$BUILD/bench/group_bench
 [[ -x $GROUP_BENCH ]] && run_phase group-bench 60 0 "$BENCH_LOG" "$GROUP_BENCH" --backend cuda \

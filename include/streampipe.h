@@ -273,14 +273,30 @@ typedef enum sp_graph_mode {
 /* How a run made with a report times its operations (sp_pipeline_config.timeline): the
  * report's per-engine figures (busy time, bound, hidden transfer) and the trace exports come
  * from this timeline. Asked for here, never by the environment. */
+#define SP_TIMELINE_SAMPLE_WINDOW 4  /* chunks per sampled window at least; depth + 2 when more
+                                        (a copy overlaps compute of chunks up to depth - 1
+                                        away), twice a stage's streams when more */
+#define SP_TIMELINE_SAMPLE_STRIDE 64 /* chunks from one middle window to the next */
+
 typedef enum sp_timeline_mode {
-    SP_TIMELINE_EVENTS = 0, /* timing events recorded in the queues (the default): about +1.5 to
-                               +3.5% of the makespan at 8 MiB chunks (bench/PERF.md) */
+    SP_TIMELINE_SAMPLED = 0, /* 0.7, the default: timing events only in a few windows of
+                               consecutive chunks (the first, the last and one every
+                               SP_TIMELINE_SAMPLE_STRIDE chunks, each
+                               SP_TIMELINE_SAMPLE_WINDOW long; a run of at most four windows
+                               is timed whole). The figures are extrapolated to the run
+                               (busy times by records, hidden transfer measured where the
+                               windows show every compute operation) and the report says how
+                               many chunks were timed (timed_chunks, notes). Cheap enough for
+                               every run (bench/PERF.md); the trace exports show only the
+                               timed chunks' GPU operations: ask for EVENTS for a full one */
     SP_TIMELINE_CUPTI = 1,  /* the backend's activity records (CUDA with libcupti): nothing is
                                enqueued to time the operations; where the backend has none,
                                events, and the report's notes say why */
-    SP_TIMELINE_OFF = 2     /* none: a report keeps the counts, the makespan and what the
+    SP_TIMELINE_OFF = 2,    /* none: a report keeps the counts, the makespan and what the
                                library chose, without per-engine figures */
+    SP_TIMELINE_EVENTS = 3  /* the full per-operation timeline: timing events for every
+                               operation of every chunk (0 meant this before 0.7's sampling):
+                               about +2 to +5% of the makespan at 8 MiB chunks (bench/PERF.md) */
 } sp_timeline_mode;
 
 /* Sized (see the top of this file): SP_PIPELINE_CONFIG_INIT, or size 0 for the 0.5 layout. */
@@ -324,6 +340,10 @@ typedef struct sp_pipeline_config {
                                  create with SP_ERR_INVALID_ARGUMENT saying so */
     size_t max_device_bytes;  /* 0.7: the same for device memory (slot buffers and stage
                                  scratch; HOST: the host memory standing for it) */
+    double flight_recorder_s;  /* 0.7: > 0 keeps the last this many seconds of the timeline
+                                  (whatever the mode times: sampled windows by default) of
+                                  runs made with a report, in a ring of bounded memory,
+                                  for sp_pipeline_dump_recent; 0: none kept */
 } sp_pipeline_config;
 
 #define SP_PIPELINE_CONFIG_INIT {.size = sizeof(sp_pipeline_config)}
@@ -452,7 +472,13 @@ typedef struct sp_report {
                               (sp_device_alloc), whose copies stay on the device */
     uint64_t tune_changes; /* 0.7: changes of chunk size or depth the library made for this
                               pipeline so far (sp_pipeline_tune_changes lists them) */
-    uint64_t reserved[13]; /* zero; later figures take these */
+    size_t timed_chunks;   /* 0.7: chunks whose GPU operations were timed: all of them with
+                              SP_TIMELINE_EVENTS or _CUPTI, the sampled windows' with
+                              _SAMPLED (the figures above are then extrapolated), 0 when
+                              none was */
+    double flight_recorder_s; /* 0.7: seconds the flight recorder keeps (the config's), 0: off */
+    size_t flight_recorder_bytes; /* 0.7: the memory it holds at most (fixed at creation) */
+    uint64_t reserved[10]; /* zero; later figures take these */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).

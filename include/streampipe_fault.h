@@ -36,6 +36,10 @@ typedef struct sp_fault_config {
     int fail_persist;         /* 1: every status-returning call from the fail_call-th on fails,
                                  not only that one (a device that stopped working); 0: only
                                  the fail_call-th */
+    const char *delay_op;     /* 0.7: delay only these queued operations, by backend name,
+                                 separated by commas ("copy_h2d", "launch,copy_d2h"), so that an
+                                 operation's own time grows and the event records and waits
+                                 around it stay instant; NULL: every queued operation */
 } sp_fault_config;
 
 #define SP_FAULT_CONFIG_INIT {.size = sizeof(sp_fault_config)}

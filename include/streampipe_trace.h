@@ -42,6 +42,21 @@ SP_API sp_status sp_pipeline_write_trace(const sp_pipeline *pipeline, FILE *f);
 SP_API sp_status sp_pipeline_write_svg(const sp_pipeline *pipeline, const sp_report *report,
                                        FILE *f);
 
+/* 0.7: writes the flight recorder's spans (sp_pipeline_config.flight_recorder_s > 0) as a
+ * Chrome trace JSON file at `path`, which Perfetto (its UI and trace processor) loads: the
+ * spans of every engine that ended within flight_recorder_s of the newest one kept, on the
+ * host's monotonic clock in microseconds, from runs made with a report (the timeline mode's
+ * chunks: the sampled windows' GPU operations by default, every one with EVENTS; host
+ * staging always; not graph replays, streams or serial runs, which record no spans). The
+ * recorder is a ring of 65536 spans (2 MiB), fixed at creation (sp_report.flight_recorder_bytes
+ * says its size); GPU spans enter as their chunks leave the ring, host spans as they
+ * happen, and a failed run's last chunks after its drain. Any thread, any time, during a run
+ * too (it copies the ring under a lock held for that copy alone); the library writes no file
+ * unless this is called. It writes no error text (it may run beside a run that owns it):
+ * SP_ERR_INVALID_ARGUMENT for NULL or a pipeline without a recorder, SP_ERR_OUT_OF_MEMORY,
+ * SP_ERR_BACKEND when the file cannot be written (errno says why). */
+SP_API sp_status sp_pipeline_dump_recent(const sp_pipeline *pipeline, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,6 +43,8 @@ CI_PACKAGES=(
     clang libclang-rt-14-dev              # the model loader's libFuzzer target
     libopenmpi-dev openmpi-bin openssh-client # `streampipe run` under mpirun (rsh agent)
     abigail-tools                         # abidw/abidiff: the ABI check
+    nodejs                                # runs Perfetto's trace processor (the UI's
+                                          # WebAssembly build) for cli_flight_perfetto_host
 )
 
 have() { dpkg -s "$1" >/dev/null 2>&1; }

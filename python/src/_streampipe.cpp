@@ -118,6 +118,7 @@ NB_MODULE(_streampipe, m)
     m.attr("GRAPH_OFF") = (int)SP_GRAPH_OFF;
     m.attr("GRAPH_ON") = (int)SP_GRAPH_ON;
     m.attr("GRAPH_AUTO") = (int)SP_GRAPH_AUTO;
+    m.attr("TIMELINE_SAMPLED") = (int)SP_TIMELINE_SAMPLED;
     m.attr("TIMELINE_EVENTS") = (int)SP_TIMELINE_EVENTS;
     m.attr("TIMELINE_CUPTI") = (int)SP_TIMELINE_CUPTI;
     m.attr("TIMELINE_OFF") = (int)SP_TIMELINE_OFF;

@@ -292,6 +292,7 @@ nb::dict report_dict(const report &self)
     d["slot_records"] = r.slot_records;
     d["pcie_bytes"] = r.pcie_bytes;
     d["tune_changes"] = r.tune_changes;
+    d["timed_chunks"] = r.timed_chunks;
     return d;
 }
 

@@ -95,7 +95,7 @@ class Context:
         priority: int = 0,
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
-        timeline: str = "events",
+        timeline: str = "sampled",
         max_pinned_bytes: int = 0,
         max_device_bytes: int = 0,
     ) -> Pipeline:
@@ -109,7 +109,9 @@ class Context:
         chosen); ``priority``: stream priority (negative is higher, CUDA);
         ``copy_piece_bytes``: enqueue copies in pieces of at most this size (0: whole);
         ``copy_by_kernel``: copies by a kernel rather than the copy engines; ``timeline``:
-        how a run with a report times its operations, "events", "cupti" or "off";
+        how a run with a report times its operations: "sampled" (the default: a few windows
+        of chunks timed, the figures extrapolated), "events" (every operation: the full
+        timeline), "cupti" or "off";
         ``max_pinned_bytes``, ``max_device_bytes``: a memory budget (0: none) that a chunk
         and depth left at 0 are fitted to, and that refuses (InvalidArgument) settings it
         cannot hold. The C header

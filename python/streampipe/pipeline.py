@@ -45,7 +45,12 @@ if TYPE_CHECKING:
 __all__ = ["Pipeline"]
 
 _GRAPH_MODES = {"off": _c.GRAPH_OFF, "on": _c.GRAPH_ON, "auto": _c.GRAPH_AUTO}
-_TIMELINE_MODES = {"events": _c.TIMELINE_EVENTS, "cupti": _c.TIMELINE_CUPTI, "off": _c.TIMELINE_OFF}
+_TIMELINE_MODES = {
+    "sampled": _c.TIMELINE_SAMPLED,
+    "events": _c.TIMELINE_EVENTS,
+    "cupti": _c.TIMELINE_CUPTI,
+    "off": _c.TIMELINE_OFF,
+}
 _DLPACK_CPU, _DLPACK_CUDA_HOST = 1, 3
 
 
@@ -173,7 +178,7 @@ class Pipeline:
         priority: int = 0,
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
-        timeline: str = "events",
+        timeline: str = "sampled",
         max_pinned_bytes: int = 0,
         max_device_bytes: int = 0,
         _devices: Optional[list[int]] = None,
@@ -195,7 +200,7 @@ class Pipeline:
             raise InvalidArgument(f"graph is {graph!r}; use 'off', 'on' or 'auto'")
         self.graph: str = graph
         if not isinstance(timeline, str) or timeline not in _TIMELINE_MODES:
-            raise InvalidArgument(f"timeline is {timeline!r}; use 'events', 'cupti' or 'off'")
+            raise InvalidArgument(f"timeline is {timeline!r}; use 'sampled', 'events', 'cupti' or 'off'")
         chunk_records = as_count(chunk_records, "chunk_records", 0, _c.SIZE_MAX)
         depth = as_count(depth, "depth", 0, _c.MAX_DEPTH)
         staging_threads = as_count(staging_threads, "staging_threads", 0, 2**32 - 1)

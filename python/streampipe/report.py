@@ -71,6 +71,7 @@ class Report:
     slot_records: int
     pcie_bytes: int
     tune_changes: int
+    timed_chunks: int  # chunks whose GPU operations were timed (sampled: the windows')
     _pipeline: "Pipeline" = field(repr=False, compare=False)
     _c: Any = field(repr=False, compare=False)
     _run: int = field(repr=False, compare=False)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/flight.h"
 #include "core/config_read.h"
 #include "core/live_objects.h"
 #include "core/pipeline.h"
@@ -50,11 +51,15 @@ static sp_status check_config(sp_context *ctx, const sp_pipeline_config *cfg)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "config: graph is %d, not SP_GRAPH_OFF, _ON or _AUTO",
                                (int)cfg->graph);
-    if (cfg->timeline != SP_TIMELINE_EVENTS && cfg->timeline != SP_TIMELINE_CUPTI &&
-        cfg->timeline != SP_TIMELINE_OFF)
-        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
-                               "config: timeline is %d, not SP_TIMELINE_EVENTS, _CUPTI or _OFF",
+    if (cfg->timeline != SP_TIMELINE_SAMPLED && cfg->timeline != SP_TIMELINE_EVENTS &&
+        cfg->timeline != SP_TIMELINE_CUPTI && cfg->timeline != SP_TIMELINE_OFF)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "config: timeline is %d, not "
+                               "SP_TIMELINE_SAMPLED, _EVENTS, _CUPTI or _OFF",
                                (int)cfg->timeline);
+    if (!(cfg->flight_recorder_s >= 0.0 && cfg->flight_recorder_s <= 1e6))
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "config: flight_recorder_s is "
+                               "%g, not 0 (off) or a number of seconds up to 1e6",
+                               cfg->flight_recorder_s);
     if (cfg->depth > SP_MAX_DEPTH)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT,
                                "config: depth %u is more than SP_MAX_DEPTH (%d)", cfg->depth,
@@ -212,6 +217,16 @@ static sp_status make_pool(sp_pipeline *p, unsigned threads)
     return SP_OK;
 }
 
+static sp_status make_flight(sp_pipeline *p, double seconds)
+{
+    int failed;
+    p->flight = sp_flight_create(seconds, &failed);
+    return failed ? sp_pipeline_fail(p, SP_ERR_OUT_OF_MEMORY, "no memory for the flight "
+                                     "recorder (%zu bytes)", sp_flight_bytes(NULL) +
+                                     SP_FLIGHT_CAPACITY * sizeof(sp_flight_span))
+                  : SP_OK;
+}
+
 static void release_events(sp_pipeline *p)
 {
     const sp_backend_ops *ops = p->ctx->ops;
@@ -223,6 +238,7 @@ static void release_events(sp_pipeline *p)
         ops->event_destroy(p->ctx->impl, p->timing.events[t]);
     free(p->timing.events);
     free(p->timing.inferred);
+    free(p->timing.rank);
     if (p->timing.base)
         ops->event_destroy(p->ctx->impl, p->timing.base);
 }
@@ -233,6 +249,7 @@ static void release_all(sp_pipeline *p)
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
     sp_graph_release(p);
+    sp_flight_destroy(p->flight);
     if (p->h2d)
         ops->queue_destroy(impl, p->h2d);
     for (size_t s = 0; s < SP_MAX_STAGES; s++)
@@ -291,6 +308,8 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
         st = make_buffers(p);
     if (st == SP_OK)
         st = make_pool(p, cfg->staging_threads);
+    if (st == SP_OK)
+        st = make_flight(p, cfg->flight_recorder_s);
     if (st != SP_OK) {
         release_all(p);
         free(p);

@@ -83,6 +83,7 @@ struct sp_pipeline {
     sp_graph_state graph;
     sp_timing_pool timing;
     sp_timeline timeline;
+    struct sp_flight *flight;               /* the flight recorder, NULL when off (flight.h) */
     sp_failure failure;
     sp_stats_state stats;
     sp_tune_state tune;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/flight.h"
 #include "core/report.h"
 #include "core/timing.h"
 #include "core/tune.h"
@@ -35,6 +36,8 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
     report->slot_records = p->chunk_capacity;
     report->pcie_bytes = sp_report_pcie_bytes(run);
     report->tune_changes = p->tune.total; /* the scheduler's thread wrote it: this one */
+    report->flight_recorder_s = p->flight ? p->flight->seconds : 0.0;
+    report->flight_recorder_bytes = sp_flight_bytes(p->flight);
     report->submit_s = p->last_submit_s;
     report->wait_s = p->last_wait_s;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
@@ -57,6 +60,17 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
         size_t used = strlen(report->notes);
         snprintf(report->notes + used, sizeof report->notes - used, "%s%s", used ? "; " : "",
                  run->activity_note);
+    }
+    if (run->event_timing && p->timeline_mode == SP_TIMELINE_SAMPLED && run->plan.chunks) {
+        size_t used = strlen(report->notes), w = sp_timing_window(p);
+        if (w)
+            snprintf(report->notes + used, sizeof report->notes - used,
+                     "%stimeline sampled: %zu of %zu chunks timed (windows of %zu: the first, "
+                     "the last, one in every %d); figures extrapolated", used ? "; " : "",
+                     report->timed_chunks, run->plan.chunks, w, SP_TIMELINE_SAMPLE_STRIDE);
+        else
+            snprintf(report->notes + used, sizeof report->notes - used,
+                     "%stimeline sampled: a short run, every chunk timed", used ? "; " : "");
     }
     if (p->timeline_mode == SP_TIMELINE_OFF) {
         size_t used = strlen(report->notes);

@@ -59,6 +59,7 @@ static sp_status host_turn(sp_batch *b, size_t i, int waited, sp_done_list *done
     size_t got = 0;
     st = sp_staging_turn(b, i, leaving, takes, &got);
     if (leaving) {
+        sp_timing_retired(b, leaving->chunk); /* the flight recorder's, when kept */
         hand_back(done, leaving->owner, SP_DONE_CHUNK);
         sp_stats_vacated(p, st == SP_OK ? leaving->records : 0);
         sp_ring_vacate(slot);
@@ -306,6 +307,8 @@ sp_status sp_sched_finish(sp_batch *b, sp_status st, sp_report *report)
     }
     if (st == SP_OK && b->event_timing)
         st = sp_timing_collect(b); /* after t_end: reading the events is not the run's */
+    else
+        sp_timing_drained(b); /* a failed run's last chunks, for the flight recorder */
     if (st == SP_OK && report)
         sp_report_batch(b, report);
     sp_stats_end(p, st);

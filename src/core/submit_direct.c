@@ -12,10 +12,14 @@
 #include "core/submit_direct.h"
 #include "core/timing.h"
 
-/* Whether something `d` lists is unfinished now. Stops at the first: in a run the GPU
- * limits, the previous operation on the queue is usually still running, so one question
- * settles it. */
-static sp_status deps_running(const sp_batch *r, const sp_op_deps *d, int *running)
+/* Whether something `d` lists is unfinished now: *running for an operation that has timing
+ * events, *blind for one that has none (a sampled run's chunk outside its windows), whose
+ * end will not be known. Asks the chunk's own end event where there is one (a slot's done
+ * event may hold a later chunk's record), else the slot's done event, which at this moment
+ * still holds the chunk's record or a later one (the chunk had left its slot then: done).
+ * Stops once the answer is settled: in a run the GPU limits, the previous operation on the
+ * queue is usually still running, so one question does it. */
+static sp_status deps_running(const sp_batch *r, const sp_op_deps *d, int *running, int *blind)
 {
     const sp_backend_ops *ops = r->p->ctx->ops;
     sp_op ask[3];
@@ -24,14 +28,20 @@ static sp_status deps_running(const sp_batch *r, const sp_op_deps *d, int *runni
         ask[n++] = d->previous;
     for (size_t k = 0; k < d->n_waits; k++)
         ask[n++] = d->waits[k];
-    *running = 0;
+    int all_timed = 1;
+    for (size_t k = 0; k < n; k++)
+        all_timed = all_timed && sp_timing_timed(r, ask[k].i);
+    *running = *blind = 0;
     sp_status st = SP_OK;
-    for (size_t k = 0; st == SP_OK && !*running && k < n; k++) {
-        int complete = 1;
-        /* the chunk's own end event: a slot's done event may hold a later chunk's record */
-        st = ops->event_query(r->p->ctx->impl, sp_timing_event(r, ask[k].g, ask[k].i, 1),
-                              &complete);
-        *running = !complete;
+    for (size_t k = 0; st == SP_OK && !*blind && !(all_timed && *running) && k < n; k++) {
+        int timed = sp_timing_timed(r, ask[k].i), complete = 1;
+        if (timed && *running)
+            continue; /* one running with events settles the timed ones; ask the others */
+        sp_bevent *e = timed ? sp_timing_event(r, ask[k].g, ask[k].i, 1)
+                             : sp_ring_finished(r->p, ask[k].g, ask[k].i);
+        st = ops->event_query(r->p->ctx->impl, e, &complete);
+        if (!complete)
+            *(timed ? running : blind) = 1;
     }
     return st;
 }
@@ -48,8 +58,9 @@ static sp_status deps_running(const sp_batch *r, const sp_op_deps *d, int *runni
 static sp_status op_start(sp_batch *r, size_t g, size_t i, sp_bqueue *q, const sp_op_deps *d)
 {
     const sp_backend_ops *ops = r->p->ctx->ops;
-    int running = 0;
-    sp_status st = ops->event_query ? deps_running(r, d, &running) : SP_OK;
+    int running = 0, blind = 0;
+    sp_status st = ops->event_query ? deps_running(r, d, &running, &blind) : SP_OK;
+    running = running && !blind; /* an untimed dependency still running: its end is unknown */
     sp_timing_set_inferred(r, g, i, running);
     if (st == SP_OK && !running)
         st = ops->event_record(r->p->ctx->impl, sp_timing_event(r, g, i, 0), q);
@@ -65,7 +76,7 @@ static sp_status op_begin(sp_batch *r, size_t g, size_t i, sp_bqueue *q)
     sp_status st = SP_OK;
     for (size_t k = 0; st == SP_OK && k < deps.n_waits; k++)
         st = ops->queue_wait(r->p->ctx->impl, q, sp_ring_finished(r->p, deps.waits[k].g, deps.waits[k].i));
-    if (st == SP_OK && r->event_timing)
+    if (st == SP_OK && sp_timing_timed(r, i))
         st = op_start(r, g, i, q, &deps);
     if (st == SP_OK && r->activity_timing) /* last: a failure above leaves nothing pushed */
         st = ops->activity_push(r->p->ctx->impl, sp_timing_activity_id(r, g, i));
@@ -83,7 +94,7 @@ static sp_status op_end(sp_batch *r, size_t g, size_t i, sp_bqueue *q, sp_status
     if (enqueued != SP_OK)
         return enqueued;
     sp_status st = SP_OK;
-    if (r->event_timing)
+    if (sp_timing_timed(r, i))
         st = ops->event_record(r->p->ctx->impl, sp_timing_event(r, g, i, 1), q);
     return st == SP_OK ? ops->event_record(r->p->ctx->impl, sp_ring_finished(r->p, g, i), q) : st;
 }
@@ -152,6 +163,8 @@ static sp_status enqueue_d2h(sp_batch *r, size_t i)
 sp_status sp_submit_chunk(sp_batch *r, size_t i)
 {
     sp_pipeline *p = r->p;
+    if (r->timing)
+        sp_timing_chunk(r, i);
     sp_call_trace_push(p, "h2d", i);
     sp_status st = enqueue_h2d(r, i);
     sp_call_trace_pop(p);

@@ -12,6 +12,16 @@ sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
     if (__builtin_mul_overflow(engines, chunks, &n) ||
         __builtin_mul_overflow(n, sizeof *t->spans, &bytes))
         return SP_ERR_OUT_OF_MEMORY;
+    if (chunks > t->records_capacity) {
+        size_t *grown = chunks <= SIZE_MAX / sizeof *grown
+                            ? realloc(t->records, chunks * sizeof *grown) : NULL;
+        if (!grown)
+            return SP_ERR_OUT_OF_MEMORY;
+        t->records = grown;
+        t->records_capacity = chunks;
+    }
+    if (chunks)
+        memset(t->records, 0, chunks * sizeof *t->records);
     if (n > t->capacity) {
         sp_span *grown = realloc(t->spans, bytes);
         if (!grown)
@@ -33,51 +43,13 @@ sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks)
 void sp_timeline_free(sp_timeline *t)
 {
     free(t->spans);
+    free(t->records);
     memset(t, 0, sizeof *t);
 }
 
-size_t sp_timeline_chunk_records(const sp_timeline *t, size_t chunk)
-{
-    size_t first = chunk * t->chunk_records;
-    if (first >= t->n_records)
-        return 0;
-    size_t left = t->n_records - first;
-    return left < t->chunk_records ? left : t->chunk_records;
-}
-
-size_t sp_timeline_chunk_bytes(const sp_timeline *t, size_t engine, size_t chunk)
-{
-    if (t->n_records == 0)
-        return 0;
-    return t->bytes[engine] / t->n_records * sp_timeline_chunk_records(t, chunk);
-}
-
-static int span_by_start(const void *a, const void *b)
-{
-    double x = ((const sp_span *)a)->start, y = ((const sp_span *)b)->start;
-    return (x > y) - (x < y);
-}
-
-static int is_compute(sp_engine_kind k) { return k == SP_ENGINE_COMPUTE; }
 static int is_host_staging(sp_engine_kind k)
 {
     return k == SP_ENGINE_STAGE_IN || k == SP_ENGINE_STAGE_OUT;
-}
-
-/* Sorts spans[0..n) and merges overlapping ones in place; returns how many remain. */
-static size_t merge_in_place(sp_span *spans, size_t n)
-{
-    qsort(spans, n, sizeof *spans, span_by_start);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m > 0 && spans[i].start <= spans[m - 1].end) {
-            if (spans[i].end > spans[m - 1].end)
-                spans[m - 1].end = spans[i].end;
-        } else {
-            spans[m++] = spans[i];
-        }
-    }
-    return m;
 }
 
 /* Appends engine e's recorded spans to out; returns the new count. */
@@ -99,7 +71,7 @@ static size_t merge_spans(const sp_timeline *t, int (*want)(sp_engine_kind), sp_
     for (size_t e = 0; e < t->engines; e++)
         if (t->active[e] && want(t->kind[e]))
             n = collect_spans(t, e, out, n);
-    return merge_in_place(out, n);
+    return sp_spans_merge(out, n);
 }
 
 static double total_length(const sp_span *spans, size_t n)
@@ -122,41 +94,6 @@ static double host_staging_time(const sp_timeline *t)
     return busy;
 }
 
-double sp_span_covered(sp_span s, const sp_span *merged, size_t n)
-{
-    double covered = 0.0;
-    for (size_t i = 0; i < n && merged[i].start < s.end; i++) {
-        double a = merged[i].start > s.start ? merged[i].start : s.start;
-        double b = merged[i].end < s.end ? merged[i].end : s.end;
-        if (b > a)
-            covered += b - a;
-    }
-    return covered;
-}
-
-/* Copy time under compute over all copy time; 0 when nothing was copied. */
-static double hidden_transfer(const sp_timeline *t)
-{
-    sp_span *merged = malloc((t->engines * t->chunks + 1) * sizeof *merged);
-    if (!merged)
-        return 0.0;
-    size_t m = merge_spans(t, is_compute, merged);
-    double copy = 0.0, hidden = 0.0;
-    for (size_t e = 0; e < t->engines; e++) {
-        if (!t->active[e] || (t->kind[e] != SP_ENGINE_H2D && t->kind[e] != SP_ENGINE_D2H))
-            continue;
-        for (size_t c = 0; c < t->chunks; c++) {
-            sp_span s = t->spans[e * t->chunks + c];
-            if (s.end < s.start)
-                continue;
-            copy += s.end - s.start;
-            hidden += sp_span_covered(s, merged, m);
-        }
-    }
-    free(merged);
-    return copy > 0.0 ? hidden / copy : 0.0;
-}
-
 /* A stage on several streams runs chunks side by side: its busy time is the time it had
  * any chunk running (the union of its spans), not the sum. */
 static double engine_union(const sp_timeline *t, size_t e)
@@ -164,24 +101,48 @@ static double engine_union(const sp_timeline *t, size_t e)
     sp_span *spans = malloc((t->chunks + 1) * sizeof *spans);
     if (!spans)
         return 0.0;
-    double busy = total_length(spans, merge_in_place(spans, collect_spans(t, e, spans, 0)));
+    double busy = total_length(spans, sp_spans_merge(spans, collect_spans(t, e, spans, 0)));
     free(spans);
     return busy;
 }
 
-static void engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
+/* The engine's work over the run, from its recorded chunks, and the factor from their work
+ * to that (1 for a full timeline). A sampled timeline's first and last windows stand for
+ * themselves (the ramp and the drain are unlike the rest: no waits on earlier chunks yet,
+ * none on later ones); its middle windows for every other chunk, by records. */
+static double engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
 {
-    r->busy_s = 0.0;
+    size_t first_end, last_start, edge_records = 0, middle_records = 0;
+    sp_timeline_edges(t, &first_end, &last_start);
+    double edge = 0.0, middle = 0.0;
     r->max_chunk_s = 0.0;
     for (size_t c = 0; c < t->chunks; c++) {
         sp_span s = t->spans[e * t->chunks + c];
         if (s.end < s.start)
             continue;
         double d = s.end - s.start;
-        r->busy_s += d;
+        int at_edge = c < first_end || c >= last_start;
+        *(at_edge ? &edge : &middle) += d;
+        *(at_edge ? &edge_records : &middle_records) += sp_timeline_chunk_records(t, c);
         if (d > r->max_chunk_s)
             r->max_chunk_s = d;
     }
+    double weight = middle_records > 0 && t->n_records > edge_records + middle_records
+                        ? (double)(t->n_records - edge_records) / (double)middle_records
+                        : 1.0;
+    r->busy_s = edge + weight * middle;
+    double work = edge + middle;
+    return work > 0.0 ? r->busy_s / work : 1.0;
+}
+
+static size_t timed_chunks(const sp_timeline *t)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < t->chunks; c++) {
+        sp_span s = t->spans[SP_TL_GPU(0) * t->chunks + c];
+        n += s.end >= s.start;
+    }
+    return n;
 }
 
 void sp_timeline_figures(const sp_timeline *t, sp_report *report)
@@ -200,10 +161,10 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
         strncpy(r->name, t->name[e], sizeof r->name - 1);
         r->kind = t->kind[e];
         r->bytes = t->bytes[e];
-        engine_totals(t, e, r);
+        double scale = engine_totals(t, e, r);
         double work = r->busy_s; /* the no-overlap figures add up work, not wall time */
         if (t->streams[e] > 1)
-            r->busy_s = engine_union(t, e);
+            r->busy_s = engine_union(t, e) * scale;
         report->serial_s += work;
         /* the model's per-chunk time is the engine's rate: wall time per chunk, so a stage
          * running chunks side by side counts what it achieves, not its work */
@@ -228,5 +189,6 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
     report->bottleneck[sizeof report->bottleneck - 1] = '\0';
     report->model_s = t->chunks ? (double)(t->chunks - 1) * per_chunk_max + per_chunk_sum : 0.0;
     report->efficiency = report->makespan_s > 0.0 ? report->bound_s / report->makespan_s : 0.0;
-    report->hidden_transfer = hidden_transfer(t);
+    report->hidden_transfer = sp_timeline_hidden_transfer(t);
+    report->timed_chunks = timed_chunks(t);
 }

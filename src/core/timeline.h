@@ -27,6 +27,10 @@ typedef struct sp_timeline {
     int active[SP_MAX_ENGINES];
     unsigned streams[SP_MAX_ENGINES]; /* queues of a stage; its busy time is their union */
     size_t n_records, chunk_records; /* the run's records, and records per chunk */
+    size_t *records;   /* chunks entries: chunk c's records as it was submitted, 0 where
+                          not noted (then n_records and chunk_records say): chunks may
+                          differ in size when the chunk changes during a run */
+    size_t records_capacity;
     int complete;      /* 1 when a run that succeeded recorded every span: only then may the
                           trace writers use it (a failed run leaves a partial timeline) */
     double makespan_s; /* that run's makespan */
@@ -35,6 +39,11 @@ typedef struct sp_timeline {
 /* Makes room for engines x chunks spans, all unrecorded. */
 sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks);
 void sp_timeline_free(sp_timeline *t);
+
+static inline void sp_timeline_set_records(sp_timeline *t, size_t chunk, size_t records)
+{
+    t->records[chunk] = records;
+}
 
 static inline void sp_timeline_set(sp_timeline *t, size_t engine, size_t chunk, double start,
                                    double end)
@@ -50,11 +59,22 @@ size_t sp_timeline_chunk_records(const sp_timeline *t, size_t chunk);
 size_t sp_timeline_chunk_bytes(const sp_timeline *t, size_t engine, size_t chunk);
 
 /* Fills the figures of `report` (engines, busy times, bound, efficiency, model, hidden
- * transfer, rates, bottleneck) from the timeline; makespan_s must already be set. */
+ * transfer, rates, bottleneck, timed_chunks) from the timeline; makespan_s must already be
+ * set. A timeline whose GPU spans are recorded for some chunks only (sampled) gives figures
+ * extrapolated to the run: each engine's busy time scaled by the run's records over those
+ * of its recorded chunks, hidden transfer measured inside windows of consecutive recorded
+ * chunks (timeline_windows.c); a full timeline gives exact ones. */
 void sp_timeline_figures(const sp_timeline *t, sp_report *report);
 
 /* Exposed for tests: seconds of [s.start, s.end) covered by the union of `sorted` spans
  * (sorted by start, non-overlapping). */
 double sp_span_covered(sp_span s, const sp_span *merged, size_t n);
+/* Sorts spans[0..n) and merges overlapping ones in place; returns how many remain. */
+size_t sp_spans_merge(sp_span *spans, size_t n);
+/* The first window of recorded GPU spans, [0, *first_end), and the last, [*last_start,
+ * chunks): empty (0, chunks) when chunk 0 or the last has none (timeline_windows.c). */
+void sp_timeline_edges(const sp_timeline *t, size_t *first_end, size_t *last_start);
+/* Fraction of copy time (h2d, d2h) under compute (timeline_windows.c). */
+double sp_timeline_hidden_transfer(const sp_timeline *t);
 
 #endif

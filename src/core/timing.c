@@ -14,14 +14,82 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/flight.h"
 #include "core/pipeline_state.h"
 #include "core/timing.h"
 
-/* Events needed: a pair per GPU engine per chunk. */
+static uint64_t sp_flight_run(const sp_pipeline *p)
+{
+    return atomic_load_explicit(&p->stats.run, memory_order_relaxed);
+}
+
+/* ---- which chunks are timed ------------------------------------------------------------ */
+
+/* SP_TIMELINE_SAMPLED's windows: the first and the last (the ramp and the drain, which no
+ * other chunk shows), and in between one window centred in every stride. A window holds
+ * consecutive chunks so that, within it, every compute operation is known and the copies
+ * there can be measured against them (timeline.c, hidden_transfer). A run of at most four
+ * windows is timed whole. The windows are chosen by chunk number alone, never by records:
+ * chunks may differ in size, and the figures weigh each by its own records. */
+size_t sp_timing_sample_window(const sp_pipeline *p)
+{
+    /* a copy overlaps compute of chunks up to depth - 1 away: they must share its window */
+    size_t w = p->depth + 2 > SP_TIMELINE_SAMPLE_WINDOW ? p->depth + 2
+                                                         : SP_TIMELINE_SAMPLE_WINDOW;
+    for (size_t s = 0; s < p->n_stages; s++) /* each of a stage's queues needs chunks in it */
+        if (2 * (size_t)p->stage_streams[s] > w)
+            w = 2 * (size_t)p->stage_streams[s];
+    return w;
+}
+
+int sp_timing_in_sample(size_t i, size_t n, size_t w)
+{
+    if (n <= 4 * w || i < w || i >= n - w)
+        return 1;
+    size_t lo = w, span = n - 2 * w; /* the middle: [w, n - w), at least 2w chunks */
+    size_t stride = SP_TIMELINE_SAMPLE_STRIDE > 2 * w ? SP_TIMELINE_SAMPLE_STRIDE : 2 * w;
+    if (span <= stride) {
+        size_t first = lo + (span - w) / 2;
+        return i >= first && i < first + w;
+    }
+    size_t offset = (stride - w) / 2; /* each stride's window in its middle */
+    size_t k = (i - lo) / stride, first = lo + k * stride + offset;
+    return first + w <= n - w && i >= first && i < first + w;
+}
+
+/* Fills the pool's ranks for a batch of `chunks`; SP_OK or no memory. */
+static sp_status choose_timed(sp_batch *r)
+{
+    sp_timing_pool *t = &r->p->timing;
+    size_t n = r->plan.chunks;
+    if (n > t->rank_capacity) {
+        size_t *grown = n <= SIZE_MAX / sizeof *grown ? realloc(t->rank, n * sizeof *grown)
+                                                      : NULL;
+        if (!grown)
+            return sp_batch_fail(r, SP_ERR_OUT_OF_MEMORY, "no memory to choose timed chunks");
+        t->rank = grown;
+        t->rank_capacity = n;
+    }
+    int sampled = r->p->timeline_mode == SP_TIMELINE_SAMPLED;
+    t->window = sampled ? sp_timing_sample_window(r->p) : 0;
+    t->timed = 0;
+    for (size_t i = 0; i < n; i++)
+        t->rank[i] = !sampled || sp_timing_in_sample(i, n, t->window) ? t->timed++ : SP_TIMING_UNTIMED;
+    if (sampled && t->timed == n)
+        t->window = 0; /* timed whole: a full timeline */
+    return SP_OK;
+}
+
+int sp_timing_timed(const sp_batch *r, size_t i)
+{
+    return r->event_timing && r->p->timing.rank[i] != SP_TIMING_UNTIMED;
+}
+
+/* Events needed: a pair per GPU engine per timed chunk. */
 static int events_needed(const sp_batch *r, size_t *n)
 {
     size_t pairs;
-    if (__builtin_mul_overflow(r->plan.chunks, sp_gpu_engines(r->p), &pairs) ||
+    if (__builtin_mul_overflow(r->p->timing.timed, sp_gpu_engines(r->p), &pairs) ||
         __builtin_mul_overflow(pairs, (size_t)2, n))
         return 0;
     return 1;
@@ -56,6 +124,12 @@ static sp_status grow_pool(sp_batch *r, size_t n)
 sp_status sp_timing_start(sp_batch *r)
 {
     sp_pipeline *p = r->p;
+    sp_status st = choose_timed(r);
+    if (st != SP_OK)
+        return st;
+    p->timing.t0 = r->t0;
+    p->timing.recording = p->flight != NULL;
+    p->timing.recorded_below = 0;
     if (p->timeline_mode == SP_TIMELINE_CUPTI) { /* bench/PERF.md says what each costs */
         double t = sp_now();
         if (!p->ctx->ops->activity_start) {
@@ -76,7 +150,7 @@ sp_status sp_timing_start(sp_batch *r)
         sp_backend_error_clear();
         return sp_batch_fail(r, SP_ERR_INVALID_ARGUMENT, "too many chunks to time");
     }
-    sp_status st = grow_pool(r, n);
+    st = grow_pool(r, n);
     if (st != SP_OK)
         return st;
     st = p->ctx->ops->event_record(p->ctx->impl, p->timing.base, p->h2d);
@@ -88,7 +162,7 @@ sp_status sp_timing_start(sp_batch *r)
 
 static size_t pair_index(const sp_batch *r, size_t g, size_t i)
 {
-    return i * sp_gpu_engines(r->p) + g;
+    return r->p->timing.rank[i] * sp_gpu_engines(r->p) + g;
 }
 
 sp_bevent *sp_timing_event(const sp_batch *r, size_t g, size_t i, int end)
@@ -124,26 +198,82 @@ static double inferred_start(const sp_batch *r, size_t g, size_t i)
     return start;
 }
 
-sp_status sp_timing_collect(sp_batch *r)
+/* Chunk i's GPU spans into the timeline (and, when `record`, the flight recorder); a
+ * backend status when an event cannot be read, nothing failed. */
+static sp_status collect_chunk(sp_batch *r, size_t i, int record)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
-    for (size_t i = 0; i < r->plan.chunks; i++)
-        for (size_t g = 0; g < sp_gpu_engines(p); g++) {
-            int inferred = p->timing.inferred[pair_index(r, g, i)];
-            double a = 0.0, z;
-            sp_status st = ops->event_elapsed(p->ctx->impl, p->timing.base,
-                                              sp_timing_event(r, g, i, 1), &z);
-            if (st == SP_OK && !inferred)
-                st = ops->event_elapsed(p->ctx->impl, p->timing.base,
-                                        sp_timing_event(r, g, i, 0), &a);
-            if (st != SP_OK)
-                return sp_batch_fail(r, st, "chunk %zu: reading its timing events", i);
-            if (inferred)
-                a = inferred_start(r, g, i);
-            sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
-        }
+    sp_flight_span spans[SP_MAX_STAGES + 2];
+    size_t G = sp_gpu_engines(p);
+    for (size_t g = 0; g < G; g++) {
+        int inferred = p->timing.inferred[pair_index(r, g, i)];
+        double a = 0.0, z;
+        sp_status st = ops->event_elapsed(p->ctx->impl, p->timing.base,
+                                          sp_timing_event(r, g, i, 1), &z);
+        if (st == SP_OK && !inferred)
+            st = ops->event_elapsed(p->ctx->impl, p->timing.base,
+                                    sp_timing_event(r, g, i, 0), &a);
+        if (st != SP_OK)
+            return st;
+        if (inferred)
+            a = inferred_start(r, g, i);
+        sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
+        spans[g] = (sp_flight_span){p->timing.t0 + a, p->timing.t0 + z, i + r->base,
+                                    (uint32_t)SP_TL_GPU(g), (uint32_t)sp_flight_run(p)};
+    }
+    if (record)
+        sp_flight_push(p->flight, spans, G);
     return SP_OK;
+}
+
+sp_status sp_timing_collect(sp_batch *r)
+{
+    sp_pipeline *p = r->p;
+    for (size_t i = 0; i < r->plan.chunks; i++) {
+        int record = p->timing.recording && i >= p->timing.recorded_below;
+        sp_status st = sp_timing_timed(r, i) ? collect_chunk(r, i, record) : SP_OK;
+        if (st != SP_OK)
+            return sp_batch_fail(r, st, "chunk %zu: reading its timing events", i);
+    }
+    p->timing.recorded_below = r->plan.chunks;
+    return SP_OK;
+}
+
+/* ---- the flight recorder ------------------------------------------------------------- */
+
+/* Reads the timed chunks up to `below` whose last operation is done, in order, into the
+ * timeline and the recorder; stops at the first that is not done, or cannot be read (a
+ * failed run's chunks that never ran): the rest wait for the next call, or are not kept. */
+static void record_up_to(sp_batch *r, size_t below)
+{
+    sp_pipeline *p = r->p;
+    const sp_backend_ops *ops = p->ctx->ops;
+    size_t G = sp_gpu_engines(p);
+    for (size_t i = p->timing.recorded_below; i < below; i = ++p->timing.recorded_below) {
+        if (!sp_timing_timed(r, i))
+            continue;
+        int complete = 1;
+        if (ops->event_query && (ops->event_query(p->ctx->impl,
+                                                  sp_timing_event(r, G - 1, i, 1),
+                                                  &complete) != SP_OK || !complete))
+            break;
+        if (collect_chunk(r, i, 1) != SP_OK)
+            break;
+    }
+    sp_backend_error_clear(); /* nothing failed: the recorder keeps what it could read */
+}
+
+void sp_timing_retired(sp_batch *r, size_t chunk)
+{
+    if (r->p->timing.recording && r->event_timing && chunk >= r->base)
+        record_up_to(r, chunk - r->base + 1);
+}
+
+void sp_timing_drained(sp_batch *r)
+{
+    if (r->p->timing.recording && r->event_timing)
+        record_up_to(r, r->plan.chunks);
 }
 
 /* ---- activity records ----------------------------------------------------------------- */
@@ -259,7 +389,11 @@ sp_status sp_timing_timeline_start(sp_batch *b)
     return SP_OK;
 }
 
-void sp_timing_invalidate(sp_pipeline *p) { p->timeline.complete = 0; }
+void sp_timing_invalidate(sp_pipeline *p)
+{
+    p->timeline.complete = 0;
+    p->timing.recording = 0; /* until sp_timing_start: a serial run keeps none */
+}
 
 void sp_timing_complete(sp_pipeline *p, double makespan_s)
 {
@@ -270,7 +404,19 @@ void sp_timing_complete(sp_pipeline *p, double makespan_s)
 void sp_timing_span(sp_pipeline *p, size_t engine, size_t i, double start, double end)
 {
     sp_timeline_set(&p->timeline, engine, i, start, end);
+    if (p->timing.recording) { /* host spans are known at once: kept as they happen */
+        sp_flight_span s = {p->timing.t0 + start, p->timing.t0 + end, i, (uint32_t)engine,
+                            (uint32_t)sp_flight_run(p)};
+        sp_flight_push(p->flight, &s, 1);
+    }
 }
+
+void sp_timing_chunk(sp_batch *b, size_t i)
+{
+    sp_timeline_set_records(&b->p->timeline, i - b->base, sp_chunk_records(b, i));
+}
+
+size_t sp_timing_window(const sp_pipeline *p) { return p->timing.window; }
 
 void sp_timing_serial_queues(sp_pipeline *p)
 {

@@ -27,11 +27,23 @@ void sp_timing_complete(sp_pipeline *p, double makespan_s);
  * keep each stage on one queue. */
 void sp_timing_span(sp_pipeline *p, size_t engine, size_t i, double start, double end);
 void sp_timing_serial_queues(sp_pipeline *p);
+/* Notes chunk i's records (ring numbering) in a timed batch's timeline as it is submitted:
+ * chunks may differ in size, and the figures weigh each chunk by its own. */
+void sp_timing_chunk(sp_batch *b, size_t i);
+/* The sampled windows' length in the last run timed with events; 0: every chunk timed. */
+size_t sp_timing_window(const sp_pipeline *p);
 
 /* Per-operation events: makes sure the pool holds a start/end pair and a "start inferred"
  * flag for every GPU engine of every chunk and records the base event (or starts the
  * backend's activity records when the config asks for CUPTI and the backend has them). */
 sp_status sp_timing_start(sp_batch *b);
+/* SP_TIMELINE_SAMPLED's choice: the window length for this pipeline, and whether chunk i of
+ * a run of n chunks is in a window (timing.c says which). */
+size_t sp_timing_sample_window(const sp_pipeline *p);
+int sp_timing_in_sample(size_t i, size_t n, size_t window);
+/* Whether chunk i has timing events (every chunk but with SP_TIMELINE_SAMPLED, there the
+ * windows' chunks); 0 in a batch timed without events. */
+int sp_timing_timed(const sp_batch *b, size_t i);
 /* The events of engine g, chunk i (batch numbering from the ring's: i - base is not taken
  * here; timed batches start at ring chunk 0), and its "inferred" flag. */
 sp_bevent *sp_timing_event(const sp_batch *b, size_t g, size_t i, int end);
@@ -44,5 +56,11 @@ sp_status sp_timing_collect(sp_batch *b);
  * timing began this way, failed or not. */
 uint64_t sp_timing_activity_id(const sp_batch *b, size_t g, size_t i);
 sp_status sp_timing_activity_collect(sp_batch *b);
+
+/* The flight recorder (flight.h), when the pipeline keeps one: chunk `chunk` (ring
+ * numbering) has left its slot, so it and those before it are read into it once their last
+ * operation is done; and after the drain, what is left (failed or not). */
+void sp_timing_retired(sp_batch *b, size_t chunk);
+void sp_timing_drained(sp_batch *b);
 
 #endif

@@ -15,6 +15,19 @@ typedef struct sp_timing_pool {
     sp_bevent **events;
     size_t n;
     unsigned char *inferred; /* n / 2 flags */
+    /* which chunks of the run being timed have events (SP_TIMELINE_SAMPLED: the windows'):
+     * rank[i] is chunk i's place among them, SP_TIMING_UNTIMED for one without */
+    size_t *rank;
+    size_t rank_capacity;
+    size_t timed;            /* chunks with events in that run */
+    size_t window;           /* chunks per sampled window; 0: every chunk timed */
+    /* the flight recorder's side (flight.h): the run's start on the host clock, whether
+     * this run's spans go to it, and the chunks read into it while the run went on */
+    double t0;
+    int recording;
+    size_t recorded_below;
 } sp_timing_pool;
+
+#define SP_TIMING_UNTIMED ((size_t)-1)
 
 #endif

@@ -14,6 +14,7 @@
  *   pipeline.h      a pipeline's timeline and inferred starts: test_timing_infer
  *   plan.h          chunk and depth arithmetic: test_core_units
  *   staging_pool.h  the staging threads: test_core_units
+ *   timing.h        which chunks a sampled run times: test_sampled
  *   timeline.h      the timeline and its figures: test_core_units, test_timing_infer,
  *                   test_trace_figures
  *   tuner.h         the chunk and depth tuner: test_tuner
@@ -29,5 +30,6 @@
 #include "core/staging_pool.h"
 #include "core/timeline.h"
 #include "core/tuner.h"
+#include "core/timing.h"
 
 #endif /* SP_TEST_CORE_DOOR_H */

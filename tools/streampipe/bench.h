@@ -15,6 +15,7 @@
 #include "streampipe.h"
 #include "streampipe_group.h"
 #include "figures.h"
+#include "flight.h"
 #include "live.h"
 #include "stats.h"
 #include "streampipe_ops.h"
@@ -45,6 +46,7 @@ typedef struct bench_sweep_request {
 #define BENCH_UNSET_SIZE SIZE_MAX
 #define BENCH_UNSET_UINT UINT_MAX
 #define BENCH_UNSET_SEED (~0ULL)
+#define BENCH_UNSET_TIMELINE ((sp_timeline_mode)-1)
 
 /* The job: what the options say, then, once the backend is known, every value decided. */
 typedef struct bench_plan {
@@ -63,7 +65,12 @@ typedef struct bench_plan {
     size_t copy_piece_bytes;     /* 0 = whole copies */
     size_t max_pinned, max_device; /* the pipelined runs' memory budget; 0 = none */
     sp_graph_mode graph;         /* not OFF: stream mode is timed beside */
-    sp_timeline_mode timeline;   /* how the run with a report is timed (--timeline) */
+    sp_timeline_mode timeline;   /* how the run with a report is timed (--timeline); unset
+                                    (BENCH_UNSET_TIMELINE): sampled, or events for --trace
+                                    and --svg, which show every operation */
+    int timeline_full;           /* --timeline-full: also time a run with the full timeline
+                                    (events) in every repeat, beside the sampled one */
+    cli_flight_options flight;   /* --flight-recorder: the pipelined pipeline's */
     int copy_kernel;             /* pipelined runs copy by kernel; the ceiling keeps engines */
     unsigned repeat;
     unsigned long long seed;
@@ -131,6 +138,8 @@ typedef struct bench_results {
     bench_series traced;    /* the same pipeline with a report: per-chunk timings */
     bench_series ceiling;   /* 0 stages, pinned: what the copy engines alone reach */
     bench_series stream;    /* with --graph: the pipelined runs in stream mode */
+    bench_series full;      /* with --timeline-full: the same pipeline's config, timed whole
+                               (SP_TIMELINE_EVENTS), with a report */
     bench_totals checks;
 } bench_results;
 

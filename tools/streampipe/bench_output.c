@@ -37,6 +37,29 @@ static double timeline_cost(const bench_results *r)
     return bare > 0.0 ? traced / bare - 1.0 : 0.0;
 }
 
+/* --timeline-full: the full timeline's cost beside the sampled one's, and how far the
+ * sampled figures are from the full ones (median runs' reports; points of a fraction). */
+static void full_timeline_figures(fig_out *o, const bench_results *r)
+{
+    double bare = cli_median(r->pipelined.makespan, r->pipelined.runs);
+    double full = cli_median(r->full.makespan, r->full.runs);
+    const sp_report *s = median_report(&r->traced), *f = median_report(&r->full);
+    fig_percent(o, "full_timeline_cost", "full timeline cost",
+                "%+.2f%% (median makespan, every operation timed, vs no report)",
+                bare > 0.0 ? full / bare - 1.0 : 0.0);
+    fig_uint(o, "timed_chunks", "timed chunks", "%llu (the run with a report)",
+             (unsigned long long)s->timed_chunks);
+    fig_uint(o, "chunks", "of chunks", "%llu", (unsigned long long)s->chunks);
+    fig_num(o, "hidden_transfer_vs_full", "hidden transfer",
+            "%+.2f points (with a report vs full timeline)",
+            100.0 * (s->hidden_transfer - f->hidden_transfer));
+    fig_num(o, "efficiency_vs_full", "efficiency", "%+.2f points (with a report vs full)",
+            100.0 * (s->efficiency - f->efficiency));
+    fig_num(o, "full_hidden_transfer", NULL, NULL, f->hidden_transfer);
+    fig_num(o, "full_efficiency", NULL, NULL, f->efficiency);
+    fig_str(o, "full_bottleneck", NULL, "%s", f->bottleneck);
+}
+
 /* What reading the timeline costs after the run has drained: wall time less makespan, per
  * run with a report (the two medians may come from different runs), then the median. It
  * also holds the work before the first enqueue, which is small. */
@@ -154,6 +177,8 @@ static void timings(fig_out *o, const bench_plan *plan, const bench_results *r)
     series_row(o, "ceiling (copies only, pinned)", plan, &r->ceiling);
     if (r->stream.runs > 0)
         series_row(o, "pipelined, stream mode", plan, &r->stream);
+    if (r->full.runs > 0)
+        series_row(o, "pipelined + full timeline", plan, &r->full);
     fig_table_end(o);
     fig_text(o, NULL, "\n");
 }
@@ -184,6 +209,8 @@ static void ratios(fig_out *o, const bench_plan *plan, const bench_results *r)
             us_per_chunk(&r->pipelined, 0));
     fig_num(o, NULL, "", "%.2f of it waiting for a free slot",
             us_per_chunk(&r->pipelined, 1));
+    if (r->full.runs > 0)
+        full_timeline_figures(o, r);
     if (r->stream.runs > 0) {
         double stream_s = cli_median(r->stream.seconds, r->stream.runs);
         fig_num(o, "graph_speedup", "graph mode", "%.2fx stream mode's speed",

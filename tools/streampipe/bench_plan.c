@@ -119,6 +119,9 @@ void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
         plan->serial_chunk_records = on_cuda ? CUDA_SERIAL_CHUNK_RECORDS : plan->chunk_records;
     if (plan->repeat == BENCH_UNSET_UINT)
         plan->repeat = on_cuda ? 5 : 3;
+    if (plan->timeline == BENCH_UNSET_TIMELINE) /* a trace shows every operation */
+        plan->timeline = plan->trace_path || plan->svg_path ? SP_TIMELINE_EVENTS
+                                                            : SP_TIMELINE_SAMPLED;
     if (plan->seed == BENCH_UNSET_SEED)
         plan->seed = cli_clock_seed();
     plan->host_workers = par_default_workers();
@@ -202,8 +205,14 @@ static const cli_option options[] = {
                "replay groups of chunks from CUDA graphs (default\n"
                "off); not off: stream mode is timed beside it"),
     CLI_CHOICE("timeline", CLI_TIMELINE_NAMES, bench_plan, timeline,
-               "how the run with a report times its operations: timing\n"
-               "events (default), CUPTI's activity records, or off"),
+               "how the run with a report times its operations: sampled\n"
+               "windows of chunks (default; events with --trace or\n"
+               "--svg), CUPTI's activity records, off, or events for\n"
+               "every operation (the full timeline)"),
+    CLI_FLAG("timeline-full", bench_plan, timeline_full,
+             "also time a run with the full timeline (events) in\n"
+             "every repeat: its cost, and how far the sampled figures\n"
+             "are from its (bench/sampled_check.sh)"),
     CLI_FLAG("copy-kernel", bench_plan, copy_kernel,
              "the pipelined runs copy by a kernel reading and\n"
              "writing pinned host memory over PCIe instead of the\n"
@@ -221,6 +230,7 @@ static const cli_option options[] = {
               "input data seed (default from the clock; printed)"),
     CLI_JSON_OPTION(bench_plan),
     CLI_LIVE_OPTIONS(bench_plan, live),
+    CLI_FLIGHT_OPTIONS(bench_plan, flight),
     CLI_STRING("trace", "FILE.json", bench_plan, trace_path,
                "after the runs, write the Chrome trace (Perfetto,\n"
                "chrome://tracing) of the last pipelined run made\nwith a report"),
@@ -279,6 +289,7 @@ static void set_defaults(bench_plan *plan)
     plan->repeat = BENCH_UNSET_UINT;
     plan->seed = BENCH_UNSET_SEED;
     plan->memory = BENCH_MEMORY_PAGEABLE;
+    plan->timeline = BENCH_UNSET_TIMELINE;
 }
 
 void bench_option_range(const char *name, unsigned long long *min, unsigned long long *max)

@@ -14,7 +14,7 @@ typedef struct run_kind {
     int with_report; /* ask for a report (and so for per-chunk timing events) */
 } run_kind;
 
-enum { SERIAL, PIPELINED, CEILING, STREAM, N_PIPELINES };
+enum { SERIAL, PIPELINED, CEILING, STREAM, FULL, N_PIPELINES };
 
 /* `params` must outlive the pipelines. */
 static int create_pipelines(const bench_session *s, const sp_sinmix_params *params,
@@ -42,6 +42,12 @@ static int create_pipelines(const bench_session *s, const sp_sinmix_params *para
     if (rc == CLI_EXIT_OK && plan->graph != SP_GRAPH_OFF)
         rc = bench_create_pipeline(s->ctx, &sinmix_on_streams, stream,
                                    "creating the stream-mode pipeline", &pipelines[STREAM]);
+    /* The full timeline beside the sampled one: the same config, every operation timed. */
+    sp_pipeline_config full = pipelined;
+    full.timeline = SP_TIMELINE_EVENTS;
+    if (rc == CLI_EXIT_OK && plan->timeline_full)
+        rc = bench_create_pipeline(s->ctx, &sinmix_on_streams, full,
+                                   "creating the full-timeline pipeline", &pipelines[FULL]);
     return rc;
 }
 
@@ -137,18 +143,19 @@ int bench_run_all(const bench_session *s, bench_results *results)
 {
     const bench_buffers *b = s->buffers;
     sp_sinmix_params params = {s->plan->iters};
-    sp_pipeline *pipelines[N_PIPELINES] = {NULL, NULL, NULL, NULL};
+    sp_pipeline *pipelines[N_PIPELINES] = {NULL, NULL, NULL, NULL, NULL};
     int rc = create_pipelines(s, &params, pipelines);
     results->serial.name = "serial";
     results->pipelined.name = "pipelined";
     results->traced.name = "traced";
     results->ceiling.name = "ceiling";
     results->stream.name = "stream";
+    results->full.name = "full";
     /* Serial first: a SAMPLED check adopts the first serial output as the expected one. The
      * pipelined run is timed bare and again with a report, which costs timing events: the
      * two median makespans side by side show what the per-chunk timeline costs the run, and
      * the traced runs' wall time beyond their makespan what reading it costs afterwards. */
-    enum { KINDS = 5 };
+    enum { KINDS = 6 };
     const run_kind kinds[KINDS] = {
         {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0, NULL},
          &results->serial, 1},
@@ -158,11 +165,28 @@ int bench_run_all(const bench_session *s, bench_results *results)
          &results->traced, 1},
         {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1,
           NULL}, &results->ceiling, 1},
+        {{"full", pipelines[FULL], sp_pipeline_run, b->in, b->out, 0, NULL}, &results->full, 1},
         {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0, NULL},
          &results->stream, 0},
     };
-    if (rc == CLI_EXIT_OK)
-        rc = run_repeats(s, kinds, s->plan->graph != SP_GRAPH_OFF ? KINDS : KINDS - 1);
+    /* the kinds this job times, in the table's order: stream mode and the full timeline
+       only when asked for */
+    run_kind chosen[KINDS];
+    size_t n_chosen = 0;
+    for (size_t k = 0; k < KINDS; k++)
+        if ((kinds[k].series != &results->stream || s->plan->graph != SP_GRAPH_OFF) &&
+            (kinds[k].series != &results->full || s->plan->timeline_full))
+            chosen[n_chosen++] = kinds[k];
+    cli_flight flight; /* the pipelined pipeline's runs with a report: the ones it keeps */
+    if (rc == CLI_EXIT_OK && cli_flight_start(&flight, &s->plan->flight,
+                                              pipelines[PIPELINED]) != 0)
+        rc = CLI_EXIT_FAILURE;
+    else if (rc == CLI_EXIT_OK) {
+        rc = run_repeats(s, chosen, n_chosen);
+        if (rc != CLI_EXIT_OK)
+            cli_flight_dump(&flight, "a run failed");
+        cli_flight_stop(&flight);
+    }
     if (rc == CLI_EXIT_OK)
         rc = export_last_traced(s, pipelines[PIPELINED], &results->traced);
     for (size_t k = 0; k < N_PIPELINES; k++)

@@ -30,6 +30,7 @@ sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
         .timeline = plan->timeline,
         .max_pinned_bytes = plan->max_pinned,
         .max_device_bytes = plan->max_device,
+        .flight_recorder_s = (double)plan->flight.seconds,
     };
     return config;
 }

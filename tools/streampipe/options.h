@@ -58,8 +58,8 @@ typedef struct cli_option {
 #define CLI_SINMIX_MAX_ITERS 1000000ULL
 /* sp_graph_mode's order: OFF, ON, AUTO. */
 #define CLI_GRAPH_NAMES "off|on|auto"
-/* sp_timeline_mode's order: EVENTS, CUPTI, OFF. */
-#define CLI_TIMELINE_NAMES "events|cupti|off"
+/* sp_timeline_mode's order: SAMPLED, CUPTI, OFF, EVENTS. */
+#define CLI_TIMELINE_NAMES "sampled|cupti|off|events"
 
 /* A command: its options and the text around them in --help. */
 typedef struct cli_command_options {

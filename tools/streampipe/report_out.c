@@ -128,6 +128,12 @@ void cli_report_figures(fig_out *o, const char *title, const sp_report *r)
     fig_num(o, "h2d_gbps", when(timed, "copy rate h2d"), "%.2f GB/s", r->h2d_gbps);
     fig_num(o, "d2h_gbps", when(timed, "copy rate d2h"), "%.2f GB/s", r->d2h_gbps);
     fig_str(o, "bottleneck", when(timed, "bottleneck"), "%s", r->bottleneck);
+    fig_uint(o, "timed_chunks", when(timed, "timed chunks"), "%llu of the run's chunks (the "
+             "sampled ones: see the notes)", (unsigned long long)r->timed_chunks);
+    fig_num(o, "flight_recorder_s", when(r->flight_recorder_s > 0.0, "flight recorder"),
+            "%.0f s kept", r->flight_recorder_s);
+    fig_uint(o, "flight_recorder_bytes", when(r->flight_recorder_s > 0.0, ""),
+             "%llu bytes at most", (unsigned long long)r->flight_recorder_bytes);
     /* the JSON has "" where the text says so */
     fig_str(o, "notes", "notes", "%s", r->notes[0] != '\0' || o->json ? r->notes : "(none)");
     fig_group_end(o);

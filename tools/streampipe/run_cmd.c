@@ -71,6 +71,7 @@ static const cli_option options[] = {
              "keep no journal (the output is flushed once, at the end, as for a\n"
              "pipe): a run that is interrupted starts again; not with --resume"),
     CLI_LIVE_OPTIONS(run_options, live),
+    CLI_FLIGHT_OPTIONS(run_options, flight),
     CLI_JSON_OPTION(run_options),
 };
 
@@ -111,6 +112,7 @@ int run_make_pipeline(run_job *job, const run_options *o)
          * that cannot hold a ring */
         .max_pinned_bytes = (size_t)o->max_pinned,
         .max_device_bytes = (size_t)o->max_device,
+        .flight_recorder_s = (double)o->flight.seconds,
     };
     sp_status st = sp_pipeline_create(job->ctx, &config, &job->pipeline);
     if (st == SP_ERR_INVALID_ARGUMENT && (o->max_pinned || o->max_device)) {
@@ -370,11 +372,17 @@ static int run_job_go(run_job *job, const run_options *o)
     size_t records_run = 0;
     double makespan_s = 0;
     cli_live live;
+    cli_flight flight;
+    if (cli_flight_start(&flight, &o->flight, job->pipeline) != 0)
+        return CLI_EXIT_FAILURE;
     rc = start_live(job, o, &live);
     sp_status st = rc == CLI_EXIT_OK ? run_ranges(job, &live.watch, &report, &records_run,
                                                   &makespan_s)
                                      : SP_OK;
     cli_live_stop(&live); /* the panel erased before the report; the endpoint closed */
+    if (st != SP_OK && rc == CLI_EXIT_OK && !run_signal_stop_requested())
+        cli_flight_dump(&flight, "the run failed"); /* its last seconds, before any message */
+    cli_flight_stop(&flight);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (st != SP_OK) {

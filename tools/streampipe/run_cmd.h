@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "flight.h"
 #include "streampipe.h"
 #include "streampipe_mlp.h"
 #include "streampipe_ops.h"
@@ -24,6 +25,7 @@ typedef struct run_options {
     int resume;          /* --resume: carry on from the journal beside the output */
     int no_journal;      /* --no-journal: none kept (the output flushed once, at the end) */
     cli_live_options live; /* --live, --metrics (not under mpirun) */
+    cli_flight_options flight; /* --flight-recorder, --flight-recorder-file */
     int argc;            /* the command's arguments, for the line saying how to resume */
     char **argv;
 } run_options;
@@ -40,6 +42,10 @@ typedef struct run_stage_list {
     sp_mlp *model;
     sp_mlp_stages *mlp;
     size_t in_record_bytes, out_record_bytes;
+    /* tests only: STREAMPIPE_TEST_FAIL_AT_RECORD=R makes the last stage fail the chunk that
+       holds record R (a failing stage in a long run, for the flight recorder's test) */
+    sp_stage fail_inner;
+    unsigned long long fail_at;
 } run_stage_list;
 
 /* What one run holds (run_cmd.c; run_ranks.c for a rank under mpirun). */

@@ -99,7 +99,55 @@ int run_parse_stages(const char *text, run_stage_list *list)
     return CLI_EXIT_OK;
 }
 
+static int holds_fail_record(const run_stage_list *list, const sp_chunk *chunk)
+{
+    return list->fail_at >= chunk->first_record &&
+           list->fail_at - chunk->first_record < chunk->records;
+}
+
+static sp_status fail_host(const sp_chunk *chunk, void *user)
+{
+    run_stage_list *list = user;
+    if (holds_fail_record(list, chunk))
+        return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "failing on purpose at record %llu "
+                             "(STREAMPIPE_TEST_FAIL_AT_RECORD)", list->fail_at);
+    return list->fail_inner.host(chunk, list->fail_inner.user);
+}
+
+static sp_status fail_cuda(const sp_chunk *chunk, void *user)
+{
+    run_stage_list *list = user;
+    if (holds_fail_record(list, chunk))
+        return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "failing on purpose at record %llu "
+                             "(STREAMPIPE_TEST_FAIL_AT_RECORD)", list->fail_at);
+    return list->fail_inner.cuda(chunk, list->fail_inner.user);
+}
+
+/* The test hook of run_stage_list.fail_at, around the last stage. */
+static void wrap_failing(run_stage_list *list)
+{
+    const char *v = getenv("STREAMPIPE_TEST_FAIL_AT_RECORD");
+    if (!v || !*v || list->n == 0)
+        return;
+    list->fail_at = strtoull(v, NULL, 10);
+    sp_stage *last = &list->stages[list->n - 1];
+    list->fail_inner = *last;
+    last->user = list;
+    last->host = list->fail_inner.host ? fail_host : NULL;
+    last->cuda = list->fail_inner.cuda ? fail_cuda : NULL;
+}
+
+static int build_model(run_stage_list *list, sp_context *ctx);
+
 int run_build_stages(run_stage_list *list, sp_context *ctx)
+{
+    int rc = build_model(list, ctx);
+    if (rc == CLI_EXIT_OK)
+        wrap_failing(list);
+    return rc;
+}
+
+static int build_model(run_stage_list *list, sp_context *ctx)
 {
     if (!list->mlp_path)
         return CLI_EXIT_OK;

@@ -39,7 +39,7 @@ static sp_status before_enqueue(fault_backend *fault, sp_bqueue *queue, const ch
     if (status != SP_OK || !queue || !fault->inner->queue_delay)
         return status;
     fault_queue *wrapped = as_fault_queue(queue);
-    unsigned delay = sp_fault_state_next_delay(&fault->state, wrapped->name);
+    unsigned delay = sp_fault_state_next_delay(&fault->state, wrapped->name, op);
     if (delay == 0)
         return SP_OK;
     status = fault->inner->queue_delay(fault->inner_impl, wrapped->inner, delay);

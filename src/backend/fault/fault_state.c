@@ -92,6 +92,9 @@ sp_status sp_fault_state_configure(fault_state *state, const sp_fault_config *cf
     atomic_store(&state->fail_call, cfg->fail_call);
     atomic_store(&state->fail_persist, cfg->fail_persist != 0);
     snprintf(state->fail_op, sizeof state->fail_op, "%s", cfg->fail_op ? cfg->fail_op : "");
+    pthread_mutex_lock(&state->lock);
+    snprintf(state->delay_op, sizeof state->delay_op, "%s", cfg->delay_op ? cfg->delay_op : "");
+    pthread_mutex_unlock(&state->lock);
     atomic_store(&state->calls, 0ul);
     return status;
 }
@@ -142,12 +145,13 @@ sp_status sp_fault_state_named_failure(fault_state *state, const char *op)
     return op_listed(state->fail_op, op) ? inject(state, 0, op) : SP_OK;
 }
 
-unsigned sp_fault_state_next_delay(fault_state *state, const char *queue_name)
+unsigned sp_fault_state_next_delay(fault_state *state, const char *queue_name, const char *op)
 {
     unsigned long long delay = 0;
     pthread_mutex_lock(&state->lock);
     const char *prefix = state->delay_queue;
-    if (!prefix || strncmp(queue_name, prefix, strlen(prefix)) == 0) {
+    int op_delayed = state->delay_op[0] == '\0' || op_listed(state->delay_op, op);
+    if (op_delayed && (!prefix || strncmp(queue_name, prefix, strlen(prefix)) == 0)) {
         delay = state->delay_us;
         if (state->random_delay_us > 0)
             delay += next_random(state) % ((unsigned long long)state->random_delay_us + 1);

@@ -26,6 +26,7 @@ typedef struct fault_state {
     unsigned delay_us;
     unsigned random_delay_us;
     char *delay_queue; /* queue-name prefix to delay; NULL = every queue */
+    char delay_op[128]; /* operation names to delay, separated by commas; "" = every one */
     uint64_t random;   /* xorshift64 state, never 0 */
 } fault_state;
 
@@ -42,8 +43,8 @@ sp_status sp_fault_state_count_call(fault_state *state, const char *op);
 /* For an operation that is never counted (the drain): the configured status, with the reason
  * set, when fail_op names `op`; else SP_OK. */
 sp_status sp_fault_state_named_failure(fault_state *state, const char *op);
-/* Microseconds to delay the next operation on the queue named `queue_name`; 0 for none. */
-unsigned sp_fault_state_next_delay(fault_state *state, const char *queue_name);
+/* Microseconds to delay the next operation `op` on the queue named `queue_name`; 0 for none. */
+unsigned sp_fault_state_next_delay(fault_state *state, const char *queue_name, const char *op);
 void sp_fault_state_count_delay(fault_state *state);
 /* +1 when an object is made, -1 when one is released. */
 void sp_fault_state_count_live(fault_state *state, long change);

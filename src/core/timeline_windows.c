@@ -1,0 +1,178 @@
+/* Hidden transfer from a timeline whose GPU spans may be recorded for some chunks only
+ * (SP_TIMELINE_SAMPLED), and exactly from a full one.
+ *
+ * A copy's overlap with compute is only known where every compute operation running then is
+ * known. Each queue runs its operations in order, so within a window of consecutive recorded
+ * chunks [a, b] a compute queue's activity between the start of its first chunk of the window
+ * and the end of its last is exactly the window's spans. Their intersection over the compute
+ * queues is the window's region; the copies of the window's chunks are measured inside it
+ * only (before chunk 0 nothing computed, and after the last chunk nothing will: the first and
+ * last windows' regions reach the run's start and end). A full timeline is one window whose
+ * region is the whole run: the figure is then exact, as before sampling.
+ *
+ * The first and last windows stand for themselves (the ramp and the drain happen once, and
+ * unlike each other); the middle windows for every other chunk. Each direction's (h2d, d2h) hidden fraction is
+ * measured inside the regions, per part, and applied to that part's whole copy time in that
+ * direction (the middle's scaled by records to the chunks it stands for): a region holds
+ * only some of its window's copies (the first h2d comes before any compute of the window,
+ * and in a deep ring a d2h overlaps compute up to depth chunks later), so weighing by the
+ * time measured would favour whichever the regions happen to hold more of. Windows are at
+ * least depth + 2 chunks long (timing.c), so a copy's overlap partners are in its window. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/timeline.h"
+
+typedef struct copy_sums {
+    double copy, hidden; /* inside the regions: copy time, and of it under compute */
+    double whole;        /* the same copies' whole time, in the regions or not */
+    size_t records;
+} copy_sums;
+
+static sp_span span_at(const sp_timeline *t, size_t e, size_t c)
+{
+    return t->spans[e * t->chunks + c];
+}
+
+static int recorded(const sp_timeline *t, size_t c)
+{
+    sp_span s = span_at(t, SP_TL_GPU(0), c); /* h2d: every timed chunk has one */
+    return s.end >= s.start;
+}
+
+void sp_timeline_edges(const sp_timeline *t, size_t *first_end, size_t *last_start)
+{
+    size_t a = 0, b = t->chunks;
+    while (a < t->chunks && recorded(t, a))
+        a++;
+    while (b > a && recorded(t, b - 1))
+        b--;
+    *first_end = a;
+    *last_start = b;
+}
+
+/* [lo, hi] where every compute queue's activity is known from chunks [a, b]; lo > hi when
+ * nowhere (a queue none of the window's chunks ran on). */
+static void window_region(const sp_timeline *t, size_t a, size_t b, double *lo, double *hi)
+{
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    double start_max = -INFINITY, end_min = INFINITY;
+    for (size_t e = 0; e < t->engines; e++) {
+        if (!t->active[e] || t->kind[e] != SP_ENGINE_COMPUTE)
+            continue;
+        size_t queues = t->streams[e] > 1 ? t->streams[e] : 1;
+        for (size_t q = 0; q < queues; q++) {
+            size_t first = a + (q + queues - a % queues) % queues; /* first c >= a, c%Q == q */
+            if (first > b) {
+                *lo = INFINITY; /* this queue's activity in the window is unknown */
+                return;
+            }
+            size_t last = first + (b - first) / queues * queues;
+            if (span_at(t, e, first).start > start_max)
+                start_max = span_at(t, e, first).start;
+            if (span_at(t, e, last).end < end_min)
+                end_min = span_at(t, e, last).end;
+        }
+    }
+    if (a > 0)
+        *lo = start_max;
+    if (b + 1 < t->chunks)
+        *hi = end_min;
+}
+
+/* The window's copies of one direction (kind) clipped to its region, measured against the
+ * compute spans. */
+static copy_sums window_copies(const sp_timeline *t, size_t a, size_t b, sp_engine_kind kind,
+                               const sp_span *merged, size_t m)
+{
+    copy_sums w = {0.0, 0.0, 0.0, 0};
+    double lo, hi;
+    window_region(t, a, b, &lo, &hi);
+    for (size_t c = a; c <= b; c++)
+        w.records += sp_timeline_chunk_records(t, c);
+    for (size_t e = 0; e < t->engines; e++) {
+        if (!t->active[e] || t->kind[e] != kind)
+            continue;
+        for (size_t c = a; c <= b; c++) {
+            sp_span s = span_at(t, e, c);
+            if (s.end > s.start)
+                w.whole += s.end - s.start;
+            if (s.start < lo)
+                s.start = lo;
+            if (s.end > hi)
+                s.end = hi;
+            if (s.end <= s.start)
+                continue;
+            w.copy += s.end - s.start;
+            w.hidden += sp_span_covered(s, merged, m);
+        }
+    }
+    return w;
+}
+
+static size_t merge_compute(const sp_timeline *t, sp_span *out)
+{
+    size_t n = 0;
+    for (size_t e = 0; e < t->engines; e++) {
+        if (!t->active[e] || t->kind[e] != SP_ENGINE_COMPUTE)
+            continue;
+        for (size_t c = 0; c < t->chunks; c++) {
+            sp_span s = span_at(t, e, c);
+            if (s.end >= s.start)
+                out[n++] = s;
+        }
+    }
+    return sp_spans_merge(out, n);
+}
+
+/* One direction's copy time over the run and the part of it under compute. The copy time is
+ * the windows' whole copies, the middle's scaled by records to the chunks it stands for. Of
+ * it, what the first and last windows' regions hold is measured exactly (the ramp and the
+ * drain, which happen once and are unlike the rest); everything else is taken to be hidden
+ * as the middle windows' regions show (the edges' if there is no middle window). */
+static void direction(const sp_timeline *t, sp_engine_kind kind, const sp_span *merged,
+                      size_t m, double *copy, double *hidden)
+{
+    copy_sums first = {0.0, 0.0, 0.0, 0}, last = first, middle = first;
+    for (size_t a = 0; a < t->chunks;) {
+        if (!recorded(t, a)) {
+            a++;
+            continue;
+        }
+        size_t b = a;
+        while (b + 1 < t->chunks && recorded(t, b + 1))
+            b++;
+        copy_sums w = window_copies(t, a, b, kind, merged, m);
+        copy_sums *into = a == 0 ? &first : b + 1 == t->chunks ? &last : &middle;
+        into->copy += w.copy;
+        into->hidden += w.hidden;
+        into->whole += w.whole;
+        into->records += w.records;
+        a = b + 1;
+    }
+    size_t edge_records = first.records + last.records;
+    double weight = middle.records > 0 && t->n_records > edge_records
+                        ? (double)(t->n_records - edge_records) / (double)middle.records
+                        : 1.0;
+    double f_middle = middle.copy > 0.0 ? middle.hidden / middle.copy
+                      : first.copy + last.copy > 0.0
+                          ? (first.hidden + last.hidden) / (first.copy + last.copy) : 0.0;
+    *copy = first.whole + last.whole + weight * middle.whole;
+    double known = first.copy + last.copy; /* measured exactly: the ramp's and the drain's */
+    *hidden = first.hidden + last.hidden + f_middle * (*copy > known ? *copy - known : 0.0);
+}
+
+double sp_timeline_hidden_transfer(const sp_timeline *t)
+{
+    sp_span *merged = malloc((t->engines * t->chunks + 1) * sizeof *merged);
+    if (!merged)
+        return 0.0;
+    size_t m = merge_compute(t, merged);
+    double in_copy, in_hidden, out_copy, out_hidden;
+    direction(t, SP_ENGINE_H2D, merged, m, &in_copy, &in_hidden);
+    direction(t, SP_ENGINE_D2H, merged, m, &out_copy, &out_hidden);
+    free(merged);
+    double copy = in_copy + out_copy;
+    return copy > 0.0 ? (in_hidden + out_hidden) / copy : 0.0;
+}
