@@ -52,14 +52,20 @@ typedef struct sp_file_journal {
     pthread_mutex_t sync_lock; /* one sync point at a time; journaled and snapshot */
     sp_range_set journaled, snapshot;
     sp_power_cut cut;
+    char **taken;            /* other writers' journals taken (resume_journals, merges): the
+                                commit removes them with its own */
+    size_t n_taken;
 } sp_file_journal;
 
 /* Called by the open once the input is open and the output's size known: checks the config,
  * names the input, and with resume loads a journal that is there (refusing one made for
  * something else). SP_OK with f->journal NULL when config.journal is 0. */
 sp_status sp_file_journal_prepare(sp_file_io *f, const sp_file_io_config *c);
-/* A new journal for the temporary output just made and sized (f->temp_path). */
-sp_status sp_file_journal_create(sp_file_io *f);
+/* A new journal for the temporary output at temp_path (just made and sized, claimed on a
+ * resume, or another handle's: temp_output). */
+sp_status sp_file_journal_create(sp_file_io *f, const char *temp_path);
+/* sp_file_io_journal_merge's work: another writer's journal's records taken as written. */
+sp_status sp_file_journal_merge(sp_file_io *f, const char *path);
 /* The loaded journal's temporary output is gone: start afresh (its records are dropped). */
 void sp_file_journal_forget(sp_file_journal *j);
 /* From the sink, after records [first, first + records) of the input (bytes of output) were
@@ -70,8 +76,10 @@ int sp_file_journal_note(sp_file_io *f, size_t first, size_t records, size_t byt
 int sp_file_journal_sync(sp_file_io *f, const char **what);
 /* 1 when every record of the input is written. */
 int sp_file_journal_complete(sp_file_journal *j, size_t n_input);
-/* The output was moved into place: the journal is removed. */
-void sp_file_journal_committed(sp_file_io *f);
+/* The output was moved into place (taken 1: and the other writers' journals taken are
+ * removed), or a writer of another handle's output committed (taken 0): the journal is
+ * removed. */
+void sp_file_journal_committed(sp_file_io *f, int taken);
 /* Close: a kept journal gets a last sync point (none after a power cut), and stays. */
 void sp_file_journal_close(sp_file_io *f);
 
