@@ -430,11 +430,12 @@ sp_status sp_file_io_commit(sp_file_io *f)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: a read or write "
                                "failed (%s)", failed);
     }
-    if (f->journal && !sp_file_journal_complete(f->journal, f->n_input))
+    if (f->journal && !f->foreign_temp && !sp_file_journal_complete(f->journal, f->n_input))
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
                                "records were written (run each range sp_file_io_todo gives "
                                "first)", sp_file_io_done(f), f->n_input);
-    if (!f->journal && written < f->count)
+    if (!f->journal && written < f->count) /* a writer's (temp_output) journal: the maker's
+                                                 commit checks every record is written */
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
                                "records of the range were written (commit only after a run "
                                "that succeeded)", written, f->count);
@@ -512,9 +513,10 @@ int sp_file_io_todo_from(const sp_file_io *f, size_t from, size_t *first_record,
     if (!f || !f->opened || !first_record || !n_records)
         return 0;
     if (!f->journal) { /* no journal: the range set, until its records are written */
-        *first_record = f->first;
-        *n_records = f->count;
-        return atomic_load(&f->written) < f->count;
+        size_t end = f->first + f->count, at = from > f->first ? from : f->first;
+        *first_record = at;
+        *n_records = at < end ? end - at : 0;
+        return at < end && atomic_load(&f->written) < f->count;
     }
     sp_file_journal *j = f->journal;
     size_t first, end;
