@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "streampipe.h"
+#include "streampipe_fault.h"
 #include "testbuf.h"
 
 #define CHUNK 16u
@@ -63,11 +64,26 @@ typedef struct rig {
     gated gate;
 } rig;
 
+/* SP_TEST_CANCEL_DELAYS=US (ctest stream_cancel_fault_host): every queue of the backend
+ * behind the fault wrapper's random delays of up to US microseconds, so that the cancels
+ * land while copies and stages are at other points of their work than the gate alone makes
+ * them; every check stays the same. */
+static sp_status open_context(sp_context **ctx)
+{
+    const char *v = getenv("SP_TEST_CANCEL_DELAYS");
+    if (!v || !*v)
+        return sp_context_create(g_kind, 0, ctx);
+    sp_fault_config fc = SP_FAULT_CONFIG_INIT;
+    fc.random_delay_us = (unsigned)strtoul(v, NULL, 10);
+    fc.seed = (unsigned long)harness_seed();
+    return sp_context_create_fault(g_kind, 0, &fc, ctx);
+}
+
 static int rig_open(rig *r, unsigned streams_per_stage)
 {
     memset(r, 0, sizeof *r);
     r->gate.fail_chunk[0] = r->gate.fail_chunk[1] = -1;
-    if (sp_context_create(g_kind, 0, &r->ctx) != SP_OK)
+    if (open_context(&r->ctx) != SP_OK)
         return harness_fail(__FILE__, __LINE__, "context: %s", sp_context_last_error(r->ctx));
     sp_stage st = {.name = "gated", .out_record_bytes = 4, .host = gated_xor, .user = &r->gate,
                    .streams = streams_per_stage};
