@@ -8,7 +8,16 @@
  *   2. fdatasync(output): those records are durable;
  *   3. the journal records saying so are appended, then fdatasync(journal).
  * A crash before 3 completes leaves a journal that claims less than is durable, never more;
- * a torn record in 3 fails its checksum and is ignored with all that follows it. */
+ * a torn record in 3 fails its checksum and is ignored with all that follows it.
+ *
+ * Several writers of one temporary output (journal_name, temp_output): each keeps its own
+ * journal in the same order. The maker's commit needs every record in a journal it holds: it
+ * merges the writers' journals (sp_file_journal_merge) only after each writer's last sync
+ * point (the caller's barrier: under mpirun, run_ranks.c's agreement after every rank's
+ * sp_file_io_sync), then renames, then removes its journal and every journal it took,
+ * before the folder's flush. A crash before the rename leaves every journal, resumable by
+ * any number of writers (resume_journals: the union of their records); after it, the whole
+ * output. */
 #ifndef SP_IO_FILE_JOURNAL_H
 #define SP_IO_FILE_JOURNAL_H
 
