@@ -96,7 +96,18 @@
  * written, removes the journal and renames as usual. The result is the same bytes as one run
  * of the whole input when each record's result depends on that record alone: a gap's records
  * are numbered from the gap's start (sp_chunk.first_record). Without resume an open starts
- * afresh, replacing the journal. Not for in-place outputs or temp_output (several writers).
+ * afresh, replacing the journal. Not for in-place outputs.
+ *
+ * Several writers (0.7): handles in several processes writing one temporary output (the
+ * maker's, the others with temp_output) each keep a journal of their own, named by
+ * config.journal_name, which names the shared temporary output. A resume lists the journals
+ * a killed job left in resume_journals: every handle takes the union of their records
+ * (sp_file_io_todo_from gives all its gaps, to split between the writers, whatever their
+ * number was), the maker claims the temporary output they name. Before the maker's commit
+ * every writer makes its records durable (sp_file_io_sync) and the maker merges their
+ * journals (sp_file_io_journal_merge): its commit then renames the output into place and
+ * removes every journal it took; a writer's commit (temp_output) flushes and removes its
+ * own. `streampipe run` under mpirun does this (README, "Several processes").
  *
  * Signals: the library installs no handler. A program that wants SIGINT to leave nothing
  * behind unlinks sp_file_io_temp_path in its handler (the name is complete before
@@ -197,6 +208,14 @@ typedef struct sp_file_io_config {
     unsigned long long test_power_cut_at;
     /* 0.7: where a compressed input is decompressed (sp_decompress_where) */
     int decompress;
+    /* 0.7: several writers of one output (mpirun's ranks), each keeping a journal of its own
+       (see "Several writers" at the top): */
+    const char *journal_name; /* the journal's file name in OUTPUT's folder (no '/'); NULL:
+                                 ".NAME.journal". Needed for a journal with temp_output */
+    const char *const *resume_journals; /* with resume: other journals of this output (paths,
+                                 NULL-terminated: another run's writers) whose records are
+                                 taken too, each checked as the handle's own; all must name
+                                 the same work and temporary output. Removed by commit */
 } sp_file_io_config;
 
 /* Where a compressed input's blocks are decompressed (sp_file_io_config.decompress).
@@ -302,6 +321,18 @@ SP_API const char *sp_file_io_removed(const sp_file_io *f, size_t i);
  *             st = sp_pipeline_run_io(pipeline, sp_file_io_get(f), NULL);
  * (a run that fails leaves the gap: stop there, not loop). */
 SP_API int sp_file_io_todo(const sp_file_io *f, size_t *first_record, size_t *n_records);
+/* The first range still to run at or after record `from` (as sp_file_io_todo, which is
+ * from 0): the gaps one by one, for a caller that splits them between several writers. */
+SP_API int sp_file_io_todo_from(const sp_file_io *f, size_t from, size_t *first_record,
+                                size_t *n_records);
+/* Takes the records of another journal of this output (another writer's, made durable by
+ * it: the path of its sp_file_io_journal_path) as written, after checking it as a resumed
+ * journal is checked (the same work, the same temporary output; a damaged tail is left
+ * out): the maker of a temporary output that several writers share merges theirs before
+ * its commit, which needs every record written. SP_OK; SP_ERR_INVALID_ARGUMENT for a
+ * journal of other work or none of this handle's; SP_ERR_BACKEND when it cannot be read.
+ * Commit removes it. Not during a run. */
+SP_API sp_status sp_file_io_journal_merge(sp_file_io *f, const char *path);
 /* Records written: with a journal, all the output holds (the journal's and this handle's);
  * without, those since the range was set. */
 SP_API size_t sp_file_io_done(const sp_file_io *f);

@@ -137,6 +137,25 @@ static sp_status open_node(sp_file_io *f, const struct stat *named)
     return set_up_in_place(f, fd, &st, 0);
 }
 
+static const char *last_part(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* A writer's own journal beside another handle's temporary output: the journals it resumed
+ * from must name that output (or their records describe another file), and its own is made
+ * naming it, unless it resumed its own. */
+static sp_status journal_foreign_temp(sp_file_io *f, const char *temp)
+{
+    sp_file_journal *j = f->journal;
+    if (j->resume_temp && strcmp(last_part(j->resume_temp), last_part(temp)) != 0)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "cannot resume '%s': its journals "
+                               "name the temporary output '%s', not '%s'", f->output,
+                               j->resume_temp, temp);
+    return j->fd < 0 ? sp_file_journal_create(f, temp) : SP_OK;
+}
+
 /* Another handle's temporary output, made at full size: written at the records' offsets. */
 static sp_status open_foreign_temp(sp_file_io *f, const char *temp)
 {
@@ -152,7 +171,7 @@ static sp_status open_foreign_temp(sp_file_io *f, const char *temp)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "the temporary output '%s' is not "
                                "a regular file of %zu bytes (the whole output)", temp,
                                f->out_bytes);
-    return SP_OK;
+    return f->journal ? journal_foreign_temp(f, temp) : SP_OK;
 }
 
 /* The temporary output a resumed journal names, claimed as it is (already at full size);
@@ -167,11 +186,15 @@ static sp_status claim_resumed(sp_file_io *f, const sp_file_io_config *c, int *f
     sp_status st = sp_file_io_claim_temp(f, j->resume_temp, fresh);
     if (st != SP_OK)
         return st;
-    if (*fresh)
+    if (*fresh) {
         sp_file_journal_forget(j); /* its records describe a file that is gone */
-    else if (c->temp_created)
+        return SP_OK;
+    }
+    if (c->temp_created)
         c->temp_created(f->temp_path, c->temp_created_user);
-    return SP_OK;
+    /* the records came from other writers' journals alone (journal_name, resume_journals):
+     * this handle's own is made now, naming the output it claimed */
+    return j->fd < 0 ? sp_file_journal_create(f, f->temp_path) : SP_OK;
 }
 
 /* A temporary output beside OUTPUT at its full size, after removing killed runs' leftovers
@@ -197,7 +220,7 @@ static sp_status create_temp(sp_file_io *f, const sp_file_io_config *c)
         if (err != 0 && ftruncate(f->out_fd, (off_t)f->out_bytes) != 0)
             return os_fail(f, "cannot size the output", f->output, errno);
     }
-    return f->journal ? sp_file_journal_create(f) : SP_OK;
+    return f->journal ? sp_file_journal_create(f, f->temp_path) : SP_OK;
 }
 
 static sp_status open_output(sp_file_io *f, const sp_file_io_config *c)
@@ -387,7 +410,7 @@ static sp_status rename_into_place(sp_file_io *f)
     free(f->temp_path); /* in place: nothing to remove */
     f->temp_path = NULL;
     if (f->journal) /* removed before the folder's flush, which makes both changes stay */
-        sp_file_journal_committed(f);
+        sp_file_journal_committed(f, 1);
     int closed = close(f->out_fd), err = errno;
     f->out_fd = -1;
     if (closed == 0 && !sp_file_io_sync_folder(f->output, &err))
@@ -413,11 +436,12 @@ sp_status sp_file_io_commit(sp_file_io *f)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: a read or write "
                                "failed (%s)", failed);
     }
-    if (f->journal && !sp_file_journal_complete(f->journal, f->n_input))
+    if (f->journal && !f->foreign_temp && !sp_file_journal_complete(f->journal, f->n_input))
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
                                "records were written (run each range sp_file_io_todo gives "
                                "first)", sp_file_io_done(f), f->n_input);
-    if (!f->journal && written < f->count)
+    if (!f->journal && written < f->count) /* a writer's (temp_output) journal: the maker's
+                                                 commit checks every record is written */
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
                                "records of the range were written (commit only after a run "
                                "that succeeded)", written, f->count);
@@ -430,6 +454,8 @@ sp_status sp_file_io_commit(sp_file_io *f)
         f->out_fd = -1;
         if (st == SP_OK && closed != 0)
             st = os_fail(f, "cannot write the output", f->output, err);
+        if (st == SP_OK && f->journal) /* a writer's: its records are the maker's now */
+            sp_file_journal_committed(f, 0);
     }
     f->opened = 0; /* committed, or failed trying: either way done */
     f->committed = st == SP_OK;
@@ -484,21 +510,39 @@ const char *sp_file_io_removed(const sp_file_io *f, size_t i)
 
 int sp_file_io_todo(const sp_file_io *f, size_t *first_record, size_t *n_records)
 {
+    return sp_file_io_todo_from(f, 0, first_record, n_records);
+}
+
+int sp_file_io_todo_from(const sp_file_io *f, size_t from, size_t *first_record,
+                         size_t *n_records)
+{
     if (!f || !f->opened || !first_record || !n_records)
         return 0;
     if (!f->journal) { /* no journal: the range set, until its records are written */
-        *first_record = f->first;
-        *n_records = f->count;
-        return atomic_load(&f->written) < f->count;
+        size_t end = f->first + f->count, at = from > f->first ? from : f->first;
+        *first_record = at;
+        *n_records = at < end ? end - at : 0;
+        return at < end && atomic_load(&f->written) < f->count;
     }
     sp_file_journal *j = f->journal;
     size_t first, end;
     pthread_mutex_lock(&j->lock);
-    int gap = sp_range_set_first_gap(&j->done, f->n_input, &first, &end);
+    int gap = sp_range_set_gap_from(&j->done, from, f->n_input, &first, &end);
     pthread_mutex_unlock(&j->lock);
     *first_record = gap ? first : 0;
     *n_records = gap ? end - first : 0;
     return gap;
+}
+
+sp_status sp_file_io_journal_merge(sp_file_io *f, const char *path)
+{
+    if (!f || !path)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_status st = not_open(f);
+    if (st == SP_OK && !f->journal)
+        st = sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "no journal of this handle's to "
+                             "merge '%s' into", path);
+    return st != SP_OK ? st : sp_file_journal_merge(f, path);
 }
 
 size_t sp_file_io_done(const sp_file_io *f)

@@ -102,6 +102,9 @@ static void journal_free(sp_file_journal *j)
     sp_power_cut_free(&j->cut);
     pthread_mutex_destroy(&j->lock);
     pthread_mutex_destroy(&j->sync_lock);
+    for (size_t i = 0; i < j->n_taken; i++)
+        free(j->taken[i]);
+    free(j->taken);
     free((char *)j->id.tag);
     free(j->path);
     free(j->resume_temp);
@@ -125,10 +128,15 @@ static char *beside_output(const char *output, const char *name)
 
 static sp_status check_journal_config(sp_file_io *f, const sp_file_io_config *c)
 {
-    if (c->output_is_fd || c->temp_output)
+    if (c->output_is_fd || (c->temp_output && !c->journal_name))
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "a journal needs a temporary "
-                               "output of the handle's own (not %s)",
-                               c->output_is_fd ? "output_is_fd" : "temp_output");
+                               "output (not %s)", c->output_is_fd ? "output_is_fd"
+                               : "temp_output without a journal_name of its own");
+    if (c->journal_name && (!c->journal_name[0] || strchr(c->journal_name, '/') ||
+                            strcmp(c->journal_name, ".") == 0 ||
+                            strcmp(c->journal_name, "..") == 0))
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "the journal_name '%s' is not a "
+                               "file name (it goes in the output's folder)", c->journal_name);
     struct stat st;
     if (stat(f->output, &st) == 0 && !S_ISREG(st.st_mode))
         return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the output '%s' is %s: a journal "
@@ -140,7 +148,7 @@ static sp_status check_journal_config(sp_file_io *f, const sp_file_io_config *c)
     return SP_OK;
 }
 
-static sp_status load_journal(sp_file_io *f, sp_file_journal *j);
+static sp_status load_journals(sp_file_io *f, sp_file_journal *j, const sp_file_io_config *c);
 
 sp_status sp_file_journal_prepare(sp_file_io *f, const sp_file_io_config *c)
 {
@@ -154,7 +162,7 @@ sp_status sp_file_journal_prepare(sp_file_io *f, const sp_file_io_config *c)
     sp_file_journal *j = f->journal = journal_new();
     if (!j)
         return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the journal");
-    j->path = beside_output(f->output, "");
+    j->path = beside_output(f->output, c->journal_name ? c->journal_name : "");
     j->id.tag = strdup(c->journal_tag ? c->journal_tag : "");
     if (!j->path || !j->id.tag)
         return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the journal");
@@ -175,7 +183,7 @@ sp_status sp_file_journal_prepare(sp_file_io *f, const sp_file_io_config *c)
     sp_power_cut_init(&j->cut, c->test_power_cut, c->test_power_cut_at);
     if ((st = name_input(f, &j->id)) != SP_OK)
         return st;
-    return c->resume ? load_journal(f, j) : SP_OK;
+    return c->resume ? load_journals(f, j, c) : SP_OK;
 }
 
 /* The first way the loaded journal differs from this open's, or NULL. */
@@ -200,13 +208,13 @@ static const char *differs(const sp_journal_id *was, const sp_journal_id *now)
 }
 
 /* The records that check, up to the first that does not; *valid_end: where it ends. */
-static int read_records(sp_file_journal *j, const unsigned char *buf, size_t n, size_t from,
-                        size_t *valid_end)
+static int read_records(sp_file_journal *j, uint64_t key, const unsigned char *buf, size_t n,
+                        size_t from, size_t *valid_end)
 {
     size_t at = from;
     for (; n - at >= SP_JOURNAL_RECORD_BYTES; at += SP_JOURNAL_RECORD_BYTES) {
         size_t first, end;
-        if (!sp_journal_record_decode(j->key, buf + at, j->id.n_records, &first, &end))
+        if (!sp_journal_record_decode(key, buf + at, j->id.n_records, &first, &end))
             break;
         if (!sp_range_set_add(&j->done, first, end))
             return 0;
@@ -235,33 +243,68 @@ static unsigned char *read_journal(int fd, size_t *n)
     return buf;
 }
 
-/* Its records taken, its torn or damaged tail cut off (so that new records follow the valid
- * ones), its temporary output named for the claim. */
-static sp_status adopt(sp_file_io *f, sp_file_journal *j, const unsigned char *buf, size_t n,
-                       size_t header, const sp_journal_id *was)
+/* The temporary output a journal names, as a path beside OUTPUT (NULL: not a plain name,
+ * or no memory). */
+static char *named_temp(const sp_file_io *f, const sp_journal_id *was)
 {
     char name[SP_JOURNAL_TEXT_MAX + 1];
-    size_t valid_end;
     memcpy(name, was->temp_name, was->name_len);
     name[was->name_len] = '\0';
-    if (!strchr(name, '/') && name[0] != '\0' && strcmp(name, ".") && strcmp(name, ".."))
-        j->resume_temp = beside_output(f->output, name);
-    if (!j->resume_temp || !read_records(j, buf, n, header, &valid_end))
-        return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the journal");
-    if (valid_end < n && (ftruncate(j->fd, (off_t)valid_end) != 0 || fdatasync(j->fd) != 0))
-        return sp_file_io_fail(f, SP_ERR_BACKEND, "cannot cut the damaged end off the journal "
-                               "'%s': %s", j->path, strerror(errno));
-    j->end = (off_t)valid_end;
-    j->resumed = sp_range_set_count(&j->done);
-    return sp_range_set_copy(&j->journaled, &j->done)
-               ? SP_OK
-               : sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the journal");
+    if (strchr(name, '/') || name[0] == '\0' || !strcmp(name, ".") || !strcmp(name, ".."))
+        return NULL;
+    return beside_output(f->output, name);
 }
 
-/* With resume: a journal that is there and was made for this very output is taken; one made
- * for another input, stages or format refuses the open; none, or one whose header does not
- * check (nothing in it can be believed), is a fresh start. */
-static sp_status load_journal(sp_file_io *f, sp_file_journal *j)
+static int note_taken(sp_file_journal *j, const char *path)
+{
+    char **grown = realloc(j->taken, (j->n_taken + 1) * sizeof *grown);
+    if (!grown)
+        return 0;
+    j->taken = grown;
+    return (j->taken[j->n_taken] = strdup(path)) != NULL && ++j->n_taken;
+}
+
+/* One journal's bytes read and checked against this open: its records into j->done (under
+ * j->lock), *valid_end where the ones that check end. The first journal read names the
+ * temporary output (j->resume_temp); every later one must name the same. 0 with SP_OK in
+ * *st: no header that checks (nothing to believe, nothing wrong). */
+static size_t take_records(sp_file_io *f, sp_file_journal *j, const char *path,
+                           const unsigned char *buf, size_t n, size_t *valid_end,
+                           uint64_t *key, sp_status *st)
+{
+    sp_journal_id was;
+    size_t header = sp_journal_header_decode(buf, n, &was, key);
+    *st = SP_OK;
+    if (header == 0)
+        return 0;
+    const char *why = differs(&was, &j->id);
+    char *temp = why ? NULL : named_temp(f, &was);
+    if (!why && !temp)
+        why = "the temporary output it names";
+    else if (!why && j->resume_temp && strcmp(temp, j->resume_temp) != 0)
+        why = "the temporary output it names, which another journal of this resume does not";
+    if (why) {
+        free(temp);
+        *st = sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "cannot resume '%s': the journal "
+                              "'%s' was written for other work (%s differs); open without "
+                              "resume to start again", f->output, path, why);
+        return 0;
+    }
+    if (!j->resume_temp)
+        j->resume_temp = temp;
+    else
+        free(temp);
+    pthread_mutex_lock(&j->lock); /* each journal's records are seeded by its own header */
+    int ok = read_records(j, *key, buf, n, header, valid_end);
+    pthread_mutex_unlock(&j->lock);
+    if (!ok)
+        *st = sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the journal");
+    return ok ? header : 0;
+}
+
+/* The handle's own journal, when there is one: taken, its torn or damaged tail cut off (so
+ * that new records follow the valid ones), its descriptor kept for appending. */
+static sp_status load_own(sp_file_io *f, sp_file_journal *j)
 {
     int fd = open(j->path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
     if (fd < 0 && errno == ENOENT)
@@ -269,26 +312,68 @@ static sp_status load_journal(sp_file_io *f, sp_file_journal *j)
     if (fd < 0)
         return sp_file_io_fail(f, SP_ERR_BACKEND, "cannot open the journal '%s': %s", j->path,
                                strerror(errno));
-    size_t n;
+    size_t n, valid_end = 0;
     unsigned char *buf = read_journal(fd, &n);
-    sp_journal_id was;
-    size_t header = buf ? sp_journal_header_decode(buf, n, &was, &j->key) : 0;
     sp_status st = SP_OK;
-    if (header == 0) { /* unreadable: nothing to resume from, and nothing wrong to believe */
-        close(fd);
-        free(buf);
-        return SP_OK;
-    }
-    j->fd = fd;
-    const char *why = differs(&was, &j->id);
-    if (why)
-        st = sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "cannot resume '%s': the journal '%s' "
-                             "was written for other work (%s differs); open without resume "
-                             "to start again", f->output, j->path, why);
-    else
-        st = adopt(f, j, buf, n, header, &was);
+    size_t header = buf ? take_records(f, j, j->path, buf, n, &valid_end, &j->key, &st) : 0;
     free(buf);
+    if (header == 0) { /* unreadable (refused: st says why): nothing taken from it */
+        close(fd);
+        return st;
+    }
+    j->fd = fd; /* appended to under its own header's key */
+    if (valid_end < n && (ftruncate(j->fd, (off_t)valid_end) != 0 || fdatasync(j->fd) != 0))
+        return sp_file_io_fail(f, SP_ERR_BACKEND, "cannot cut the damaged end off the journal "
+                               "'%s': %s", j->path, strerror(errno));
+    j->end = (off_t)valid_end;
+    return SP_OK;
+}
+
+/* Another writer's journal: its records taken, the file left as it is (commit removes it).
+ * A missing one is nothing to take. */
+static sp_status load_other(sp_file_io *f, sp_file_journal *j, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    if (fd < 0 && errno == ENOENT)
+        return SP_OK;
+    if (fd < 0)
+        return sp_file_io_fail(f, SP_ERR_BACKEND, "cannot open the journal '%s': %s", path,
+                               strerror(errno));
+    size_t n, valid_end;
+    uint64_t key;
+    unsigned char *buf = read_journal(fd, &n);
+    close(fd);
+    sp_status st = SP_OK;
+    if (buf)
+        take_records(f, j, path, buf, n, &valid_end, &key, &st);
+    free(buf);
+    if (st == SP_OK && !note_taken(j, path))
+        st = sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the journal");
     return st;
+}
+
+/* With resume: the handle's own journal and the other writers' (resume_journals), taken if
+ * they were made for this very output; one made for another input, stages or format refuses
+ * the open; none, or one whose header does not check, is nothing to take. */
+static sp_status load_journals(sp_file_io *f, sp_file_journal *j, const sp_file_io_config *c)
+{
+    sp_status st = load_own(f, j);
+    for (size_t i = 0; st == SP_OK && c->resume_journals && c->resume_journals[i]; i++)
+        if (strcmp(c->resume_journals[i], j->path) != 0)
+            st = load_other(f, j, c->resume_journals[i]);
+    if (st != SP_OK)
+        return st;
+    j->resumed = sp_range_set_count(&j->done);
+    return sp_range_set_copy(&j->journaled, &j->done)
+               ? SP_OK
+               : sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the journal");
+}
+
+sp_status sp_file_journal_merge(sp_file_io *f, const char *path)
+{
+    /* the records it holds are durable (its writer synced before saying so): noted as
+     * written, so that the commit finds every record of the input */
+    return load_other(f, f->journal, path);
 }
 
 void sp_file_journal_forget(sp_file_journal *j)
@@ -316,17 +401,17 @@ static int make_file(const char *path)
     return -1;
 }
 
-sp_status sp_file_journal_create(sp_file_io *f)
+sp_status sp_file_journal_create(sp_file_io *f, const char *temp_path)
 {
     sp_file_journal *j = f->journal;
-    const char *slash = strrchr(f->temp_path, '/');
-    j->id.temp_name = slash ? slash + 1 : f->temp_path;
+    const char *slash = strrchr(temp_path, '/');
+    j->id.temp_name = slash ? slash + 1 : temp_path;
     j->id.name_len = strlen(j->id.temp_name);
     unsigned char *header = malloc(2 * SP_JOURNAL_TEXT_MAX + 256);
     size_t bytes = header ? sp_journal_header_encode(&j->id, header, 2 * SP_JOURNAL_TEXT_MAX +
                                                      256, &j->key)
                           : 0;
-    j->id.temp_name = NULL; /* it pointed into f->temp_path */
+    j->id.temp_name = NULL; /* it pointed into temp_path */
     if (bytes == 0) {
         free(header);
         return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the journal");
@@ -433,10 +518,12 @@ int sp_file_journal_complete(sp_file_journal *j, size_t n_input)
     return all;
 }
 
-void sp_file_journal_committed(sp_file_io *f)
+void sp_file_journal_committed(sp_file_io *f, int taken)
 {
     sp_file_journal *j = f->journal;
     unlink(j->path); /* the caller's flush of the folder makes it stay removed */
+    for (size_t i = 0; taken && i < j->n_taken; i++) /* the other writers' (a writer's own */
+        unlink(j->taken[i]);                         /* commit may have removed it first) */
     if (j->fd >= 0)
         close(j->fd);
     j->fd = -1;

@@ -8,7 +8,16 @@
  *   2. fdatasync(output): those records are durable;
  *   3. the journal records saying so are appended, then fdatasync(journal).
  * A crash before 3 completes leaves a journal that claims less than is durable, never more;
- * a torn record in 3 fails its checksum and is ignored with all that follows it. */
+ * a torn record in 3 fails its checksum and is ignored with all that follows it.
+ *
+ * Several writers of one temporary output (journal_name, temp_output): each keeps its own
+ * journal in the same order. The maker's commit needs every record in a journal it holds: it
+ * merges the writers' journals (sp_file_journal_merge) only after each writer's last sync
+ * point (the caller's barrier: under mpirun, run_ranks.c's agreement after every rank's
+ * sp_file_io_sync), then renames, then removes its journal and every journal it took,
+ * before the folder's flush. A crash before the rename leaves every journal, resumable by
+ * any number of writers (resume_journals: the union of their records); after it, the whole
+ * output. */
 #ifndef SP_IO_FILE_JOURNAL_H
 #define SP_IO_FILE_JOURNAL_H
 
@@ -52,14 +61,20 @@ typedef struct sp_file_journal {
     pthread_mutex_t sync_lock; /* one sync point at a time; journaled and snapshot */
     sp_range_set journaled, snapshot;
     sp_power_cut cut;
+    char **taken;            /* other writers' journals taken (resume_journals, merges): the
+                                commit removes them with its own */
+    size_t n_taken;
 } sp_file_journal;
 
 /* Called by the open once the input is open and the output's size known: checks the config,
  * names the input, and with resume loads a journal that is there (refusing one made for
  * something else). SP_OK with f->journal NULL when config.journal is 0. */
 sp_status sp_file_journal_prepare(sp_file_io *f, const sp_file_io_config *c);
-/* A new journal for the temporary output just made and sized (f->temp_path). */
-sp_status sp_file_journal_create(sp_file_io *f);
+/* A new journal for the temporary output at temp_path (just made and sized, claimed on a
+ * resume, or another handle's: temp_output). */
+sp_status sp_file_journal_create(sp_file_io *f, const char *temp_path);
+/* sp_file_io_journal_merge's work: another writer's journal's records taken as written. */
+sp_status sp_file_journal_merge(sp_file_io *f, const char *path);
 /* The loaded journal's temporary output is gone: start afresh (its records are dropped). */
 void sp_file_journal_forget(sp_file_journal *j);
 /* From the sink, after records [first, first + records) of the input (bytes of output) were
@@ -70,8 +85,10 @@ int sp_file_journal_note(sp_file_io *f, size_t first, size_t records, size_t byt
 int sp_file_journal_sync(sp_file_io *f, const char **what);
 /* 1 when every record of the input is written. */
 int sp_file_journal_complete(sp_file_journal *j, size_t n_input);
-/* The output was moved into place: the journal is removed. */
-void sp_file_journal_committed(sp_file_io *f);
+/* The output was moved into place (taken 1: and the other writers' journals taken are
+ * removed), or a writer of another handle's output committed (taken 0): the journal is
+ * removed. */
+void sp_file_journal_committed(sp_file_io *f, int taken);
 /* Close: a kept journal gets a last sync point (none after a power cut), and stays. */
 void sp_file_journal_close(sp_file_io *f);
 

@@ -67,7 +67,13 @@ int sp_range_set_covers(const sp_range_set *s, size_t first, size_t end)
 
 int sp_range_set_first_gap(const sp_range_set *s, size_t total, size_t *first, size_t *end)
 {
-    size_t at = 0;
+    return sp_range_set_gap_from(s, 0, total, first, end);
+}
+
+int sp_range_set_gap_from(const sp_range_set *s, size_t from, size_t total, size_t *first,
+                          size_t *end)
+{
+    size_t at = from;
     for (size_t i = 0; i < s->n && at < total; i++) {
         if (s->r[i].first > at) {
             *first = at;

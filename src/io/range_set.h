@@ -25,6 +25,9 @@ int sp_range_set_covers(const sp_range_set *s, size_t first, size_t end);
 /* The first range of [0, total) that the set does not hold: 1 and *first, *end; 0 when the
  * set holds all of it. */
 int sp_range_set_first_gap(const sp_range_set *s, size_t total, size_t *first, size_t *end);
+/* The same from record `from` on: the first range of [from, total) the set does not hold. */
+int sp_range_set_gap_from(const sp_range_set *s, size_t from, size_t total, size_t *first,
+                          size_t *end);
 /* dst becomes a copy of src. 0: no memory (dst is unchanged). */
 int sp_range_set_copy(sp_range_set *dst, const sp_range_set *src);
 void sp_range_set_free(sp_range_set *s);

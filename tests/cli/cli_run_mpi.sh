@@ -3,8 +3,8 @@
 # the host backend. 1, 2 and 3 ranks (oversubscribed: CI has 2 cores) must write the same
 # bytes as one plain process, also for a file of fewer records than ranks and an empty one;
 # a rank that fails (STREAMPIPE_TEST_FAIL_RANK, a test-only switch of run_ranks.c) and an
-# input that cannot be opened must make the run exit 1 and leave neither the output nor a
-# temporary file. An output that is not a regular file (a FIFO, stdout) is refused (the ranks
+# input that cannot be opened must make the run exit 1 and, without journals (--no-journal),
+# leave neither the output nor a temporary file. An output that is not a regular file (a FIFO, stdout) is refused (the ranks
 # write at their offsets) and an empty stage list is a usage error (64) on every rank.
 # SIGTERM to rank 0 mid-run leaves no temporary output; a rank killed by SIGKILL and SIGTERM
 # to mpirun leave none once the next run of the output has cleaned up, nor does rank 0
@@ -49,13 +49,15 @@ same_as_one_process() {
     no_leftovers
 }
 
-# expect_failure N ENV... : the run exits 1 and leaves nothing
+# expect_failure N ENV... : the run without journals exits 1 and leaves nothing (a journaled
+# one keeps its partial output for --resume: cli_run_mpi_resume.sh)
 expect_failure() {
     local n="$1" input="$2" rc=0
     shift 2
     rm -f "$work/bad.out"
     env "$@" "${mpi[@]}" -x STREAMPIPE_TEST_FAIL_RANK -n "$n" "$cli" run --backend host \
-        --input "$input" --output "$work/bad.out" --stages "$stages" >/dev/null 2>&1 || rc=$?
+        --input "$input" --output "$work/bad.out" --stages "$stages" --no-journal \
+        >/dev/null 2>&1 || rc=$?
     if [ "$rc" -ne 1 ]; then
         echo "expected exit 1, got $rc: $n ranks, input $input, $*" >&2
         return 1
@@ -106,13 +108,14 @@ grep -q "empty entry" "$work/report.txt"
 [ ! -e "$work/bad.out" ]
 echo "ok: --stages , is a usage error on every rank"
 
-# Interrupted runs: 2 ranks of a slow run (sinmix:iters=100000 over 64k records, about a
-# minute), each rank's pid in pid.RANK. start_slow returns once the temporary output exists.
+# Interrupted runs without journals (--no-journal; cli_run_mpi_resume.sh interrupts journaled
+# ones): 2 ranks of a slow run (sinmix:iters=100000 over 64k records, about a minute), each
+# rank's pid in pid.RANK. start_slow returns once the temporary output exists.
 records 65536 "$work/slow.bin"
 slow_pid=
 start_slow() {
     rm -f "$work"/pid.*
-    "${mpi[@]}" -n 2 sh -c 'echo $$ >"$0/pid.$OMPI_COMM_WORLD_RANK"; exec "$@"' "$work"         "$cli" run --backend host --input "$work/slow.bin" --output "$work/slow.out"         --stages sinmix:iters=100000 --chunk 1024 </dev/null >/dev/null 2>&1 &
+    "${mpi[@]}" -n 2 sh -c 'echo $$ >"$0/pid.$OMPI_COMM_WORLD_RANK"; exec "$@"' "$work"         "$cli" run --backend host --input "$work/slow.bin" --output "$work/slow.out"         --stages sinmix:iters=100000 --chunk 1024 --no-journal </dev/null >/dev/null 2>&1 &
     slow_pid=$!
     local i
     for i in $(seq 100); do

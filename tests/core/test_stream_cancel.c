@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "streampipe.h"
+#include "streampipe_fault.h"
 #include "testbuf.h"
 
 #define CHUNK 16u
@@ -63,11 +64,26 @@ typedef struct rig {
     gated gate;
 } rig;
 
+/* SP_TEST_CANCEL_DELAYS=US (ctest stream_cancel_fault_host): every queue of the backend
+ * behind the fault wrapper's random delays of up to US microseconds, so that the cancels
+ * land while copies and stages are at other points of their work than the gate alone makes
+ * them; every check stays the same. */
+static sp_status open_context(sp_context **ctx)
+{
+    const char *v = getenv("SP_TEST_CANCEL_DELAYS");
+    if (!v || !*v)
+        return sp_context_create(g_kind, 0, ctx);
+    sp_fault_config fc = SP_FAULT_CONFIG_INIT;
+    fc.random_delay_us = (unsigned)strtoul(v, NULL, 10);
+    fc.seed = (unsigned long)harness_seed();
+    return sp_context_create_fault(g_kind, 0, &fc, ctx);
+}
+
 static int rig_open(rig *r, unsigned streams_per_stage)
 {
     memset(r, 0, sizeof *r);
     r->gate.fail_chunk[0] = r->gate.fail_chunk[1] = -1;
-    if (sp_context_create(g_kind, 0, &r->ctx) != SP_OK)
+    if (open_context(&r->ctx) != SP_OK)
         return harness_fail(__FILE__, __LINE__, "context: %s", sp_context_last_error(r->ctx));
     sp_stage st = {.name = "gated", .out_record_bytes = 4, .host = gated_xor, .user = &r->gate,
                    .streams = streams_per_stage};
@@ -207,7 +223,10 @@ TEST(cancel_while_it_is_fed)
     buffers big = make_buffers(CHUNK * 40, &rng), after = make_buffers(CHUNK * 3 + 5, &rng);
     sp_stream *s = open_stream(r.p, 4);
     CHECK_EQ(sp_stream_submit(s, big.in, big.n, big.out, 1), SP_OK);
-    sleep_us(20000); /* the engine is waiting for a slot of batch 1, behind the gate */
+    /* the engine is waiting for a slot of batch 1, behind the gate (the fault backend's
+     * delays stretch its way there: more time) */
+    const char *delays = getenv("SP_TEST_CANCEL_DELAYS");
+    sleep_us(delays && *delays ? 300000 : 20000);
     CHECK_EQ(sp_stream_cancel(s, 1), SP_OK);
     atomic_store(&r.gate.open, 1);
     CHECK_EQ(sp_stream_submit(s, after.in, after.n, after.out, 2), SP_OK);
@@ -267,7 +286,10 @@ TEST(cancel_ten_thousand)
     rig r;
     if (!rig_open(&r, 1))
         return TEST_FAIL;
-    enum { N = 10000 };
+    /* under the fault backend's delays (SP_TEST_CANCEL_DELAYS) a thousand: that variant is
+     * about where the cancel lands, the plain one about the ten thousand */
+    const char *delays = getenv("SP_TEST_CANCEL_DELAYS");
+    const unsigned N = delays && *delays ? 1000u : 10000u;
     uint32_t *in = calloc(N, 4), *out = calloc(N, 4);
     CHECK(in && out);
     sp_stream *s = open_stream(r.p, N);
@@ -286,7 +308,7 @@ TEST(cancel_ten_thousand)
                   (unsigned long long)k, sp_status_name(ev.status));
     }
     /* the batches whose chunks were in the ring, or going in, finish */
-    CHECK_MSG(cancelled >= N - (DEPTH + 1), "%zu of %d cancelled", cancelled, N);
+    CHECK_MSG(cancelled >= N - (DEPTH + 1), "%zu of %u cancelled", cancelled, N);
     CHECK_EQ(sp_stream_close(s, NULL), SP_OK); /* a cancel is no failure */
     free(in);
     free(out);

@@ -94,8 +94,10 @@ static const cli_command_options command = {
     "in flight finish (at most --depth of them), make the journal durable and end the\n"
     "run as killed by the signal (130, 143), saying how to resume; a second signal\n"
     "ends it at once, as safely. A run without --resume removes the leftovers of\n"
-    "killed runs, unless a live run holds their lock. Under mpirun (and for stdout, a\n"
-    "FIFO or a device) there is no journal: a signal removes the temporary output.\n",
+    "killed runs, unless a live run holds their lock. Under mpirun each rank keeps a\n"
+    "journal (.NAME.journal.R-of-N.TOKEN); --resume takes them all, with the same or\n"
+    "another number of ranks. For stdout, a FIFO or a device there is no journal: a\n"
+    "signal removes the temporary output.\n",
     NULL};
 
 int run_make_pipeline(run_job *job, const run_options *o)

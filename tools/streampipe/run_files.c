@@ -99,6 +99,8 @@ static int open_files(run_files *f, const char *input, const char *output,
         config.journal_sync_ms = journal->journal_sync_ms;
         config.test_power_cut = journal->test_power_cut;
         config.test_power_cut_at = journal->test_power_cut_at;
+        config.journal_name = journal->journal_name;
+        config.resume_journals = journal->resume_journals;
         config.temp_created = arm_stop;
     }
     sp_status st = sp_file_io_open(&config, &f->io);
@@ -145,6 +147,24 @@ int run_files_open_journaled(run_files *f, const char *input, const char *output
     j.test_power_cut_at = test_env("STREAMPIPE_TEST_POWER_CUT_AT", &j.test_power_cut);
     return open_files(f, input, output, in_record_bytes, out_record_bytes, 0, NULL,
                       input_format, journal ? &j : NULL);
+}
+
+int run_files_open_rank(run_files *f, const char *input, const char *output,
+                        size_t in_record_bytes, size_t out_record_bytes,
+                        const char *temp_output, int input_format, const run_rank_journal *rj)
+{
+    if (!rj)
+        return open_files(f, input, output, in_record_bytes, out_record_bytes, 1, temp_output,
+                          input_format, NULL);
+    sp_file_io_config j = SP_FILE_IO_CONFIG_INIT;
+    int set;
+    j.resume = rj->resume;
+    j.journal_tag = rj->tag;
+    j.journal_name = rj->name;
+    j.resume_journals = rj->resume_journals;
+    j.journal_sync_ms = (unsigned)test_env("STREAMPIPE_TEST_JOURNAL_MS", &set);
+    return open_files(f, input, output, in_record_bytes, out_record_bytes, 1, temp_output,
+                      input_format, &j);
 }
 
 const char *run_files_temp_path(const run_files *f)

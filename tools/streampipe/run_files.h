@@ -52,6 +52,19 @@ int run_files_open(run_files *f, const char *input, const char *output,
 int run_files_open_journaled(run_files *f, const char *input, const char *output,
                              size_t in_record_bytes, size_t out_record_bytes,
                              const char *journal_tag, int resume, int input_format);
+/* A rank's journal under mpirun (run_ranks.c names them): the stages' text, --resume, its
+ * own journal's file name and the journals of the killed job to take on a resume. */
+typedef struct run_rank_journal {
+    const char *tag;
+    int resume;
+    const char *name;
+    const char *const *resume_journals; /* NULL-terminated, or NULL */
+} run_rank_journal;
+/* run_files_open's ranked open (under mpirun), with a journal of the rank's own (rj; NULL:
+ * none, --no-journal), which a signal then leaves for --resume (run_signal_arm_stop). */
+int run_files_open_rank(run_files *f, const char *input, const char *output,
+                        size_t in_record_bytes, size_t out_record_bytes,
+                        const char *temp_output, int input_format, const run_rank_journal *rj);
 /* The temporary output this process made ("" when none). */
 const char *run_files_temp_path(const run_files *f);
 /* The source and sink for records [first, first + count) of the input (all of them for a
