@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contexts.h"
 #include "harness.h"
 #include "stages.h"
 #include "streampipe.h"
@@ -186,24 +187,8 @@ static int every_combination(sp_context *ctx, uint64_t salt)
     return TEST_OK;
 }
 
-static sp_context *open_plain(void)
-{
-    sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_context_last_error(ctx));
-    return ctx;
-}
-
-static sp_context *open_delayed(uint64_t seed)
-{
-    sp_fault_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.delay_us = 20;
-    cfg.random_delay_us = 150;
-    cfg.seed = (unsigned long)seed;
-    sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &ctx), SP_OK, sp_context_last_error(ctx));
-    return ctx;
-}
+static sp_context *open_plain(void) { return rig_open_plain(g_kind); }
+static sp_context *open_delayed(uint64_t seed) { return rig_open_delayed(g_kind, seed); }
 
 TEST(every_combination_of_ends) { return every_combination(open_plain(), 1); }
 TEST(every_combination_of_ends_delayed)
