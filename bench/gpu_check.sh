@@ -204,6 +204,8 @@ else
 fi
 
 # ---- 3b. the Python package on CUDA, with torch and CuPy stages ---------------------------------
+# SP_REQUIRE_CUDA=1: a CUDA test that would skip here (no GPU seen, torch without CUDA, no
+# CuPy) fails instead (python/tests/helpers.py).
 # Offline: nanobind and scikit-build-core are on the machine, so no build isolation.
 python_suite() {
     local root=$PWD
@@ -211,8 +213,8 @@ python_suite() {
     [[ -n ${SP_CJSON_ROOT:-} ]] && cjson=(-C cmake.define.SP_WITH_CJSON=ON
         -C "cmake.define.SP_CJSON_ROOT=$SP_CJSON_ROOT")
     python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . &&
-        (cd /tmp && SP_TEST_MODELS="$root/models" python3 "$root/python/tests/run.py" \
-            "$root/python/tests")
+        (cd /tmp && SP_REQUIRE_CUDA=1 SP_TEST_MODELS="$root/models" \
+            python3 "$root/python/tests/run.py" "$root/python/tests")
 }
 export -f python_suite
 run_phase python 150 "$BENCH_RESERVE_S" "$CTEST_LOG" python_suite
