@@ -401,6 +401,19 @@ export -f stream_bench_one
 export BUILD MAIN_LOG
 [[ -x $BUILD/bench/stream_bench ]] && run_phase stream-bench 60 0 "$BENCH_LOG" stream_bench_one
 
+# Device-resident ends (issue 25): bench rows host->device, device->host, device->device (every
+# element verified, every report's pcie_bytes checked), then the training loop fed by the
+# torch Loader against a DataLoader and a hand-written prefetcher (bench/devends_check.sh
+# runs the same two with the device-end tests).
+[[ -x $CLI ]] && run_phase bench-device-ends 60 0 "$BENCH_LOG" env \
+    SP_BENCH_ENDS_JSONL="$BENCH_JSON" sh tests/cli/cli_bench_ends.sh "$CLI" cuda
+torch_loader_one() {
+    python3 bench/torch_loader_bench.py --repeat 5 | tee -a "$MAIN_LOG" | grep '^{' >>"$BENCH_JSON"
+    return "${PIPESTATUS[0]}"
+}
+export -f torch_loader_one
+run_phase torch-loader-bench 120 0 "$BENCH_LOG" torch_loader_one
+
 # streampipe's pipelined median against the best peer of the same row (issue 17)
 peer_ratios() {
     python3 - "$BENCH_JSON" <<'PY'
