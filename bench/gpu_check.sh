@@ -163,6 +163,10 @@ carried_codecs() {
     return 0
 }
 carried_codecs
+# nvCOMP from .wheels/ (bench/nvcomp_env.sh): SP_NVCOMP_LIBRARY and SP_REQUIRE_NVCOMP=1 for
+# the whole call, so that ring_decompress_cuda runs the nvCOMP path or fails
+source bench/nvcomp_env.sh
+say "nvCOMP: ${SP_NVCOMP_LIBRARY:-none (no .wheels/nvidia_libnvcomp_cu13-*.whl): CUDA runs decompress on the staging threads}"
 run_phase configure 90 0 "$BUILD_LOG" cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON \
     -DSP_CUDA_ARCH=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}" "${CODEC_ARGS[@]}"
 run_phase build 240 0 "$BUILD_LOG" cmake --build "$BUILD" -j16
@@ -448,6 +452,14 @@ if [[ ${GPU_CHECK_BENCH:-1} == 0 ]]; then
     record benchmarks SKIP 0 "GPU_CHECK_BENCH=0"
 else
     benchmarks
+fi
+# Compressed inputs through the ring (issue 26): on request, since the budget is the other
+# phases' (about 2 minutes of GPU for 2 GiB); bench/compress_check.sh alone does the same.
+if [[ ${GPU_CHECK_COMPRESS:-0} == 1 && -x $BUILD/streampipe ]]; then
+    run_phase compress-check 200 0 "$BENCH_LOG" env CLI="$BUILD/streampipe" OUT="$OUT" \
+        bench/compress_check.sh "${GPU_CHECK_COMPRESS_GIB:-2}"
+    [[ -f $OUT/compress_check.log ]] && grep -E "PASS|FAIL|ratio|ceiling|ring |cpu path" \
+        "$OUT/compress_check.log" | tee -a "$MAIN_LOG"
 fi
 
 # ---- the table ---------------------------------------------------------------------------

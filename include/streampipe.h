@@ -316,6 +316,14 @@ typedef struct sp_pipeline_config {
                                  read or write the user's memory (a graph cannot be pointed at
                                  each chunk's memory then), and the report's notes say so */
     sp_timeline_mode timeline; /* 0.7: see sp_timeline_mode */
+    size_t max_pinned_bytes;  /* 0.7: a budget of pinned host memory (the staging buffers of
+                                 every slot), never exceeded; 0: no budget. A chunk_records
+                                 or depth left at 0 is cut to fit it (depth first, then the
+                                 chunk); a budget that cannot hold even one record at depth
+                                 1, or the user's own chunk_records and depth, fails the
+                                 create with SP_ERR_INVALID_ARGUMENT saying so */
+    size_t max_device_bytes;  /* 0.7: the same for device memory (slot buffers and stage
+                                 scratch; HOST: the host memory standing for it) */
 } sp_pipeline_config;
 
 #define SP_PIPELINE_CONFIG_INIT {.size = sizeof(sp_pipeline_config)}
@@ -444,7 +452,9 @@ typedef struct sp_report {
                               (sp_device_alloc), whose copies stay on the device; of a stream,
                               the records of the chunks that went into the ring (a batch cut
                               short by a cancel or a failure counts those, not its length) */
-    uint64_t reserved[14]; /* zero; later figures take these */
+    uint64_t tune_changes; /* 0.7: changes of chunk size or depth the library made for this
+                              pipeline so far (sp_pipeline_tune_changes lists them) */
+    uint64_t reserved[13]; /* zero; later figures take these */
 } sp_report;
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
@@ -657,9 +667,28 @@ typedef struct sp_stats {
                                   (HOST: host memory standing for it) */
     size_t n_engines;
     sp_engine_stats engines[SP_MAX_ENGINES];
+    uint64_t tune_changes;     /* 0.7: the library's changes of chunk size or depth so far */
+    char tune_reason[160];     /* 0.7: why the last one was made; "" when none */
 } sp_stats;
 
 #define SP_STATS_INIT {.size = sizeof(sp_stats)}
+
+/* Fixed (see the top of this file): one change of chunk size or depth the library made
+ * (only ever of a chunk_records or depth the config left at 0), and why. */
+typedef struct sp_tune_change {
+    double at_s;                 /* host clock (seconds, the stats' clock) when it was made */
+    size_t from_chunk, to_chunk; /* records per chunk */
+    unsigned from_depth, to_depth;
+    char reason[160];            /* e.g. "h2d 3.1 ms/chunk hidden behind compute 9.8 ms:
+                                    depth 6 -> 3 to free 96 MiB" */
+} sp_tune_change;
+#define SP_TUNE_CHANGES_KEPT 32 /* the pipeline keeps the first and the last 31 */
+
+/* The changes kept (oldest first), at most `max` into out; *n says how many were written,
+ * *total (may be NULL) how many were made. SP_ERR_INVALID_ARGUMENT for NULL pipeline, n, or
+ * out with max > 0. Any thread, while the pipeline exists. */
+SP_API sp_status sp_pipeline_tune_changes(const sp_pipeline *pipeline, sp_tune_change *out,
+                                          size_t max, size_t *n, uint64_t *total);
 
 /* The pipeline's counters (above) into *stats; any thread, any moment, while the pipeline
  * exists. SP_ERR_INVALID_ARGUMENT for NULL or a size smaller than the size field. */
@@ -692,6 +721,11 @@ typedef struct sp_io {
     size_t n_records; /* 0: until read returns 0 records (sequential only) */
     int positional;   /* 1: n_records is known, and read and write may run for pieces of
                          several chunks at once, on the staging threads (pread, pwrite) */
+
+    /* 0.7: a compressed input's blocks, which the run may copy as they are and decompress
+       inside the ring (set only by the library's own file source, streampipe_io.h; callers
+       leave it NULL). read still serves the chunks that cannot be decompressed there. */
+    const struct sp_block_source *blocks;
     /* 0.7: memory at one end instead of the source or the sink, for a file read straight
        into device memory (sp_file_io with no output, `out` a device buffer: no sink, no
        device-to-host copy) or device memory written to a sink. `in`: n_records records are
@@ -704,6 +738,20 @@ typedef struct sp_io {
 } sp_io;
 
 #define SP_IO_INIT {.size = sizeof(sp_io)}
+
+/* 0.7: NVIDIA nvCOMP (not shipped with streampipe: the PyPI wheel nvidia-libnvcomp-cu13, which
+ * holds libnvcomp.so.6), for decompressing compressed inputs inside the ring on CUDA. The
+ * library reads no environment: the caller finds it (the CLI: $SP_NVCOMP_LIBRARY, else the
+ * library path; Python: also the nvidia.libnvcomp package) and loads it here, once, before
+ * the runs that use it. path NULL: "libnvcomp.so.6" by the dynamic linker's search. SP_OK;
+ * SP_ERR_UNSUPPORTED with the reason in why (not found, a symbol missing, a version this
+ * library does not support: major 5 or 6); a CUDA run without it decompresses on the staging
+ * threads and its input's note says why (sp_nvcomp_status). Any thread; a second successful
+ * load keeps the first. */
+SP_API sp_status sp_nvcomp_load(const char *path, char *why, size_t why_size);
+/* 1 when nvCOMP is loaded (its version, as major * 1000 + minor * 100 + patch, in *version),
+ * else 0 with the last load's reason (or "not loaded") in why. */
+SP_API int sp_nvcomp_status(unsigned *version, char *why, size_t why_size);
 
 /* memcpy with non-temporal stores, as the library's own staging copies: for a source copying
  * its data into pinned staging, or a sink copying results out into a large array, where the

@@ -24,8 +24,9 @@
  *     sp_file_io_close(files);                (removes the temporary output unless committed)
  *
  * Compressed inputs (config.input_format; by default told by the file's magic number, never
- * its name): the records are those of the decompressed stream, decompressed on the staging
- * threads (liblz4, libzstd) straight into pinned memory; the output is always raw. At open the
+ * its name): the records are those of the decompressed stream, decompressed inside the ring
+ * where it can (config.decompress, sp_decompress_where below) or on the staging threads
+ * (liblz4, libzstd) straight into pinned memory; the output is always raw. At open the
  * frame and block headers alone are read into a block index (src/io/block_index.h: each
  * unit's compressed offset and size, decompressed offset and size, checksum presence; the
  * table a GPU decompressor would take), every size checked against the file and against what
@@ -204,7 +205,26 @@ typedef struct sp_file_io_config {
        0xA5 bytes, as a cut may lose it, and nothing is written or flushed after. */
     int test_power_cut;
     unsigned long long test_power_cut_at;
+    /* 0.7: where a compressed input is decompressed (sp_decompress_where) */
+    int decompress;
 } sp_file_io_config;
+
+/* Where a compressed input's blocks are decompressed (sp_file_io_config.decompress).
+ * AUTO: inside the ring when it can (below), else on the staging threads; STAGING: always on
+ * the staging threads; RING: inside the ring, the run failing where it cannot. In the ring,
+ * the staging threads read each chunk's compressed blocks into pinned memory (checking block
+ * checksums there), the h2d copies those, and the device decompresses them into the first
+ * stage's input (CUDA: nvCOMP, sp_nvcomp_load; HOST: liblz4/libzstd on the stage's queue),
+ * never copied back. It needs chunks of whole blocks: the run rounds its chunk down to a
+ * multiple of the block size in records (a chunk that still cuts a block, or a file whose
+ * blocks differ in size, is decoded on the staging threads); and at least one stage.
+ * Content checksums (LZ4 -C), over decompressed bytes the host never sees, are not checked
+ * in the ring: the input's note says so. */
+typedef enum sp_decompress_where {
+    SP_DECOMPRESS_AUTO = 0,
+    SP_DECOMPRESS_STAGING = 1,
+    SP_DECOMPRESS_RING = 2
+} sp_decompress_where;
 
 #define SP_FILE_IO_CONFIG_INIT {.size = sizeof(sp_file_io_config)}
 
@@ -227,8 +247,17 @@ typedef struct sp_file_io_input {
                                    the decompression context that had just decoded it */
     uint64_t content_checked;   /* LZ4 content checksums found correct */
     double decompress_s;        /* time in the decompressors, summed over the threads */
-    char note[192];             /* how it is read, in words ("" for RAW) */
-    uint64_t reserved[8];
+    char note[192];             /* how it is read, in words ("" for RAW); after a run, where
+                                   its blocks were decompressed and why */
+    /* 0.7: decompression in the ring (sp_decompress_where), added up as the counters above */
+    uint64_t ring_chunks;       /* chunks whose compressed blocks went through the ring */
+    uint64_t ring_blocks;       /* units decompressed there */
+    uint64_t ring_bytes_in;     /* compressed bytes the h2d carried for them */
+    uint64_t ring_bytes_out;    /* bytes they decompressed to */
+    double ring_busy_s;         /* the decompression's time on its queue (a timed run: one
+                                   with a report; else 0) */
+    uint64_t staging_chunks;    /* chunks decoded on the staging threads in that run */
+    uint64_t reserved[2];
 } sp_file_io_input;
 
 /* Opens the files as the top of this file says. Whether or not it succeeds, *out is a handle

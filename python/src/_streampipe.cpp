@@ -1,6 +1,7 @@
 // streampipe._streampipe: the module, status codes, contexts and pinned host arrays.
 #include <cstdint>
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -82,6 +83,18 @@ NB_MODULE(_streampipe, m)
               sp_copy_nontemporal(dst.data(), src.data(), bytes);
           },
           nb::arg("dst"), nb::arg("src"), nb::arg("bytes"));
+    // nvCOMP for decompression in the ring (streampipe.nvcomp finds it): (status, why).
+    m.def("nvcomp_load", [](std::optional<std::string> path) {
+        char why[256] = "";
+        sp_status st = sp_nvcomp_load(path ? path->c_str() : nullptr, why, sizeof why);
+        return nb::make_tuple((int)st, std::string(why));
+    }, nb::arg("path").none());
+    m.def("nvcomp_status", [] {
+        char why[256] = "";
+        unsigned version = 0;
+        int loaded = sp_nvcomp_status(&version, why, sizeof why);
+        return nb::make_tuple(loaded != 0, version, std::string(why));
+    });
     // The library was built with CUDA when its built-in stage has a CUDA function.
     m.def("built_with_cuda", [] {
         static const sp_sinmix_params params{};

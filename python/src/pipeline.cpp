@@ -140,6 +140,7 @@ struct pipeline_options {
     int graph;
     bool copy_by_kernel;
     int timeline;
+    size_t max_pinned_bytes, max_device_bytes;
 };
 
 sp_pipeline *create_pipeline(const context &ctx, const sp_pipeline_config &config);
@@ -200,6 +201,8 @@ sp_pipeline_config make_config(pipeline *self, const std::vector<nb::dict> &stag
     config.graph = (sp_graph_mode)o.graph;
     config.copy_by_kernel = o.copy_by_kernel ? 1 : 0;
     config.timeline = (sp_timeline_mode)o.timeline;
+    config.max_pinned_bytes = o.max_pinned_bytes;
+    config.max_device_bytes = o.max_device_bytes;
     return config;
 }
 
@@ -207,10 +210,13 @@ sp_pipeline_config make_config(pipeline *self, const std::vector<nb::dict> &stag
 void make_pipeline(pipeline *self, const context &ctx, const std::vector<nb::dict> &stage_dicts,
                    size_t in_record_bytes, size_t chunk_records, unsigned depth,
                    unsigned staging_threads, int priority, size_t copy_piece_bytes, int graph,
-                   bool copy_by_kernel, int timeline, const std::vector<int> &devices)
+                   bool copy_by_kernel, int timeline, size_t max_pinned_bytes,
+                   size_t max_device_bytes, const std::vector<int> &devices)
 {
-    pipeline_options o{in_record_bytes,  chunk_records, depth,          staging_threads,
-                       priority,         copy_piece_bytes, graph, copy_by_kernel, timeline};
+    pipeline_options o{in_record_bytes,  chunk_records,    depth,
+                       staging_threads,  priority,         copy_piece_bytes,
+                       graph,            copy_by_kernel,   timeline,
+                       max_pinned_bytes, max_device_bytes};
     pipeline_parts parts;
     std::vector<sp_stage> stages;
     sp_pipeline_config config = make_config(self, stage_dicts, parts, stages, o);
@@ -285,6 +291,7 @@ nb::dict report_dict(const report &self)
     d["batches"] = r.batches;
     d["slot_records"] = r.slot_records;
     d["pcie_bytes"] = r.pcie_bytes;
+    d["tune_changes"] = r.tune_changes;
     return d;
 }
 
@@ -409,7 +416,8 @@ nb::object run_io(nb::pointer_and_handle<pipeline> self, nb::object read, nb::ob
 // the GIL released, committed, closed. A failure raises its status with the file I/O's text
 // (and the run's, for a run that failed).
 nb::object run_file(pipeline &self, const std::string &input, const std::string &output,
-                    size_t in_record_bytes, size_t out_record_bytes, bool want_report)
+                    size_t in_record_bytes, size_t out_record_bytes, bool want_report,
+                    int input_format, int decompress)
 {
     sp_file_io_config config{}; // SP_FILE_IO_CONFIG_INIT is C's
     config.size = sizeof config;
@@ -417,6 +425,8 @@ nb::object run_file(pipeline &self, const std::string &input, const std::string 
     config.output = output.c_str();
     config.in_record_bytes = in_record_bytes;
     config.out_record_bytes = out_record_bytes;
+    config.input_format = input_format; // sp_input_format
+    config.decompress = decompress;     // sp_decompress_where
     report rep;
     sp_report *r = want_report ? &rep.r : nullptr;
     std::string why;
@@ -518,6 +528,28 @@ PyType_Slot pipeline_slots[] = {{Py_tp_traverse, (void *)pipeline_traverse},
                                 {Py_tp_clear, (void *)pipeline_clear},
                                 {0, nullptr}};
 
+// The library's changes of chunk size and depth, oldest first (sp_pipeline_tune_changes).
+nb::list tune_changes(const pipeline &p)
+{
+    sp_tune_change kept[SP_TUNE_CHANGES_KEPT];
+    size_t n = 0;
+    sp_status status = sp_pipeline_tune_changes(p.handle, kept, SP_TUNE_CHANGES_KEPT, &n, nullptr);
+    if (status != SP_OK)
+        raise_status(status, "sp_pipeline_tune_changes");
+    nb::list out;
+    for (size_t k = 0; k < n; k++) {
+        nb::dict d;
+        d["at_s"] = kept[k].at_s;
+        d["from_chunk"] = kept[k].from_chunk;
+        d["to_chunk"] = kept[k].to_chunk;
+        d["from_depth"] = kept[k].from_depth;
+        d["to_depth"] = kept[k].to_depth;
+        d["reason"] = std::string(kept[k].reason);
+        out.append(d);
+    }
+    return out;
+}
+
 } // namespace
 
 void bind_pipeline(nb::module_ &m)
@@ -529,7 +561,7 @@ void bind_pipeline(nb::module_ &m)
              nb::arg("in_record_bytes"), nb::arg("chunk_records"), nb::arg("depth"),
              nb::arg("staging_threads"), nb::arg("priority"), nb::arg("copy_piece_bytes"),
              nb::arg("graph"), nb::arg("copy_by_kernel"), nb::arg("timeline"),
-             nb::arg("devices"))
+             nb::arg("max_pinned_bytes"), nb::arg("max_device_bytes"), nb::arg("devices"))
         .def("group_members", &group_members)
         .def("run", &run, nb::arg("x").noconvert(), nb::arg("n_records"),
              nb::arg("out").noconvert(), nb::arg("report"), nb::arg("serial"))
@@ -537,10 +569,12 @@ void bind_pipeline(nb::module_ &m)
              nb::arg("positional"), nb::arg("in_dtype"), nb::arg("in_shape"),
              nb::arg("out_dtype"), nb::arg("out_shape"), nb::arg("report"))
         .def("run_file", &run_file, nb::arg("input"), nb::arg("output"),
-             nb::arg("in_record_bytes"), nb::arg("out_record_bytes"), nb::arg("report"))
+             nb::arg("in_record_bytes"), nb::arg("out_record_bytes"), nb::arg("report"),
+             nb::arg("input_format"), nb::arg("decompress"))
         .def_prop_ro("out_record_bytes",
                      [](const pipeline &p) { return sp_pipeline_out_record_bytes(p.handle); })
         .def_prop_ro("depth", [](const pipeline &p) { return sp_pipeline_depth(p.handle); })
+        .def("tune_changes", &tune_changes)
         .def("chunk_records", [](const pipeline &p, size_t n) {
             return sp_pipeline_chunk_records(p.handle, n);
         })

@@ -40,6 +40,7 @@ from .pipeline import Pipeline
 from .report import EngineReport, Report
 from .stats import EngineStats, Stats
 from .stage import Chunk, DeviceArray, Stage, CudaStream, sinmix
+from .nvcomp import load_nvcomp, nvcomp_status
 
 __version__: str = _streampipe.version()
 
@@ -63,6 +64,8 @@ __all__ = [
     "CudaStream",
     "sinmix",
     "copy_nontemporal",
+    "load_nvcomp",
+    "nvcomp_status",
     "MLPModel",
     "Report",
     "EngineReport",

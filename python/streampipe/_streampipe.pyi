@@ -14,6 +14,8 @@ def status_message(status: int, /) -> str: ...
 def backend_name(kind: int, /) -> str: ...
 def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]: ...
 def built_with_cuda() -> bool: ...
+def nvcomp_load(path: Optional[str]) -> tuple[int, str]: ...
+def nvcomp_status() -> tuple[bool, int, str]: ...
 def copy_nontemporal(dst: np.ndarray, src: np.ndarray, bytes: int) -> None: ...
 def exiting(timeout_s: float, daemons: bool) -> bool: ...  # streampipe._exit's atexit hook
 
@@ -91,9 +93,14 @@ class Pipeline:
         graph: int,
         copy_by_kernel: bool,
         timeline: int,
+        max_pinned_bytes: int,
+        max_device_bytes: int,
         devices: Sequence[int],
     ) -> None:
         """devices: empty for one pipeline on ctx, else an sp_group over them ([-1]: all)."""
+    def tune_changes(self) -> list[dict[str, Any]]:
+        """The library's changes of chunk size and depth: at_s, from_chunk, to_chunk,
+        from_depth, to_depth, reason."""
     def group_members(self) -> list[dict[str, Any]]:
         """A group's members after its last run: device, units, records, busy_s, status,
         report (a Report); [] for a single pipeline."""
@@ -115,7 +122,14 @@ class Pipeline:
         """sp_pipeline_run_io with read(dst, first_record, max_records) -> records (< 0: it
         failed) and write(src, first_record) -> bool over views of the staging memory."""
     def run_file(
-        self, input: str, output: str, in_record_bytes: int, out_record_bytes: int, report: bool
+        self,
+        input: str,
+        output: str,
+        in_record_bytes: int,
+        out_record_bytes: int,
+        report: bool,
+        input_format: int,
+        decompress: int,
     ) -> Any:
         """sp_file_io_open, sp_pipeline_run_io (sp_group_run_io), commit, close: the records
         run, or (records, Report)."""

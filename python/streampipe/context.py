@@ -96,6 +96,8 @@ class Context:
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
         timeline: str = "events",
+        max_pinned_bytes: int = 0,
+        max_device_bytes: int = 0,
     ) -> Pipeline:
         """A pipeline of `stages` (a list, possibly empty: then it copies to the device and
         back) over records of `in_shape` and `in_dtype`. Every buffer is allocated here once.
@@ -107,7 +109,10 @@ class Context:
         chosen); ``priority``: stream priority (negative is higher, CUDA);
         ``copy_piece_bytes``: enqueue copies in pieces of at most this size (0: whole);
         ``copy_by_kernel``: copies by a kernel rather than the copy engines; ``timeline``:
-        how a run with a report times its operations, "events", "cupti" or "off". The C header
+        how a run with a report times its operations, "events", "cupti" or "off";
+        ``max_pinned_bytes``, ``max_device_bytes``: a memory budget (0: none) that a chunk
+        and depth left at 0 are fitted to, and that refuses (InvalidArgument) settings it
+        cannot hold. The C header
         ``include/streampipe.h`` (sp_pipeline_config) says more about each.
         """
         return Pipeline(
@@ -123,6 +128,8 @@ class Context:
             copy_piece_bytes=copy_piece_bytes,
             copy_by_kernel=copy_by_kernel,
             timeline=timeline,
+            max_pinned_bytes=max_pinned_bytes,
+            max_device_bytes=max_device_bytes,
         )
 
     def group(self, devices: Union[None, int, Sequence[int]] = None) -> "Group":

@@ -33,6 +33,7 @@ from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, dlpack_code, record_bytes
 from .device import DeviceBuffer, DeviceEnd, DevicePool, check_end, device_end, wait_for_producer
 from .errors import InvalidArgument, StageError, Unsupported, _from_status
+from .nvcomp import load_nvcomp
 from .stats import Stats, _stats_of
 from .report import Report
 from .stage import Stage, _Causes, _cuda_adapter, _host_adapter
@@ -173,6 +174,8 @@ class Pipeline:
         copy_piece_bytes: int = 0,
         copy_by_kernel: bool = False,
         timeline: str = "events",
+        max_pinned_bytes: int = 0,
+        max_device_bytes: int = 0,
         _devices: Optional[list[int]] = None,
     ) -> None:
         stage_list = [stages] if isinstance(stages, Stage) else list(stages)
@@ -198,6 +201,8 @@ class Pipeline:
         staging_threads = as_count(staging_threads, "staging_threads", 0, 2**32 - 1)
         priority = as_count(priority, "priority", -(2**31), 2**31 - 1)
         copy_piece_bytes = as_count(copy_piece_bytes, "copy_piece_bytes", 0, _c.SIZE_MAX)
+        max_pinned_bytes = as_count(max_pinned_bytes, "max_pinned_bytes", 0, _c.SIZE_MAX)
+        max_device_bytes = as_count(max_device_bytes, "max_device_bytes", 0, _c.SIZE_MAX)
         if not isinstance(copy_by_kernel, (bool, np.bool_)):
             raise InvalidArgument("copy_by_kernel must be True or False")
 
@@ -224,6 +229,8 @@ class Pipeline:
             _GRAPH_MODES[graph],
             bool(copy_by_kernel),
             _TIMELINE_MODES[timeline],
+            max_pinned_bytes,
+            max_device_bytes,
             list(_devices or []),
         )
         self.out_record_bytes: int = self._c.out_record_bytes
@@ -321,6 +328,12 @@ class Pipeline:
     def depth(self) -> int:
         """Slots in the ring (the one asked for, or the one the library chose)."""
         return self._c.depth
+
+    def tune_changes(self) -> list[dict[str, Any]]:
+        """The library's changes of chunk size or depth (only of a chunk_records or depth
+        left at 0), oldest first: at_s, from_chunk, to_chunk, from_depth, to_depth, reason.
+        Any thread: the list is kept under its own lock."""
+        return self._c.tune_changes()
 
     def chunk_records(self, n_records: int) -> int:
         """Records per chunk a run of `n_records` would use."""
@@ -601,7 +614,12 @@ class Pipeline:
             return io.written, Report._make(self, c_report, self._report_run())
 
     def run_file(
-        self, input: str | os.PathLike[str], output: str | os.PathLike[str], report: bool = False
+        self,
+        input: str | os.PathLike[str],
+        output: str | os.PathLike[str],
+        report: bool = False,
+        input_format: str = "auto",
+        decompress: str = "auto",
     ) -> Any:
         """Streams a file of raw records (the input dtype and record shape, nothing else in
         it) through the stages into another file, with the library's file source and sink
@@ -616,7 +634,25 @@ class Pipeline:
         output that is a directory or a socket, BackendError when the system refuses a file
         (missing, no room: the message says which and why), StageError when a stage or a read
         or write fails mid-run; a failed call leaves no output and no temporary file.
+
+        ``input_format`` ("auto", "raw", "lz4", "zstd"): what the input holds, by default told
+        by its magic number (LZ4 frames of independent blocks, Zstandard frames: the records
+        are the decompressed stream's). ``decompress`` ("auto", "staging", "ring"): where its
+        blocks are decompressed (streampipe_io.h, sp_decompress_where): in the ring when the
+        chunks can be whole blocks (on CUDA with nvCOMP, loaded by
+        :func:`streampipe.load_nvcomp` on the first such run), else on the staging threads;
+        "ring" raises Unsupported where it cannot.
         """
+        formats = {"auto": 0, "raw": 1, "lz4": 2, "zstd": 3}
+        wheres = {"auto": 0, "staging": 1, "ring": 2}
+        if input_format not in formats:
+            raise InvalidArgument(f"run_file: input_format must be one of {list(formats)}, "
+                                  f"not {input_format!r}")
+        if decompress not in wheres:
+            raise InvalidArgument(f"run_file: decompress must be one of {list(wheres)}, "
+                                  f"not {decompress!r}")
+        if decompress != "staging" and self.context.backend == "cuda":
+            load_nvcomp()  # without it the run says why it decompressed on the staging threads
         paths = []
         for label, path in (("input", input), ("output", output)):
             try:
@@ -629,7 +665,8 @@ class Pipeline:
                 self._report_runs += 1
             try:
                 result = self._c.run_file(paths[0], paths[1], self.in_record_bytes,
-                                          self.out_record_bytes, bool(report))
+                                          self.out_record_bytes, bool(report),
+                                          formats[input_format], wheres[decompress])
             except StageError as exc:
                 self._raise_stage_error(exc, self._kept_cause())
             finally:

@@ -41,7 +41,8 @@ class Report:
     per-operation timings: its report has the counts and the makespan, and no trace).
     ``pcie_bytes``: bytes the run's copies moved between host and device memory (records x
     (in + out record bytes), less a device-resident end's: a ``out="device"`` run counts no
-    output bytes).
+    output bytes). ``tune_changes``: the library's changes of chunk size or depth for the
+    pipeline so far (:meth:`Pipeline.tune_changes` lists them).
     """
 
     records: int
@@ -69,6 +70,7 @@ class Report:
     batches: int
     slot_records: int
     pcie_bytes: int
+    tune_changes: int
     _pipeline: "Pipeline" = field(repr=False, compare=False)
     _c: Any = field(repr=False, compare=False)
     _run: int = field(repr=False, compare=False)

@@ -77,3 +77,48 @@ def test_bad_files_and_failing_stages_leave_nothing(host_ctx: sp.Context, tmp_pa
         q.run_file(src, dst)
     assert dst.read_bytes() == b"OLD"
     assert leftovers(tmp_path, "in.f32", "out.f32", "odd.f32") == []
+
+
+@pytest.mark.skipif(os.system("command -v lz4 >/dev/null") != 0, reason="no lz4 command")
+@pytest.mark.parametrize("decompress", ["auto", "staging", "ring"])
+def test_an_lz4_file_through_the_ring(host_ctx: sp.Context, rng: np.random.Generator, tmp_path,
+                                      decompress: str) -> None:
+    """A file `lz4` wrote (64 KiB blocks) read as the raw records, its blocks decompressed
+    where asked (issue 26): the output is the raw file's, element by element."""
+    n = 16384 * int(rng.integers(4, 9))
+    x = (np.round(rng.standard_normal(n) * 4) / 4).astype(np.float32)  # compresses
+    raw, packed, dst = tmp_path / "in.f32", tmp_path / "in.lz4", tmp_path / "out.f32"
+    x.tofile(raw)
+    assert os.system(f"lz4 -q -f -B4 '{raw}' '{packed}'") == 0
+    np.full(n, np.nan, np.float32).tofile(dst)
+    p = host_ctx.pipeline(sp.sinmix(2), np.float32, chunk_records=32768, staging_threads=2)
+    assert p.run_file(packed, dst, decompress=decompress) == n
+    assert_sinmix(np.fromfile(dst, np.float32), x, 2)
+    with pytest.raises(sp.InvalidArgument, match="decompress must be one of"):
+        p.run_file(packed, dst, decompress="gpu")
+    with pytest.raises(sp.Unsupported, match="magic"):  # an LZ4 file read as Zstandard
+        p.run_file(packed, dst, input_format="zstd")
+
+
+def test_nvcomp_loader_names_why() -> None:
+    loaded, version, why = sp.nvcomp_status()
+    if loaded:
+        assert version // 1000 in (5, 6)
+        return
+    ok, why = sp.load_nvcomp("/nonexistent/libnvcomp.so.6")
+    assert not ok and "nvCOMP not found" in why
+
+
+@pytest.mark.skipif(os.system("command -v lz4 >/dev/null") != 0, reason="no lz4 command")
+def test_an_lz4_file_through_a_group_in_the_ring(host_ctx: sp.Context, rng: np.random.Generator,
+                                                 tmp_path) -> None:
+    """A device group's members run units of one compressed input at once, each through its
+    own ring (issue 26): the output is the raw file's."""
+    n = 16384 * int(rng.integers(8, 13))
+    x = (np.round(rng.standard_normal(n) * 4) / 4).astype(np.float32)
+    raw, packed, dst = tmp_path / "in.f32", tmp_path / "in.lz4", tmp_path / "out.f32"
+    x.tofile(raw)
+    assert os.system(f"lz4 -q -f -B4 '{raw}' '{packed}'") == 0
+    p = host_ctx.group(3).pipeline([sp.sinmix(2)], np.float32, chunk_records=16384)
+    assert p.run_file(packed, dst, decompress="ring") == n
+    assert_sinmix(np.fromfile(dst, np.float32), x, 2)

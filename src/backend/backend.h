@@ -31,7 +31,8 @@
 
 #include "streampipe.h"
 
-#define SP_BACKEND_ABI 4 /* 2: queue_drain; 3: activity timing; 4: device-resident ends */
+#define SP_BACKEND_ABI 5 /* 2: queue_drain; 3: activity timing; 4: device-resident ends;
+                            5: decompression in the ring */
 
 typedef struct sp_bqueue sp_bqueue; /* defined by each backend */
 typedef struct sp_bevent sp_bevent; /* defined by each backend */
@@ -50,6 +51,27 @@ typedef enum sp_mem_kind {
     SP_MEM_OTHER_DEVICE = 3, /* device memory of another device */
     SP_MEM_MIXED = 4         /* not one kind throughout */
 } sp_mem_kind;
+
+/* One call of decompress (below): n units of one format, every array in device memory (the
+ * core copies them with the compressed bytes, so one h2d carries both). */
+typedef struct sp_decompress_args {
+    int format;                 /* SP_INPUT_FORMAT_LZ4 (raw LZ4 blocks) or _ZSTD (frames) */
+    size_t n;
+    const void *const *src;     /* device: each unit's compressed bytes */
+    const size_t *src_bytes;    /* device */
+    void *const *dst;           /* device: where each unit's bytes go */
+    const size_t *dst_bytes;    /* device: the room of each, exactly what it must make */
+    size_t *made;               /* device: what each made (written) */
+    int *status;                /* device: 0 for each unit that decoded (written) */
+    size_t max_dst_bytes, total_dst_bytes;
+    void *temp;                 /* device scratch of decompress_prepare's temp_bytes */
+    size_t temp_bytes;
+    size_t *made_host;          /* pinned: made and status copied here before done() */
+    int *status_host;
+    void (*done)(void *arg);    /* called on a host thread in q's order, once the results
+                                   are in made_host/status_host; q's later work waits for it */
+    void *done_arg;
+} sp_decompress_args;
 
 /* The function a stage launch runs; see launch() above. */
 typedef sp_status (*sp_launch_fn)(const sp_chunk *chunk, void *arg);
@@ -179,10 +201,28 @@ typedef struct sp_backend_ops {
     /* Optional: makes the caller's own native queue (a cudaStream_t) wait for the latest
      * record of e, on the device: a stream-ordered hand-off of a batch's output. */
     sp_status (*external_wait)(void *impl, void *native_queue, sp_bevent *e);
+
+    /* Optional (both NULL or both set): decompression inside the ring (CUDA: nvCOMP's batched
+     * C API, loaded with sp_nvcomp_load; HOST has none: the core decodes there with the file
+     * source's own decoders in a launch, its device memory being host memory).
+     * - decompress_prepare(format, max_units, max_unit_bytes, max_total_bytes, temp_bytes):
+     *   SP_OK when this backend can decompress units of `format` now, with the device scratch
+     *   one call needs in *temp_bytes; SP_ERR_UNSUPPORTED with the reason (sp_backend_fail:
+     *   nvCOMP not loaded, a version it does not support) otherwise.
+     * - decompress(args, q): enqueues the decompression of args' units on q; then the results
+     *   reach made_host/status_host and done(done_arg) runs, before q's later operations. */
+    sp_status (*decompress_prepare)(void *impl, int format, size_t max_units,
+                                    size_t max_unit_bytes, size_t max_total_bytes,
+                                    size_t *temp_bytes);
+    sp_status (*decompress)(void *impl, const sp_decompress_args *args, sp_bqueue *q);
 } sp_backend_ops;
 
 /* The backends that were built. sp_backend_cuda_ops() is NULL without CUDA. */
 const sp_backend_ops *sp_backend_host_ops(void);
+/* The HOST backend's owned memory (impl: its context's), [0] pinned and [1] device bytes,
+ * held now and at the peak since it opened: the allocator's own count, which tests check a
+ * pipeline's budget against. */
+void sp_backend_host_memory_held(void *impl, size_t held[2], size_t peak[2]);
 const sp_backend_ops *sp_backend_cuda_ops(void);
 
 /* ---- wrapping: a backend put around the one a context opens ------------------------------

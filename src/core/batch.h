@@ -41,6 +41,7 @@ typedef struct sp_batch {
     const atomic_int *stop;  /* set by its caller: feed no more chunks (a stream's cancel) */
     int stopped;             /* feeding stopped there: [base, end) is what went in */
     sp_status status;        /* the first failure */
+    struct sp_ring_decode *decode; /* run_io of compressed blocks: ring_decode.h; NULL: none */
 } sp_batch;
 
 /* Checks the arguments and fills b->plan; SP_OK means the batch may start. Nothing is

@@ -11,6 +11,7 @@
 #include "core/pipeline.h"
 #include "core/stage_call.h"
 #include "core/submit_graph.h"
+#include "core/tune.h"
 
 
 /* ---- config checks ------------------------------------------------------------------- */
@@ -249,6 +250,7 @@ static void release_all(sp_pipeline *p)
     ops->pinned_free(impl, p->pinned_out);
     sp_staging_pool_destroy(p->pool);
     sp_timeline_free(&p->timeline);
+    sp_tune_release(p);
     sp_failure_destroy(&p->failure);
     sp_error_box_destroy(&p->error);
 }
@@ -280,7 +282,9 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
     sp_error_box_init(&p->error);
     atomic_init(&p->busy, 0);
     copy_shape(p, cfg);
-    st = make_queues(p);
+    st = sp_tune_setup(p, cfg); /* the budget may cut the chunk and depth just chosen */
+    if (st == SP_OK)
+        st = make_queues(p);
     if (st == SP_OK)
         st = make_events(p);
     if (st == SP_OK)

@@ -7,6 +7,8 @@
  *   timing.c          timing (timing_state.h) and timeline
  *   failure.c         failure (failure.h)
  *   stats.c           stats, the live counters (stats_state.h)
+ *   tune.c            tune: the budget, the tuner, the changes made (tune_state.h); at
+ *                     create it also sets chunk_capacity and depth within the budget
  *   pipeline_state.c  busy, holder, group_member, the last run's figures, error
  *
  * Buffers. Boundary 0 is the device input; boundary s (1..M) is stage s's device output. Slot
@@ -26,6 +28,7 @@
 #include "core/stats_state.h"
 #include "core/timeline.h"
 #include "core/timing_state.h"
+#include "core/tune_state.h"
 
 /* Passed to the stage trampoline: which pipeline, which stage. */
 typedef struct sp_stage_call {
@@ -82,6 +85,7 @@ struct sp_pipeline {
     sp_timeline timeline;
     sp_failure failure;
     sp_stats_state stats;
+    sp_tune_state tune;
 
     /* 1 while a call that uses the pipeline's run state (a run, a stream, its destroy) is
      * under way: a second call fails at once rather than share the slots with the first */

@@ -5,6 +5,7 @@
 
 #include "core/report.h"
 #include "core/timing.h"
+#include "core/tune.h"
 
 size_t sp_report_pcie_bytes(const sp_batch *b)
 {
@@ -40,6 +41,7 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
     report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
     report->slot_records = p->chunk_capacity;
     report->pcie_bytes = sp_report_pcie_bytes(run);
+    report->tune_changes = p->tune.total; /* the scheduler's thread wrote it: this one */
     report->submit_s = p->last_submit_s;
     report->wait_s = p->last_wait_s;
     if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
@@ -83,6 +85,7 @@ void sp_report_pipeline(const sp_pipeline *p, sp_report *report)
     report->staging_threads = sp_staging_pool_threads(p->pool);
     report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
     report->slot_records = p->chunk_capacity;
+    report->tune_changes = p->tune.total;
 }
 
 void sp_report_batches(const sp_pipeline *p, const sp_batch_totals *t, double makespan_s,

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/report.h"
+#include "core/ring_decode.h"
 #include "core/runs.h"
 #include "core/sched.h"
 #include "core/sized.h"
@@ -104,7 +105,10 @@ static sp_status io_batch(sp_pipeline *p, const sp_io *io, size_t record_base, i
     b->end = io->n_records ? b->plan.chunks : SIZE_MAX;
     /* the host reads and writes every byte of a source and a sink, as staging does; memory
      * at an end goes as a run's */
-    return sp_batch_io_ends(b, io->in, io->out);
+    sp_status ends = sp_batch_io_ends(b, io->in, io->out);
+    if (ends != SP_OK)
+        return ends;
+    return sp_ring_decode_begin(b); /* compressed blocks: maybe decompressed in the ring */
 }
 
 sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *given, size_t first_record,
@@ -126,7 +130,10 @@ sp_status sp_pipeline_run_io_at(sp_pipeline *p, const sp_io *given, size_t first
         st = sp_pipeline_fail(p, st, "sp_pipeline_run_io: io: %s", why);
     else if ((st = io_batch(p, given ? &io : NULL, first_record, sp_timing_asked(p, report),
                             &b)) == SP_OK)
+    {
         st = sp_sched_run(&b, report); /* of a source of unknown length, the counts alone */
+        sp_ring_decode_end(&b);
+    }
     sp_pipeline_release(p);
     return st;
 }

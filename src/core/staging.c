@@ -9,6 +9,7 @@
 
 #include "core/backend_call.h"
 #include "core/clock.h"
+#include "core/ring_decode.h"
 #include "core/staging.h"
 #include "core/stats.h"
 #include "core/timing.h"
@@ -129,7 +130,10 @@ static sp_status stage_together(sp_batch *r, size_t i, const sp_slot *leaving, i
         copies[n++] = (sp_copy){.dst = sp_staging_in(p, i), .src = sp_ring_user_in(r, i),
                                 .bytes = (r->io ? sp_staging_wanted(r, i)
                                                 : sp_chunk_records(r, i)) * p->record_bytes[0]};
-    if (takes && positional && sp_batch_has_source(r)) {
+    if (takes && positional && sp_batch_has_source(r) &&
+        sp_ring_decode_plan(r, i, sp_staging_wanted(r, i))) {
+        copies[n++] = sp_ring_decode_fetch(r, i); /* its compressed blocks, as they are */
+    } else if (takes && positional && sp_batch_has_source(r)) {
         pieces[1] = (io_piece){r, i, sp_staging_in(p, i), r->record_base + sp_chunk_first(r, i),
                                p->record_bytes[0]};
         copies[n++] = (sp_copy){.bytes = sp_staging_wanted(r, i) * p->record_bytes[0],

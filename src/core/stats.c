@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/sized.h"
 #include "core/stats.h"
+#include "core/tune.h"
 
 #define RELAXED memory_order_relaxed
 
@@ -204,6 +205,7 @@ static void fill(const sp_pipeline *p, sp_stats *st)
     st->wait_s = (double)c.wait_ns * 1e-9;
     st->errors = c.errors;
     engines(p, &c, st);
+    sp_tune_last(p, &st->tune_changes, st->tune_reason, sizeof st->tune_reason);
 }
 
 sp_status sp_stats_read(const sp_pipeline *p, sp_stats *out)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/backend_call.h"
+#include "core/ring_decode.h"
 #include "core/stage_call.h"
 #include "core/submit_direct.h"
 #include "core/timing.h"
@@ -93,11 +94,13 @@ static sp_status enqueue_h2d(sp_batch *r, size_t i)
     size_t b = i % p->depth;
     size_t bytes = sp_chunk_records(r, i) * p->record_bytes[0];
     const void *src = sp_ring_h2d_source(r, i);
+    void *dst = sp_device_slot(p, 0, b);
+    /* a chunk decompressed in the ring: its compressed blocks instead (ring_decode.h) */
+    (void)sp_ring_decode_h2d(r, i, &dst, &src, &bytes);
     sp_status st = op_begin(r, 0, i, p->h2d); /* WAR on boundary 0 */
     if (st == SP_OK)
         st = op_end(r, 0, i, p->h2d,
-                    sp_call_copy_end(p, 1, r->in_device, sp_device_slot(p, 0, b), src, bytes,
-                                     p->h2d));
+                    sp_call_copy_end(p, 1, r->in_device, dst, src, bytes, p->h2d));
     return st == SP_OK ? SP_OK : sp_batch_fail(r, st, "chunk %zu: enqueueing its h2d copy", i);
 }
 
@@ -110,6 +113,10 @@ static sp_status enqueue_stage(sp_batch *r, size_t s, size_t i)
     if (st != SP_OK)
         return sp_batch_fail(r, st, "chunk %zu: enqueueing the waits of stage '%s'", i,
                            p->stage_names[s - 1]);
+    if (s == 1 && (st = sp_ring_decode_enqueue(r, i, q)) != SP_OK) {
+        (void)op_end(r, s, i, q, st);
+        return st;
+    }
     sp_chunk chunk = sp_ring_stage_chunk(r, s, i, b);
     st = p->ctx->ops->launch(p->ctx->impl, q, sp_stage_trampoline, &p->calls[s - 1], &chunk);
     if (st != SP_OK) {

@@ -27,7 +27,7 @@ void sp_compressed_reset(sp_compressed *z, uint64_t begin, uint64_t end);
  * at once) or the run's thread (sequential). SP_OK, or SP_ERR_STAGE_FAILED with the first
  * failure's text kept (sp_file_io_fail_io). */
 sp_status sp_compressed_read(struct sp_file_io *f, void *dst, uint64_t at, size_t bytes);
-void sp_compressed_input(const sp_compressed *z, sp_file_io_input *out);
+void sp_compressed_input(sp_compressed *z, sp_file_io_input *out);
 void sp_compressed_close(sp_compressed *z);
 
 #endif /* SP_IO_COMPRESSED_H */

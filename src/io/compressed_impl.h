@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "core/block_source.h"
 #include "io/block_index.h"
 #include "io/codec.h"
 #include "io/compressed.h"
@@ -50,6 +51,9 @@ struct sp_compressed {
     sp_stream_state stream;
     atomic_uint_least64_t bytes_read, bytes_decompressed, blocks_decompressed, blocks_reused,
         content_checked, decompress_ns;
+    /* decompression in the ring (file_blocks.c): the last run's figures and note */
+    sp_ring_figures ring;
+    char run_note[192];
 };
 
 /* A context from the pool (or a new one), preferring the one that holds `unit`; NULL with

@@ -202,10 +202,12 @@ void sp_compressed_reset(sp_compressed *z, uint64_t begin, uint64_t end)
     atomic_store(&z->blocks_reused, 0);
     atomic_store(&z->content_checked, 0);
     atomic_store(&z->decompress_ns, 0);
+    memset(&z->ring, 0, sizeof z->ring);
+    z->run_note[0] = '\0';
     sp_content_checks_reset(&z->checks, &z->ix, begin, end);
 }
 
-void sp_compressed_input(const sp_compressed *z, sp_file_io_input *out)
+void sp_compressed_input(sp_compressed *z, sp_file_io_input *out)
 {
     out->format = z->ix.format;
     out->sequential = z->sequential;
@@ -221,7 +223,15 @@ void sp_compressed_input(const sp_compressed *z, sp_file_io_input *out)
     out->blocks_reused = atomic_load(&z->blocks_reused);
     out->content_checked = atomic_load(&z->content_checked);
     out->decompress_s = (double)atomic_load(&z->decompress_ns) * 1e-9;
-    snprintf(out->note, sizeof out->note, "%s", z->note);
+    pthread_mutex_lock(&z->pool_lock); /* the ring's figures: file_blocks.c */
+    snprintf(out->note, sizeof out->note, "%s", z->run_note[0] ? z->run_note : z->note);
+    out->ring_chunks = z->ring.chunks;
+    out->ring_blocks = z->ring.blocks;
+    out->ring_bytes_in = z->ring.bytes_in;
+    out->ring_bytes_out = z->ring.bytes_out;
+    out->ring_busy_s = z->ring.busy_s;
+    out->staging_chunks = z->ring.staging_chunks;
+    pthread_mutex_unlock(&z->pool_lock);
 }
 
 void sp_decoders_drop(sp_compressed *z)

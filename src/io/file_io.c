@@ -256,6 +256,10 @@ static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
     f->in_record_bytes = c.in_record_bytes;
     f->out_record_bytes = c.out_record_bytes;
     f->format_asked = c.input_format;
+    if (c.decompress < SP_DECOMPRESS_AUTO || c.decompress > SP_DECOMPRESS_RING)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "decompress %d is not an "
+                               "sp_decompress_where", c.decompress);
+    f->decompress_where = c.decompress;
     struct stat in;
     if ((st = open_input(f, &in)) != SP_OK || (st = check_range(f, c.first_record,
                                                                  c.n_records)) != SP_OK)
@@ -319,6 +323,8 @@ sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out)
                     .write = f->no_output ? NULL : sp_file_io_write, .write_user = f,
                     .n_records = f->count,
                     .positional = f->positional && !in_order};
+    if (f->compressed) /* the ring may take its blocks (file_blocks.c) */
+        f->io.blocks = sp_file_blocks_init(f);
     return SP_OK;
 }
 

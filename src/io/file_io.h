@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "io/compressed.h"
+#include "core/block_source.h"
 #include "streampipe_io.h"
 
 struct sp_file_io {
@@ -25,6 +26,8 @@ struct sp_file_io {
     int format_asked;        /* config.input_format */
     int input_format;        /* what the input is: SP_INPUT_FORMAT_RAW, _LZ4 or _ZSTD */
     sp_compressed *compressed; /* a compressed input's index and decoders; NULL for RAW */
+    int decompress_where;    /* config.decompress (sp_decompress_where) */
+    sp_block_source blocks;  /* the compressed input's blocks for the ring (file_blocks.c) */
     int opened;              /* the open succeeded */
     int in_place;            /* written where it is (a device, a FIFO, a descriptor) */
     int foreign_temp;        /* config.temp_output: another handle's, never renamed/removed */
@@ -42,6 +45,9 @@ struct sp_file_io {
     pthread_mutex_t lock;    /* the first I/O error's text */
     char error[1024];
 };
+
+/* file_blocks.c: the compressed input's block source for decompression in the ring. */
+const sp_block_source *sp_file_blocks_init(sp_file_io *f);
 
 /* Sets the handle's error text (printf-style) and returns status. */
 sp_status sp_file_io_fail(sp_file_io *f, sp_status status, const char *fmt, ...)

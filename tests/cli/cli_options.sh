@@ -55,6 +55,9 @@ expect 0 "--save-predictions FILE" infer --help
 expect 0 "--request-copy engine|kernel" latency --help
 expect 0 "--quick" probe --help
 expect 0 "--max-pinned BYTES" run --help
+expect 0 "--max-device BYTES" run --help
+expect 0 "--max-pinned BYTES" bench --help
+expect 0 "--max-device BYTES" bench --help
 # Every option's help says its default, and a count's its range ("[1, 2^40]", made from the
 # table), as the README promises; files and the required LIST have no default to give. An
 # option's help runs from its "  --name VALUE" line to the next option. The counts found

@@ -123,5 +123,32 @@ elif ! grep -q "kept for --resume" err.txt; then bad "sum.lz4, journaled: no wor
 else echo "ok: sum.lz4, journaled: partial output and journal kept for --resume, and said"
 fi
 rm -f .out.kept.journal .out.kept.partial-*
+# Decompression in the ring (--decompress ring): chunks of whole blocks, the h2d carrying them
+# compressed; the same bytes as the raw run, the report saying so; a corrupt block refused.
+ring() { # ring NAME: NAME through the ring writes what the raw run wrote, all chunks there
+    name=$1
+    if ! run --input "$name" --output "$name.out" --chunk 524288 --decompress ring \
+        >"$name.txt" 2>&1; then
+        bad "$name in the ring: exit $?: $(tail -n 2 "$name.txt")"
+    elif ! cmp -s ref.out "$name.out"; then
+        bad "$name in the ring: the output differs from the raw run's"
+    elif ! grep -q "how  *decompressed in the ring" "$name.txt" ||
+        ! grep -q "staging chunks  *0 " "$name.txt" || ! grep -q "effective input rate" "$name.txt"; then
+        bad "$name in the ring: the report does not say every chunk went through the ring"
+    else
+        echo "ok: $name in the ring ($(grep -m1 'ring chunks' "$name.txt" | sed 's/^ *//'))"
+    fi
+    rm -f "$name.out"
+}
+head -c 6291456 in.f32 >ring.f32 # 1.5M records of 4 bytes: whole 64 KiB..1 MiB blocks
+run --input ring.f32 --output ref.out >/dev/null || bad "the raw run of ring.f32"
+for opts in "-B4" "-B5 -BX" "-B6 --content-size -1" "-B4 -9"; do
+    name="ring$(echo "$opts" | tr -d ' -').lz4"
+    lz4 -q -f $opts ring.f32 "$name" && ring "$name"
+done
+pzstd -q -f -p 2 -1 ring.f32 -o ringp.zst && ring ringp.zst
+cp ringB5BX.lz4 ringsum.lz4 2>/dev/null || lz4 -q -f -B5 -BX ring.f32 ringsum.lz4
+patch_byte ringsum.lz4 100000 1 90 &&
+    refused ringsum.lz4 "checksum" --chunk 524288 --decompress ring
 [ "$fail" -eq 0 ] && echo "all compressed inputs agree with the raw run; every bad one refused"
 exit "$fail"

@@ -8,13 +8,15 @@
  *
  * Who uses what, to keep the list short (remove a header when its last user goes):
  *   clock.h         sp_now, the core's clock: test_stream_errors, test_timing_infer
- *   context.h       a context's backend table (ops): test_trace
+ *   context.h       a context's backend table (ops): test_trace; the HOST allocator's
+ *                   count (backend.h, sp_backend_host_memory_held): test_tune_budget
  *   live_objects.h  the live-handle count after every test: harness_test.c
  *   pipeline.h      a pipeline's timeline and inferred starts: test_timing_infer
  *   plan.h          chunk and depth arithmetic: test_core_units
  *   staging_pool.h  the staging threads: test_core_units
  *   timeline.h      the timeline and its figures: test_core_units, test_timing_infer,
  *                   test_trace_figures
+ *   tuner.h         the chunk and depth tuner: test_tuner
  */
 #ifndef SP_TEST_CORE_DOOR_H
 #define SP_TEST_CORE_DOOR_H
@@ -26,5 +28,6 @@
 #include "core/plan.h"
 #include "core/staging_pool.h"
 #include "core/timeline.h"
+#include "core/tuner.h"
 
 #endif /* SP_TEST_CORE_DOOR_H */

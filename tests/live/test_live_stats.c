@@ -333,8 +333,13 @@ TEST(the_caller_size_bounds_what_is_written)
     sp_stats zero; /* size 0: the first layout, whole */
     memset(&zero, 0, sizeof zero);
     CHECK_EQ(sp_pipeline_stats(r.p, &zero), SP_OK);
-    CHECK_EQ(zero.size, sizeof zero);
+    CHECK_EQ(zero.size, offsetof(sp_stats, tune_changes)); /* 0.7's first layout ends there */
     check_final(&zero, N);
+    sp_stats whole = SP_STATS_INIT; /* the fields appended after it are written when asked */
+    CHECK_EQ(sp_pipeline_stats(r.p, &whole), SP_OK);
+    CHECK_EQ(whole.size, sizeof whole);
+    CHECK_EQ(whole.tune_changes, 0); /* no budget, nothing changed */
+    CHECK_EQ(whole.tune_reason[0], '\0');
     rig_close(&r);
     return TEST_OK;
 }

@@ -61,6 +61,7 @@ typedef struct bench_plan {
     unsigned staging_threads;    /* 0 = library's choice */
     unsigned stage_streams;      /* sp_stage.streams of the sinmix stage; 0 = one queue */
     size_t copy_piece_bytes;     /* 0 = whole copies */
+    size_t max_pinned, max_device; /* the pipelined runs' memory budget; 0 = none */
     sp_graph_mode graph;         /* not OFF: stream mode is timed beside */
     sp_timeline_mode timeline;   /* how the run with a report is timed (--timeline) */
     int copy_kernel;             /* pipelined runs copy by kernel; the ceiling keeps engines */

@@ -190,6 +190,12 @@ static const cli_option options[] = {
     CLI_COUNT("streams", "S", bench_plan, stage_streams, 0, SP_MAX_STAGE_STREAMS,
               "queues the sinmix stage's chunks take turns on\n"
               "(concurrent kernels; default 1)"),
+    CLI_COUNT("max-pinned", "BYTES", bench_plan, max_pinned, 0, SIZE_MAX,
+              "most pinned staging memory a pipelined run's pipeline\n"
+              "holds (sizes like 256M); the library's chunk and depth\n"
+              "shrink to fit (default 0: no bound)"),
+    CLI_COUNT("max-device", "BYTES", bench_plan, max_device, 0, SIZE_MAX,
+              "the same for device memory (default 0: no bound)"),
     CLI_COUNT("piece", "BYTES", bench_plan, copy_piece_bytes, 0, SIZE_MAX,
               "enqueue copies in pieces of at most BYTES (default\n0: whole chunks)"),
     CLI_CHOICE("graph", CLI_GRAPH_NAMES, bench_plan, graph,

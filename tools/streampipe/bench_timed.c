@@ -28,6 +28,8 @@ sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
         .graph = plan->graph,
         .copy_by_kernel = plan->copy_kernel,
         .timeline = plan->timeline,
+        .max_pinned_bytes = plan->max_pinned,
+        .max_device_bytes = plan->max_device,
     };
     return config;
 }

@@ -77,6 +77,8 @@ static void shape(fig_out *o, const sp_report *r)
     fig_uint(o, "batches", NULL, NULL, r->batches);
     fig_uint(o, "pinned_bytes", NULL, NULL, r->pinned_bytes);
     fig_uint(o, "slot_records", NULL, NULL, r->slot_records);
+    fig_uint(o, "tune_changes", "tune changes", "%llu (sp_pipeline_tune_changes lists them)",
+             r->tune_changes);
     fig_text(o, "pinned staging", "%s (%u slots of %zu records, in and out)\n",
              cli_format_bytes((double)r->pinned_bytes, bytes, sizeof bytes), r->depth,
              r->slot_records);

@@ -25,6 +25,12 @@ static const cli_option options[] = {
                "name). LZ4: frames of independent blocks (lz4's default); zstd:\n"
                "frames that declare their size, several decoded in parallel, a\n"
                "single frame in order on one thread"),
+    CLI_CHOICE("decompress", "auto|staging|ring", run_options, decompress,
+               "where a compressed input's blocks are decompressed (default auto: in\n"
+               "the ring when chunks can be whole blocks: the h2d carries them\n"
+               "compressed and the device decodes them, on CUDA with nvCOMP, found\n"
+               "by $SP_NVCOMP_LIBRARY or the library path; else on the staging\n"
+               "threads, the report saying why). ring: fail where it cannot"),
     CLI_REQUIRED("output", "FILE", run_options, output_path,
                  "where the results go; written beside it under a temporary name and\n"
                  "moved into place only when the whole run succeeded. An existing\n"
@@ -44,8 +50,11 @@ static const cli_option options[] = {
               "slots in the buffer ring (default: the library's choice)"),
     CLI_COUNT("max-pinned", "BYTES", run_options, max_pinned, 4096, 1ULL << 40,
               "most pinned staging memory to hold (depth x chunk x the bytes\n"
-              "of a record in and out); the chunk shrinks to fit (default: no\n"
-              "bound, the chunk and depth decide)"),
+              "of a record in and out); the library's depth, then chunk, shrink\n"
+              "to fit (default: no bound, the chunk and depth decide)"),
+    CLI_COUNT("max-device", "BYTES", run_options, max_device, 4096, 1ULL << 40,
+              "most device memory to hold (the slots' buffers and scratch), as\n"
+              "--max-pinned (default: no bound)"),
     CLI_COUNT("threads", "N", run_options, staging_threads, 0, 1024,
               "staging threads reading and writing the files (default: the CPUs)"),
     CLI_FLAG("resume", run_options, resume,
@@ -88,62 +97,30 @@ static const cli_command_options command = {
     "FIFO or a device) there is no journal: a signal removes the temporary output.\n",
     NULL};
 
-/* The depth the library would choose for this chain (asked of a one-record pipeline, so
- * that the rule stays the library's alone). */
-static int library_depth(sp_context *ctx, const sp_pipeline_config *config, unsigned *depth)
-{
-    sp_pipeline_config probe = *config;
-    probe.chunk_records = 1;
-    sp_pipeline *p = NULL;
-    int rc = cli_create_pipeline(ctx, &probe, "creating the pipeline", &p);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    *depth = sp_pipeline_depth(p);
-    sp_pipeline_destroy(p);
-    return CLI_EXIT_OK;
-}
-
-/* --max-pinned: the chunk (and, left to the library, the depth) cut so that depth x chunk x
- * (in + out) bytes of staging fit. */
-static int fit_pinned(sp_context *ctx, const run_options *o, const run_stage_list *list,
-                      sp_pipeline_config *config)
-{
-    unsigned depth = config->depth;
-    if (depth == 0) {
-        int rc = library_depth(ctx, config, &depth);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-        config->depth = depth;
-    }
-    size_t per_slot_record = list->in_record_bytes + list->out_record_bytes;
-    size_t per_slot = (size_t)o->max_pinned / depth; /* less the rounding of two buffers */
-    size_t fit = per_slot > 2 * SP_SLOT_ALIGN ? (per_slot - 2 * SP_SLOT_ALIGN) / per_slot_record
-                                              : 0;
-    if (fit == 0) {
-        fprintf(stderr, "streampipe: run: --max-pinned %llu cannot hold one record per slot "
-                "(%u slots of %zu bytes in and out)\n", o->max_pinned, depth, per_slot_record);
-        return CLI_EXIT_USAGE;
-    }
-    size_t chunk = config->chunk_records ? config->chunk_records
-                                         : ((size_t)8 << 20) / list->in_record_bytes;
-    config->chunk_records = chunk < fit ? chunk : fit;
-    return CLI_EXIT_OK;
-}
-
 int run_make_pipeline(run_job *job, const run_options *o)
 {
     sp_pipeline_config config = {
+        .size = sizeof config,
         .in_record_bytes = job->stages.in_record_bytes,
         .stages = job->stages.stages,
         .n_stages = job->stages.n,
         .chunk_records = (size_t)o->chunk_records, /* 0: the library's choice */
         .depth = (unsigned)o->depth,
         .staging_threads = (unsigned)o->staging_threads,
+        /* the library fits the chunk and depth it chooses to the budget, and refuses one
+         * that cannot hold a ring */
+        .max_pinned_bytes = (size_t)o->max_pinned,
+        .max_device_bytes = (size_t)o->max_device,
     };
-    int rc = o->max_pinned ? fit_pinned(job->ctx, o, &job->stages, &config) : CLI_EXIT_OK;
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    return cli_create_pipeline(job->ctx, &config, "creating the pipeline", &job->pipeline);
+    sp_status st = sp_pipeline_create(job->ctx, &config, &job->pipeline);
+    if (st == SP_ERR_INVALID_ARGUMENT && (o->max_pinned || o->max_device)) {
+        fprintf(stderr, "streampipe: run: --max-pinned/--max-device: %s\n",
+                sp_context_last_error(job->ctx));
+        return CLI_EXIT_USAGE;
+    }
+    return st == SP_OK ? CLI_EXIT_OK
+                       : cli_report_failure("creating the pipeline", st,
+                                            sp_context_last_error(job->ctx));
 }
 
 double run_peak_rss_mib(void)
@@ -166,9 +143,62 @@ void run_print_job(fig_out *out, const run_job *job, const run_options *o)
     fig_num(out, NULL, "bytes in", "%.1f MiB", bytes / (1 << 20));
 }
 
+/* Whether the decompression in the ring hid behind another engine (the one busiest, its
+ * name in *behind) or was the bottleneck. Stage 1's queue ran it, so stage 1's busy time
+ * includes it: the stage's own is what is left. */
+static int ring_hidden(const sp_report *r, double ring_s, const char **behind)
+{
+    double most = 0.0;
+    *behind = "";
+    for (size_t e = 0; r && e < r->n_engines; e++) {
+        double busy = r->engines[e].busy_s;
+        if (e > 0 && strcmp(r->engines[e - 1].name, "h2d") == 0)
+            busy -= ring_s; /* the first stage */
+        if (busy > most) {
+            most = busy;
+            *behind = r->engines[e].name;
+        }
+    }
+    return most > ring_s;
+}
+
+/* Decompression in the ring: what the h2d carried, the decompression's busy time and rate,
+ * and whether it was hidden. */
+static void print_ring(fig_out *out, const sp_file_io_input *in, const sp_report *report,
+                       double makespan_s)
+{
+    if (in->ring_chunks == 0)
+        return;
+    fig_uint(out, "ring_chunks", "ring chunks", "%llu (compressed through the h2d)",
+             in->ring_chunks);
+    fig_uint(out, "staging_chunks", "staging chunks", "%llu (decoded on the staging threads)",
+             in->staging_chunks);
+    fig_uint(out, "ring_blocks", "ring blocks", "%llu", in->ring_blocks);
+    fig_uint(out, "ring_bytes_in", NULL, NULL, in->ring_bytes_in);
+    fig_uint(out, "ring_bytes_out", NULL, NULL, in->ring_bytes_out);
+    fig_text(out, "ring_bytes", "%.1f MiB over the h2d, %.1f MiB decompressed\n",
+             (double)in->ring_bytes_in / (1 << 20), (double)in->ring_bytes_out / (1 << 20));
+    fig_num(out, "ring_busy_s", "ring decompression", "%.4f s busy (a timed run; else 0)",
+            in->ring_busy_s);
+    fig_num(out, "ring_gbps", "ring decompression rate", "%.2f GB/s out while busy",
+            cli_gbps((double)in->ring_bytes_out, in->ring_busy_s));
+    fig_num(out, "effective_gbps", "effective input rate",
+            "%.2f GB/s uncompressed into stage 1 (over the makespan)",
+            cli_gbps((double)in->ring_bytes_out, makespan_s));
+    if (in->ring_busy_s > 0.0 && report) {
+        const char *behind;
+        int hidden = ring_hidden(report, in->ring_busy_s, &behind);
+        char text[64];
+        snprintf(text, sizeof text, "%s%s", hidden ? "hidden behind " : "the bottleneck",
+                 hidden ? behind : "");
+        fig_str(out, "ring_overlap", "decompression", "%s", text);
+    }
+}
+
 /* A compressed input: its sizes, ratio and the decompression's time on the staging threads
  * (summed over them: more than the makespan when several decoded at once). */
-static void print_input(fig_out *out, const run_files *f)
+static void print_input(fig_out *out, const run_files *f, const sp_report *report,
+                        double makespan_s)
 {
     sp_file_io_input in;
     if (sp_file_io_input_get(f->io, &in) != SP_OK || in.format == SP_INPUT_FORMAT_RAW)
@@ -194,6 +224,7 @@ static void print_input(fig_out *out, const run_files *f)
     fig_num(out, "decompress_gbps", "decompression rate", "%.2f GB/s per thread busy",
             cli_gbps((double)in.bytes_decompressed, in.decompress_s));
     fig_str(out, "how", "how", "%s", in.note);
+    print_ring(out, &in, report, makespan_s);
     fig_group_end(out);
 }
 
@@ -210,7 +241,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
     fig_num(&out, "gbps_in", "rate in", "%.2f GB/s (over the makespan)",
             cli_gbps(bytes, makespan_s));
     fig_num(&out, "peak_rss_mib", "peak RSS", "%.1f MiB", run_peak_rss_mib());
-    print_input(&out, f);
+    print_input(&out, f, report, makespan_s);
     cli_report_figures(&out, "report:", report);
     fig_end(&out);
 }
@@ -311,8 +342,22 @@ static int open_files(run_job *job, const run_options *o)
                                     o->stages_text, o->resume, o->input_format);
 }
 
+/* nvCOMP for decompression in the ring on CUDA: $SP_NVCOMP_LIBRARY names the library file,
+ * else the dynamic linker's search finds libnvcomp.so.6. Without it the run decompresses on
+ * the staging threads and its input's note gives the reason. */
+static void load_nvcomp(const run_options *o)
+{
+    if (o->backend == SP_BACKEND_HOST || o->decompress == SP_DECOMPRESS_STAGING)
+        return;
+    const char *path = getenv("SP_NVCOMP_LIBRARY");
+    char why[256];
+    (void)sp_nvcomp_load(path && *path ? path : NULL, why, sizeof why);
+}
+
 static int run_job_go(run_job *job, const run_options *o)
 {
+    load_nvcomp(o);
+    run_files_set_decompress(o->decompress);
     int rc = run_build_stages(&job->stages, job->ctx);
     if (rc == CLI_EXIT_OK)
         rc = open_files(job, o);

@@ -18,7 +18,8 @@ typedef struct run_options {
     sp_backend_kind backend;
     int device;
     int input_format; /* sp_input_format: --input-format's choices are in its order */
-    unsigned long long chunk_records, depth, max_pinned, staging_threads;
+    int decompress;   /* sp_decompress_where: --decompress's, in its order */
+    unsigned long long chunk_records, depth, max_pinned, max_device, staging_threads;
     int json;
     int resume;          /* --resume: carry on from the journal beside the output */
     int no_journal;      /* --no-journal: none kept (the output flushed once, at the end) */
@@ -51,7 +52,7 @@ typedef struct run_job {
 
 struct run_mpi;
 
-/* The pipeline for the job's stages and files (--chunk, --depth, --max-pinned, --threads). */
+/* The pipeline for the job's stages and files (--chunk, --depth, --max-pinned, --max-device, --threads). */
 int run_make_pipeline(run_job *job, const run_options *o);
 double run_peak_rss_mib(void);
 /* The first figures of the result, the same with one process or several ranks. */

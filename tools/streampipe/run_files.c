@@ -57,6 +57,11 @@ static int refuse_for_ranks(const char *output)
     return CLI_EXIT_OK;
 }
 
+/* --decompress, for every open of the process (the runs of one command share it). */
+static int g_decompress = SP_DECOMPRESS_AUTO;
+
+void run_files_set_decompress(int where) { g_decompress = where; }
+
 static int open_files(run_files *f, const char *input, const char *output,
                       size_t in_record_bytes, size_t out_record_bytes, int ranked,
                       const char *temp_output, int input_format,
@@ -86,6 +91,7 @@ static int open_files(run_files *f, const char *input, const char *output,
     config.temp_output = temp_output;
     config.temp_created = arm_signals;
     config.input_format = input_format;
+    config.decompress = g_decompress;
     if (journal) {
         config.journal = f->journaled = 1;
         config.resume = journal->resume;

@@ -38,6 +38,8 @@ typedef struct run_files {
  * refused), where ranks other than 0 pass rank 0's temporary name as temp_output. Prints why
  * and returns CLI_EXIT_FAILURE (CLI_EXIT_USAGE: the output is the input) when it fails.
  * input_format: sp_input_format (--input-format). */
+/* sp_decompress_where (--decompress) for the opens that follow. */
+void run_files_set_decompress(int where);
 int run_files_open(run_files *f, const char *input, const char *output,
                    size_t in_record_bytes, size_t out_record_bytes, int ranked,
                    const char *temp_output, int input_format);

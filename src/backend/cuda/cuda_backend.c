@@ -46,6 +46,8 @@ static const sp_backend_ops cuda_ops = {
     .memory_kind = sp_cuda_memory_kind,
     .copy_d2d = sp_cuda_copy_d2d,
     .external_wait = sp_cuda_external_wait,
+    .decompress_prepare = sp_cuda_decompress_prepare,
+    .decompress = sp_cuda_decompress,
 };
 
 const sp_backend_ops *sp_backend_cuda_ops(void) { return &cuda_ops; }

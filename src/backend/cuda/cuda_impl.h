@@ -77,6 +77,11 @@ sp_status sp_cuda_copy_h2d(void *impl, void *dst, const void *src, size_t bytes,
 sp_status sp_cuda_copy_d2h(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
 sp_status sp_cuda_copy_d2d(void *impl, void *dst, const void *src, size_t bytes, sp_bqueue *q);
 sp_status sp_cuda_external_wait(void *impl, void *native_queue, sp_bevent *e);
+/* cuda_decompress.c: nvCOMP's batched decompression (loaded by sp_nvcomp_load) */
+sp_status sp_cuda_decompress_prepare(void *impl, int format, size_t max_units,
+                                     size_t max_unit_bytes, size_t max_total_bytes,
+                                     size_t *temp_bytes);
+sp_status sp_cuda_decompress(void *impl, const sp_decompress_args *args, sp_bqueue *q);
 /* cuda_memory_kind.c */
 sp_status sp_cuda_memory_kind(void *impl, const void *ptr, size_t bytes, sp_mem_kind *kind);
 /* A kernel on q copying between pinned host memory (mapped) and device memory. */

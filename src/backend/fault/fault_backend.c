@@ -502,6 +502,40 @@ static void fault_graph_destroy(void *impl, sp_bgraph *graph)
 
 /* ---- profiler names: forwarded, never counted (they cannot fail) ------------------------ */
 
+/* Counted and failable; unsupported without the inner backend's (HOST has none: the core
+ * then decodes with a launch, which the fault backend delays as any). */
+static sp_status fault_decompress_prepare(void *impl, int format, size_t max_units,
+                                          size_t max_unit_bytes, size_t max_total_bytes,
+                                          size_t *temp_bytes)
+{
+    fault_backend *fault = impl;
+    sp_status status = sp_fault_state_count_call(&fault->state, "decompress_prepare");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->decompress_prepare) {
+        sp_backend_fail("fault decompress_prepare: the wrapped %s backend has no "
+                        "decompression", fault->inner->name);
+        return SP_ERR_UNSUPPORTED;
+    }
+    return fault->inner->decompress_prepare(fault->inner_impl, format, max_units,
+                                            max_unit_bytes, max_total_bytes, temp_bytes);
+}
+
+/* Counted, failable and delayed like a copy. */
+static sp_status fault_decompress(void *impl, const sp_decompress_args *args, sp_bqueue *queue)
+{
+    fault_backend *fault = impl;
+    sp_status status = before_enqueue(fault, queue, "decompress");
+    if (status != SP_OK)
+        return status;
+    if (!fault->inner->decompress) {
+        sp_backend_fail("fault decompress: the wrapped %s backend has no decompression",
+                        fault->inner->name);
+        return SP_ERR_UNSUPPORTED;
+    }
+    return fault->inner->decompress(fault->inner_impl, args, inner_queue(queue));
+}
+
 static void fault_trace_push(void *impl, const char *label)
 {
     fault_backend *fault = impl;
@@ -555,6 +589,8 @@ static const sp_backend_ops fault_ops = {
     .memory_kind = fault_memory_kind,
     .copy_d2d = fault_copy_d2d,
     .external_wait = fault_external_wait,
+    .decompress_prepare = fault_decompress_prepare,
+    .decompress = fault_decompress,
 };
 
 const sp_backend_ops *sp_backend_fault_ops(void) { return &fault_ops; }

@@ -430,3 +430,8 @@ static const sp_backend_ops host_ops = {
 };
 
 const sp_backend_ops *sp_backend_host_ops(void) { return &host_ops; }
+
+void sp_backend_host_memory_held(void *impl, size_t held[2], size_t peak[2])
+{
+    sp_host_memory_held(&((host_backend *)impl)->memory, held, peak);
+}

@@ -41,6 +41,24 @@ void sp_host_memory_release_all(host_memory *memory)
     pthread_mutex_destroy(&memory->lock);
 }
 
+/* Under the lock: a block of `set` came or went. */
+static void count_held(host_memory *memory, const host_ranges *set, size_t bytes, int came)
+{
+    int pinned = set == &memory->pinned;
+    size_t *held = pinned ? &memory->pinned_held : &memory->device_held;
+    size_t *peak = pinned ? &memory->pinned_peak : &memory->device_peak;
+    *held = came ? *held + bytes : *held - bytes;
+    *peak = *held > *peak ? *held : *peak;
+}
+
+void sp_host_memory_held(host_memory *memory, size_t held[2], size_t peak[2])
+{
+    pthread_mutex_lock(&memory->lock);
+    held[0] = memory->pinned_held, held[1] = memory->device_held;
+    peak[0] = memory->pinned_peak, peak[1] = memory->device_peak;
+    pthread_mutex_unlock(&memory->lock);
+}
+
 /* Allocates an owned block and enters it in `set`. */
 static sp_status alloc_block(host_memory *memory, host_ranges *set, size_t alignment,
                              size_t bytes, void **out)
@@ -50,6 +68,8 @@ static sp_status alloc_block(host_memory *memory, host_ranges *set, size_t align
         return SP_ERR_OUT_OF_MEMORY;
     pthread_mutex_lock(&memory->lock);
     sp_status status = sp_host_ranges_insert(set, (host_range){(uintptr_t)block, bytes, 1});
+    if (status == SP_OK)
+        count_held(memory, set, bytes, 1);
     pthread_mutex_unlock(&memory->lock);
     if (status != SP_OK) {
         free(block);
@@ -70,6 +90,7 @@ static void free_block(host_memory *memory, host_ranges *set, void *ptr)
     host_range removed;
     if (ours) {
         sp_host_ranges_remove(set, (uintptr_t)ptr, &removed);
+        count_held(memory, set, removed.bytes, 0);
         if (set == &memory->pinned)
             sp_host_memory_forget_nested(memory, removed);
     }

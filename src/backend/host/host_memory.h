@@ -22,12 +22,17 @@ typedef struct host_memory {
     uintptr_t *nested;
     size_t nested_count;
     size_t nested_capacity;
+    /* bytes of owned blocks held now and at most since the backend opened: what a memory
+     * budget is checked against in the tests (sp_backend_host_memory_held) */
+    size_t device_held, device_peak, pinned_held, pinned_peak;
 } host_memory;
 
 sp_status sp_host_memory_init(host_memory *memory);
 /* Frees every block still allocated and forgets every registration (backend close). */
 void sp_host_memory_release_all(host_memory *memory);
 
+/* Owned bytes held now and at their peak: [0] pinned, [1] device. */
+void sp_host_memory_held(host_memory *memory, size_t held[2], size_t peak[2]);
 sp_status sp_host_memory_device_alloc(host_memory *memory, size_t bytes, void **out);
 void sp_host_memory_device_free(host_memory *memory, void *ptr);
 sp_status sp_host_memory_pinned_alloc(host_memory *memory, size_t bytes, void **out);

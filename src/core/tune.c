@@ -1,0 +1,149 @@
+/* The budget at create, and the list of changes (tune.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/tune.h"
+
+void sp_tune_shape_of(const sp_pipeline *p, sp_tune_shape *shape)
+{
+    memset(shape, 0, sizeof *shape);
+    shape->align = SP_SLOT_ALIGN; /* pipeline.c rounds every slot buffer up to it */
+    size_t M = p->n_stages, n = 0;
+    shape->buffer[n++] = (sp_tune_buffer){p->record_bytes[0], 0, 1};
+    shape->buffer[n++] = (sp_tune_buffer){p->record_bytes[M], 0, 1};
+    for (size_t s = 0; s <= M; s++)
+        shape->buffer[n++] = (sp_tune_buffer){p->record_bytes[s], 0, 0};
+    for (size_t s = 0; s < M; s++)
+        if (p->stages[s].scratch_bytes)
+            shape->buffer[n++] = (sp_tune_buffer){0, p->stages[s].scratch_bytes, 0};
+    shape->n_buffers = n;
+}
+
+static void limits_of(const sp_pipeline *p, sp_tune_limits *lim)
+{
+    const sp_tune_state *t = &p->tune;
+    *lim = (sp_tune_limits){
+        .max_pinned = t->max_pinned, .max_device = t->max_device,
+        .chunk_min = 1, .chunk_max = p->chunk_capacity,
+        .depth_min = 1, .depth_max = SP_MAX_DEPTH,
+        .chunk_fixed = !t->chunk_auto, .depth_fixed = !t->depth_auto,
+    };
+}
+
+static sp_status refuse(sp_pipeline *p, sp_tune_settings want, const sp_tune_shape *shape)
+{
+    size_t pinned = 0, device = 0;
+    sp_tune_memory(shape, (sp_tune_settings){1, 1}, &pinned, &device);
+    if (p->tune.chunk_auto || p->tune.depth_auto)
+        return sp_context_fail(p->ctx, SP_ERR_INVALID_ARGUMENT,
+                               "config: the budget (max_pinned_bytes %zu, max_device_bytes %zu)"
+                               " cannot hold %s%s: one record at depth 1 takes %zu pinned and "
+                               "%zu device bytes", p->tune.max_pinned, p->tune.max_device,
+                               p->tune.chunk_auto ? "" : "the chunk_records given, ",
+                               p->tune.depth_auto ? "any ring" : "the depth given", pinned,
+                               device);
+    sp_tune_memory(shape, want, &pinned, &device);
+    return sp_context_fail(p->ctx, SP_ERR_INVALID_ARGUMENT,
+                           "config: chunk_records %zu at depth %u takes %zu pinned and %zu "
+                           "device bytes, over the budget (max_pinned_bytes %zu, "
+                           "max_device_bytes %zu); leave chunk_records or depth at 0 to have "
+                           "them fitted", want.chunk, want.depth, pinned, device,
+                           p->tune.max_pinned, p->tune.max_device);
+}
+
+sp_status sp_tune_setup(sp_pipeline *p, const sp_pipeline_config *cfg)
+{
+    sp_tune_state *t = &p->tune;
+    t->chunk_auto = cfg->chunk_records == 0;
+    t->depth_auto = cfg->depth == 0;
+    t->max_pinned = cfg->max_pinned_bytes;
+    t->max_device = cfg->max_device_bytes;
+    if (pthread_mutex_init(&t->lock, NULL) != 0)
+        return sp_context_fail(p->ctx, SP_ERR_OUT_OF_MEMORY, "pthread_mutex_init failed");
+    t->lock_made = 1;
+    sp_tune_shape shape;
+    sp_tune_limits lim;
+    sp_tune_shape_of(p, &shape);
+    limits_of(p, &lim);
+    sp_tune_settings want = {p->chunk_capacity, p->depth}, got = want;
+    /* no budget: the settings stand as chosen (a size that overflows is pipeline.c's to
+     * refuse, saying so) */
+    int budget = t->max_pinned || t->max_device;
+    if (budget && !sp_tune_initial(&shape, &lim, want, &got))
+        return refuse(p, want, &shape);
+    p->chunk_capacity = got.chunk;
+    p->depth = got.depth;
+    limits_of(p, &lim);
+    sp_tuner_init(&t->tuner, &shape, &lim, got, sp_now());
+    if (!budget)
+        return SP_OK;
+    if (got.chunk != want.chunk || got.depth != want.depth) {
+        char why[160];
+        snprintf(why, sizeof why, "the budget: chunk %zu -> %zu, depth %u -> %u at create",
+                 want.chunk, got.chunk, want.depth, got.depth);
+        sp_tune_record(p, sp_now(), want, got, why);
+    }
+    return SP_OK;
+}
+
+void sp_tune_release(sp_pipeline *p)
+{
+    if (p->tune.lock_made)
+        pthread_mutex_destroy(&p->tune.lock);
+    p->tune.lock_made = 0;
+}
+
+void sp_tune_record(sp_pipeline *p, double now, sp_tune_settings from, sp_tune_settings to,
+                    const char *reason)
+{
+    sp_tune_state *t = &p->tune;
+    sp_tune_change c = {.at_s = now, .from_chunk = from.chunk, .to_chunk = to.chunk,
+                        .from_depth = from.depth, .to_depth = to.depth};
+    snprintf(c.reason, sizeof c.reason, "%s", reason);
+    pthread_mutex_lock(&t->lock);
+    /* entry 0 stays the first change; 1.. are a ring of the latest, oldest first when read */
+    size_t at = t->total < SP_TUNE_CHANGES_KEPT
+                    ? (size_t)t->total
+                    : 1 + (size_t)((t->total - 1) % (SP_TUNE_CHANGES_KEPT - 1));
+    t->change[at] = c;
+    t->total++;
+    t->kept = t->total < SP_TUNE_CHANGES_KEPT ? (size_t)t->total : SP_TUNE_CHANGES_KEPT;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void sp_tune_last(const sp_pipeline *p, uint64_t *total, char *reason, size_t reason_size)
+{
+    sp_tune_state *t = (sp_tune_state *)&p->tune; /* the lock, not the state, changes */
+    pthread_mutex_lock(&t->lock);
+    *total = t->total;
+    reason[0] = '\0';
+    if (t->total > 0) {
+        size_t last = t->total <= SP_TUNE_CHANGES_KEPT
+                          ? (size_t)t->total - 1
+                          : 1 + (size_t)((t->total - 2) % (SP_TUNE_CHANGES_KEPT - 1));
+        snprintf(reason, reason_size, "%s", t->change[last].reason);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+sp_status sp_pipeline_tune_changes(const sp_pipeline *p, sp_tune_change *out, size_t max,
+                                   size_t *n, uint64_t *total)
+{
+    if (!p || !n || (!out && max > 0))
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_tune_state *t = (sp_tune_state *)&p->tune;
+    pthread_mutex_lock(&t->lock);
+    size_t kept = t->kept, w = 0;
+    for (size_t k = 0; k < kept && w < max; k++) {
+        size_t at = k;
+        if (t->total > SP_TUNE_CHANGES_KEPT && k > 0) /* the ring's oldest first */
+            at = 1 + (size_t)((t->total - 1 + k - 1) % (SP_TUNE_CHANGES_KEPT - 1));
+        out[w++] = t->change[at];
+    }
+    if (total)
+        *total = t->total;
+    pthread_mutex_unlock(&t->lock);
+    *n = w;
+    return SP_OK;
+}

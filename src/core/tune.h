@@ -1,0 +1,21 @@
+/* The engine's side of tuning (tuner.h is the pure decision): the pipeline's budget and its
+ * starting chunk and depth at create, and the list of changes. */
+#ifndef SP_TUNE_H
+#define SP_TUNE_H
+
+#include "core/pipeline_state.h"
+
+/* At create, after the shape is copied: the budget read from the config, and chunk_capacity
+ * and depth cut to it where the config left them at 0. SP_ERR_INVALID_ARGUMENT (the context's
+ * text says why) when nothing fits: not one record at depth 1, or the user's own settings. */
+sp_status sp_tune_setup(sp_pipeline *p, const sp_pipeline_config *cfg);
+void sp_tune_release(sp_pipeline *p);
+/* The tuner's shape of p's slots: every buffer a slot holds (tuner.h). */
+void sp_tune_shape_of(const sp_pipeline *p, sp_tune_shape *shape);
+/* A change was applied: kept in the list (the first, then the most recent). */
+void sp_tune_record(sp_pipeline *p, double now, sp_tune_settings from, sp_tune_settings to,
+                    const char *reason);
+/* The count and the last reason, for the stats. */
+void sp_tune_last(const sp_pipeline *p, uint64_t *total, char *reason, size_t reason_size);
+
+#endif
