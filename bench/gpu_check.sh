@@ -208,6 +208,8 @@ else
 fi
 
 # ---- 3b. the Python package on CUDA, with torch and CuPy stages ---------------------------------
+# SP_REQUIRE_CUDA=1: a CUDA test that would skip here (no GPU seen, torch without CUDA, no
+# CuPy) fails instead (python/tests/helpers.py).
 # Offline: nanobind and scikit-build-core are on the machine, so no build isolation.
 python_suite() {
     local root=$PWD
@@ -215,8 +217,8 @@ python_suite() {
     [[ -n ${SP_CJSON_ROOT:-} ]] && cjson=(-C cmake.define.SP_WITH_CJSON=ON
         -C "cmake.define.SP_CJSON_ROOT=$SP_CJSON_ROOT")
     python3 -m pip install -q --no-build-isolation --no-deps "${cjson[@]}" . &&
-        (cd /tmp && SP_TEST_MODELS="$root/models" python3 "$root/python/tests/run.py" \
-            "$root/python/tests")
+        (cd /tmp && SP_REQUIRE_CUDA=1 SP_TEST_MODELS="$root/models" \
+            python3 "$root/python/tests/run.py" "$root/python/tests")
 }
 export -f python_suite
 run_phase python 150 "$BENCH_RESERVE_S" "$CTEST_LOG" python_suite
@@ -409,6 +411,19 @@ stream_bench_one() {
 export -f stream_bench_one
 export BUILD MAIN_LOG
 [[ -x $BUILD/bench/stream_bench ]] && run_phase stream-bench 60 0 "$BENCH_LOG" stream_bench_one
+
+# Device-resident ends (issue 25): bench rows host->device, device->host, device->device (every
+# element verified, every report's pcie_bytes checked), then the training loop fed by the
+# torch Loader against a DataLoader and a hand-written prefetcher (bench/devends_check.sh
+# runs the same two with the device-end tests).
+[[ -x $CLI ]] && run_phase bench-device-ends 60 0 "$BENCH_LOG" env \
+    SP_BENCH_ENDS_JSONL="$BENCH_JSON" sh tests/cli/cli_bench_ends.sh "$CLI" cuda
+torch_loader_one() {
+    python3 bench/torch_loader_bench.py --repeat 5 | tee -a "$MAIN_LOG" | grep '^{' >>"$BENCH_JSON"
+    return "${PIPESTATUS[0]}"
+}
+export -f torch_loader_one
+run_phase torch-loader-bench 120 0 "$BENCH_LOG" torch_loader_one
 
 # streampipe's pipelined median against the best peer of the same row (issue 17)
 peer_ratios() {

@@ -469,7 +469,9 @@ typedef struct sp_report {
                               with a chunk the library chose cuts below (chunk_records) */
     size_t pcie_bytes;     /* bytes the run's copies moved between host and device memory:
                               records x (in + out record bytes), less a device-resident end's
-                              (sp_device_alloc), whose copies stay on the device */
+                              (sp_device_alloc), whose copies stay on the device; of a stream,
+                              the records of the chunks that went into the ring (a batch cut
+                              short by a cancel or a failure counts those, not its length) */
     uint64_t tune_changes; /* 0.7: changes of chunk size or depth the library made for this
                               pipeline so far (sp_pipeline_tune_changes lists them) */
     size_t timed_chunks;   /* 0.7: chunks whose GPU operations were timed: all of them with
@@ -745,11 +747,19 @@ typedef struct sp_io {
     size_t n_records; /* 0: until read returns 0 records (sequential only) */
     int positional;   /* 1: n_records is known, and read and write may run for pieces of
                          several chunks at once, on the staging threads (pread, pwrite) */
-
     /* 0.7: a compressed input's blocks, which the run may copy as they are and decompress
        inside the ring (set only by the library's own file source, streampipe_io.h; callers
        leave it NULL). read still serves the chunks that cannot be decompressed there. */
     const struct sp_block_source *blocks;
+    /* 0.7: memory at one end instead of the source or the sink, for a file read straight
+       into device memory (sp_file_io with no output, `out` a device buffer: no sink, no
+       device-to-host copy) or device memory written to a sink. `in`: n_records records are
+       read from it, `read` must be NULL; `out`: n_records results are written to it, `write`
+       must be NULL. Host or device memory, as sp_pipeline_run's in and out (a device end
+       skips its PCIe copy, and sp_report.pcie_bytes counts only the other end). NULL: the
+       source or sink as above. Not both: that is sp_pipeline_run. */
+    const void *in;
+    void *out;
 } sp_io;
 
 #define SP_IO_INIT {.size = sizeof(sp_io)}

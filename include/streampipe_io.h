@@ -54,6 +54,15 @@
  * (SP_ERR_UNSUPPORTED, saying so). sp_file_io_input_get gives the sizes, ratio and the
  * decompression's counters for a report.
  *
+ * No output (config.output NULL, 0.7): the handle is a source only, for a run whose results
+ * go to memory: its sp_io's write is NULL, to be replaced by sp_io.out (streampipe.h), e.g.
+ *     sp_io io = *sp_file_io_get(files);    (positional reads, n_records of the range)
+ *     io.out = device_buffer;                (sp_device_alloc, a CUDA tensor's memory)
+ *     st = sp_pipeline_run_io(pipeline, &io, &report);
+ * reads the file straight into pinned staging and the results into device memory: no sink,
+ * no device-to-host copy. Commit has nothing to move (it returns SP_OK); a journal,
+ * temp_output or regular_output needs an output and is refused without one.
+ *
  * The output, by what OUTPUT names:
  * - a new name or a regular file: the temporary output ".NAME.partial-XXXXXX" in the same
  *   folder (mode 0666 less the umask, as a new file), renamed over NAME by commit;
@@ -157,7 +166,8 @@ typedef enum sp_input_format {
 typedef struct sp_file_io_config {
     size_t size;             /* sizeof(sp_file_io_config) as built */
     const char *input;       /* a regular file of whole in_record_bytes records */
-    const char *output;      /* where the results go (see the top); with output_is_fd, only
+    const char *output;      /* where the results go (see the top; NULL: no output, the
+                                handle is a source only, 0.7); with output_is_fd, only
                                 the name messages give the descriptor */
     size_t in_record_bytes;  /* > 0 */
     size_t out_record_bytes; /* > 0 */

@@ -17,7 +17,11 @@ allocated is handed out again only once its batch is DONE *and* nothing refers t
 capsule holds the DeviceBuffer until the consumer's deleter runs). On CUDA, a buffer that was
 used on a consumer stream (``consumer_stream``, or the stream a DLPack consumer named) is
 reused only after an event recorded on that stream when the last reference went (torch's
-events; without torch the block is freed, which waits for the device).
+events; without torch the block is freed, which waits for the device). A DLPack export with
+no stream named (``stream=None``) is read on the legacy default stream, as the array API says;
+one that asks for no synchronization (``stream=-1``) or a ``__cuda_array_interface__`` export
+names no stream at all, so such a buffer's block is freed rather than reused (``cudaFree``
+waits for the device), never handed out while an unknown stream may still read it.
 """
 
 from __future__ import annotations
@@ -81,10 +85,9 @@ def stream_handle(stream: Any, what: str = "consumer_stream") -> int:
     return int(handle) or LEGACY_STREAM
 
 
-def _same_stream(a: Optional[int], b: Optional[int]) -> bool:
-    """Whether two DLPack stream values name one stream (None, 0 and 1: the legacy one)."""
-    norm = {None: LEGACY_STREAM, 0: LEGACY_STREAM}
-    return norm.get(a, a) == norm.get(b, b)
+def _norm_stream(a: Optional[int]) -> int:
+    """A DLPack stream value as a handle: None, 0 and 1 all name the legacy default stream."""
+    return LEGACY_STREAM if a in (None, 0) else int(a)
 
 
 def sync_stream(handle: int, device: int) -> None:
@@ -139,6 +142,10 @@ class DeviceBuffer:
         "_handed_to": "The consumer stream the batch was handed off to, or None.",
         "_failure": "(status, message) of the batch that failed to write it, or None.",
         "_streams": "Consumer streams that may read it (the pool waits for them).",
+        "_ready_on": "Streams made to wait for the batch on the device (reads there need no "
+                     "host wait once `_handed` is set).",
+        "_unknown_reader": "Exported to a reader whose stream is unknown (CUDA array "
+                           "interface, DLPack stream=-1): the pool frees the block.",
         "__weakref__": "The pool's finalizer.",
     }
 
@@ -161,6 +168,8 @@ class DeviceBuffer:
         self._handed_to = None
         self._failure = None
         self._streams = set()
+        self._ready_on = set()
+        self._unknown_reader = [False]  # a list: the pool's finalizer holds it, not the buffer
         return self
 
     # ---- a stream batch's output: pending until its DONE ------------------------------------
@@ -171,6 +180,13 @@ class DeviceBuffer:
         self._handed_to = consumer
         if consumer is not None:
             self._streams.add(consumer)
+            self._ready_on.add(_norm_stream(consumer))
+
+    def _also_ready_on(self, stream: int) -> None:
+        """`stream` was made to wait (on the device) for a stream this buffer was handed off
+        to, after the hand-off: it may read the buffer without a host wait too."""
+        self._streams.add(stream)
+        self._ready_on.add(_norm_stream(stream))
 
     def _mark_handed_off(self) -> None:
         self._handed.set()
@@ -269,12 +285,15 @@ class DeviceBuffer:
             raise BufferError("DeviceBuffer exports its memory without copying (copy=True "
                               "asked); use numpy() for a host copy")
         if self.backend == "cuda" and stream != _NO_SYNC:
-            if stream is not None:
-                self._streams.add(int(stream))
+            # None is the legacy default stream (the array API's rule): the pool must wait for
+            # it as for any stream named
+            self._streams.add(_norm_stream(stream))
             # Ready on the consumer stream once handed off to it; on any other, once DONE.
-            handed_here = self._handed_to is not None and _same_stream(stream, self._handed_to)
+            handed_here = _norm_stream(stream) in self._ready_on
             self._wait(self._handed if handed_here else self._done)
         else:
+            if self.backend == "cuda":  # the consumer reads on a stream it does not name
+                self._unknown_reader[0] = True
             self._wait(self._done)
         code, bits = dlpack_code(self.dtype)
         view = _c.dlpack_view(self.ptr, list(self.shape), code, bits, device[0], device[1], self)
@@ -287,6 +306,7 @@ class DeviceBuffer:
         if self.backend != "cuda":
             raise AttributeError("a HOST DeviceBuffer is host memory: it exports DLPack "
                                  "(kDLCPU) and numpy(), not __cuda_array_interface__")
+        self._unknown_reader[0] = True  # the reader's stream is not ours to know
         ready_on: Optional[int] = None
         if not self._done.is_set():
             if self._handed_to is not None:
@@ -311,49 +331,74 @@ class DevicePool:
     def __init__(self, context: "Context", capacity: int = 8) -> None:
         self._context = context
         self._lock = threading.RLock()  # a finalizer may run on this thread inside lease()
-        self._free: list[tuple[Any, list[Any]]] = []  # (block, events to wait for)
+        self._free: list[tuple[Any, list[Any]]] = []  # (block, events to wait for), oldest first
         self.capacity = capacity
         self.blocks_made = 0  # for tests: how many blocks were allocated
+        self.live = 0  # blocks made and not freed: leased out or idle
+
+    def _take(self, want: int) -> Optional[tuple[Any, list[Any]]]:
+        """An idle block that fits: one whose consumers are done with it if there is one;
+        else, while fewer than 2 x capacity blocks live, none (a new one is cheaper than a
+        host wait for a consumer's step); else the oldest, whose events are then waited for."""
+        with self._lock:
+            fits = [i for i, (block, _) in enumerate(self._free)
+                    if want <= block.bytes <= 2 * want]
+            for i in fits:
+                if all(event.query() for event in self._free[i][1]):
+                    return self._free.pop(i)
+            if fits and self.live >= 2 * self.capacity:
+                return self._free.pop(fits[0])
+            return None
 
     def lease(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceBuffer:
         nbytes = array_bytes(dtype, shape, "out='device'")
         want = max(1, nbytes)
-        found: Optional[tuple[Any, list[Any]]] = None
-        with self._lock:
-            for i, (block, events) in enumerate(self._free):
-                if want <= block.bytes <= 2 * want:
-                    found = self._free.pop(i)
-                    break
+        found = self._take(want)
         if found is not None:
             block, events = found
             for event in events:  # the consumer stream's work that read it last
                 event.synchronize()
         else:
             block = _c.DeviceBlock(self._context._c, want)
-            self.blocks_made += 1
+            with self._lock:
+                self.blocks_made += 1
+                self.live += 1
         buf = DeviceBuffer._make(self._context, block, shape, dtype)
-        finalizer = weakref.finalize(buf, self._release, block, buf._streams)
+        finalizer = weakref.finalize(buf, self._release, block, buf._streams,
+                                     buf._unknown_reader)
         finalizer.atexit = False  # at exit the blocks are freed with their references
         return buf
 
-    def _release(self, block: Any, streams: set[int]) -> None:
+    def _events_for(self, streams: set[int]) -> Optional[list[Any]]:
+        """An event recorded now on each consumer stream, or None when that cannot be done
+        (no torch, a stream gone): the block is freed then."""
+        torch = _torch()
+        if torch is None:
+            return None  # freed: sp_device_free (cudaFree) waits for the device
+        device = self._context.device
+        events: list[Any] = []
+        try:
+            for handle in streams:
+                stream = (torch.cuda.default_stream(device) if handle == LEGACY_STREAM
+                          else torch.cuda.ExternalStream(handle, device=device))
+                event = torch.cuda.Event()
+                event.record(stream)
+                events.append(event)
+        except Exception:  # noqa: BLE001 - a stream gone: free the block instead
+            return None
+        return events
+
+    def _release(self, block: Any, streams: set[int], unknown_reader: list[bool]) -> None:
         """The last reference to a leased buffer went: back to the idle list (after an event on
         each consumer stream that may still read it), or freed."""
-        events: list[Any] = []
-        if streams and self._context.backend == "cuda":
-            torch = _torch()
-            if torch is None:
-                return  # freed: sp_device_free (cudaFree) waits for the device
-            try:
-                for handle in streams:
-                    event = torch.cuda.Event()
-                    event.record(torch.cuda.ExternalStream(handle, device=self._context.device))
-                    events.append(event)
-            except Exception:  # noqa: BLE001 - a stream gone: free the block instead
-                return
+        events: Optional[list[Any]] = []
+        if self._context.backend == "cuda":
+            events = None if unknown_reader[0] else self._events_for(streams) if streams else []
         with self._lock:
-            if len(self._free) < self.capacity:
+            if events is not None and len(self._free) < self.capacity:
                 self._free.append((block, events))
+            else:
+                self.live -= 1  # freed when `block` goes, below
 
     @property
     def idle(self) -> int:
@@ -477,13 +522,20 @@ def device_end(obj: Any, what: str, backend: str = "cuda") -> Optional[DeviceEnd
 def wait_for_producer(end: DeviceEnd, device: int) -> None:
     """Before a device input is read: its producer's work must be complete, as the library
     reads it on its own streams. A DeviceBuffer waits for its batch; a torch tensor for
-    torch's current stream; a __cuda_array_interface__ array for the stream it names."""
+    torch's current stream, a CuPy array for CuPy's; a __cuda_array_interface__ array for the
+    stream it names. Another DLPack producer names no stream: its caller synchronizes it."""
     obj = end.obj
+    cupy = sys.modules.get("cupy")
     if isinstance(obj, DeviceBuffer):
         obj.wait()
     elif is_torch_cuda(obj):
         _torch().cuda.current_stream(obj.device).synchronize()
-    elif hasattr(obj, "__cuda_array_interface__") and not hasattr(obj, "__dlpack_device__"):
+    elif cupy is not None and isinstance(obj, cupy.ndarray):
+        # CuPy's producer is its current stream, as torch's is; its DLPack export (which
+        # array_info read) made no stream of ours wait for it
+        with cupy.cuda.Device(obj.device.id):
+            cupy.cuda.get_current_stream().synchronize()
+    elif hasattr(obj, "__cuda_array_interface__"):
         stream = obj.__cuda_array_interface__.get("stream")
         if stream:
             sync_stream(int(stream), device)

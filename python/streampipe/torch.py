@@ -11,10 +11,11 @@ CUDA tensors, ready on the current stream (issue 25).
         for images, labels in loader:                       # CUDA tensors
             loss = loss_fn(model(images), labels)
 
-Each host batch is submitted to a stream of the pipeline with ``out="device"`` and torch's
-current stream as the consumer (``sp_stream_submit_to``): the library copies it in (through
-its pinned staging), runs the stages on the device, and makes the current stream wait for the
-output on the device, with no host wait; the batches behind it are already being copied and
+Each host batch is submitted to a stream of the pipeline with ``out="device"`` and a CUDA
+stream of the loader's own as the consumer (``sp_stream_submit_to``): the library copies it in
+(through its pinned staging), runs the stages on the device, and makes that stream wait for the
+output on the device; when the batch is yielded, torch's current stream waits for that one
+(``wait_stream``), with no host wait; the batches behind it are already being copied and
 preprocessed while the step runs. The tensor is ``torch.from_dlpack`` of the output's
 :class:`streampipe.DeviceBuffer`, no copy; its memory goes back to the pipeline's pool once
 the tensor (and everything made from it by view) is gone, after an event on the stream it
@@ -36,6 +37,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
+from .device import stream_handle
 from .errors import InvalidArgument, Unsupported
 
 __all__ = ["Loader", "local_rank"]
@@ -193,6 +195,7 @@ class Loader:
             self._stages = [stages] if isinstance(stages, sp.Stage) else list(stages)
             self.context = self._open_context(sp, backend, device)
         self._options = dict(chunk_records=chunk_records, depth=depth)
+        self._lanes: Optional[list[Any]] = None  # _hand_off_lanes
         if self.context.backend == "cuda":
             if not torch.cuda.is_available():
                 raise Unsupported("the pipeline runs on CUDA, but this torch has no CUDA")
@@ -295,6 +298,22 @@ class Loader:
             out.append(t.to(self.device) if self.device.type == "cuda" else t)
         return tuple(out)
 
+    def _hand_off_lanes(self) -> list[Any]:
+        """CUDA streams of the loader's own, one per batch that can be in flight (and one for
+        the batch being consumed), that the library's hand-off makes wait for each batch.
+
+        Why not torch's current stream itself: the library makes its consumer stream wait as
+        soon as a batch is enqueued, max_in_flight batches ahead of the step, and every kernel
+        queued on that stream after such a wait would then wait for that later batch too,
+        turning the loader's lead into the step's latency. A lane holds the wait for its
+        batch alone (a lane is used again only for a batch submitted after its last one was
+        taken), and the current stream waits for the lane only when the batch is yielded."""
+        if self._lanes is None:
+            torch = self._torch
+            self._lanes = [torch.cuda.Stream(device=self.device)
+                           for _ in range(self.max_in_flight + 1)]
+        return self._lanes
+
     def __iter__(self) -> Iterator[Any]:
         torch = self._torch
         batches = self._batches()
@@ -303,14 +322,25 @@ class Loader:
             return
         pipeline = self._pipeline_for(first[0])
         cuda = self.context.backend == "cuda"
-        pending: collections.deque[tuple[Any, Optional[tuple[Any, ...]]]] = collections.deque()
+        pending: collections.deque[tuple[Any, Any, Optional[tuple[Any, ...]]]] = \
+            collections.deque()
+        lanes = self._hand_off_lanes() if cuda else []
+        submitted = 0
 
         def submit(stream: Any, x: np.ndarray, rest: Optional[tuple[Any, ...]]) -> None:
-            consumer = torch.cuda.current_stream(self.device) if cuda else None
-            pending.append((stream.submit(x, out="device", consumer_stream=consumer), rest))
+            nonlocal submitted
+            lane = lanes[submitted % len(lanes)] if cuda else None
+            submitted += 1
+            pending.append((stream.submit(x, out="device", consumer_stream=lane), lane, rest))
 
-        def output(future: Any, rest: Optional[tuple[Any, ...]]) -> Any:
-            buf = future.handed_off.result() if cuda else future.result()
+        def output(future: Any, lane: Any, rest: Optional[tuple[Any, ...]]) -> Any:
+            if cuda:
+                buf = future.handed_off.result()  # its lane waits for it on the device
+                current = torch.cuda.current_stream(self.device)
+                current.wait_stream(lane)  # now, not at the hand-off: see _hand_off_lanes
+                buf._also_ready_on(stream_handle(current))
+            else:
+                buf = future.result()
             tensor = torch.from_dlpack(buf)  # on the current stream: ready there, no wait
             return tensor if rest is None else (tensor, *self._rest(rest))
 
@@ -324,7 +354,7 @@ class Loader:
             while pending:
                 yield output(*pending.popleft())
         finally:
-            for future, _ in pending:  # the loop stopped early: what it did not take
+            for future, _, _ in pending:  # the loop stopped early: what it did not take
                 future.cancel()
             pending.clear()
             stream.close()

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 import streampipe as sp
-from helpers import cuda_missing
+from helpers import cuda_missing, skip_or_fail
 
 
 @pytest.fixture(params=["host", "cuda"])
 def backend(request: pytest.FixtureRequest) -> str:
     """Each test taking it runs on HOST and, where there is a GPU, on CUDA."""
     if request.param == "cuda" and cuda_missing():
-        pytest.skip(cuda_missing())
+        skip_or_fail(cuda_missing())
     return request.param
 
 
@@ -32,7 +32,7 @@ def host_ctx() -> sp.Context:
 @pytest.fixture
 def cuda_ctx() -> sp.Context:
     if cuda_missing():
-        pytest.skip(cuda_missing())
+        skip_or_fail(cuda_missing())
     return sp.Context("cuda")
 
 

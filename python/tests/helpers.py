@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
+import pytest
 
 import streampipe as sp
 
@@ -24,6 +26,44 @@ def cuda_missing() -> str:
             except sp.Unsupported as exc:
                 _CUDA["why"] = f"no GPU: {exc}"
     return _CUDA["why"]
+
+
+def required() -> bool:
+    """SP_REQUIRE_CUDA=1 (bench/gpu_check.sh sets it on the GPU machine): the CUDA tests, with
+    torch (CUDA) and CuPy, must run there, so what would skip them fails instead."""
+    return os.environ.get("SP_REQUIRE_CUDA") == "1"
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """Skips the test saying why (no GPU, no torch with CUDA, no CuPy), or fails it under
+    SP_REQUIRE_CUDA=1."""
+    if required():
+        pytest.fail(f"SP_REQUIRE_CUDA=1, but {reason}")
+    pytest.skip(reason)
+
+
+def need_cuda() -> None:
+    """Skips (or, under SP_REQUIRE_CUDA=1, fails) a test that needs a GPU."""
+    if cuda_missing():
+        skip_or_fail(cuda_missing())
+
+
+def import_or_skip(name: str) -> Any:
+    """pytest.importorskip for torch and CuPy, but failing under SP_REQUIRE_CUDA=1."""
+    try:
+        return __import__(name)
+    except ImportError as exc:
+        skip_or_fail(f"could not import {name}: {exc}")
+
+
+def need_torch_cuda() -> Any:
+    """torch with CUDA and a GPU for the library, or a skip (a failure under
+    SP_REQUIRE_CUDA=1)."""
+    need_cuda()
+    torch = import_or_skip("torch")
+    if not torch.cuda.is_available():
+        skip_or_fail("this torch has no CUDA")
+    return torch
 
 
 def sinmix_reference(x: np.ndarray, iters: int) -> np.ndarray:

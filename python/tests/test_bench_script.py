@@ -1,5 +1,6 @@
-"""bench/python_bench.py (run on the GPU machine) kept from rotting: a small HOST run of its
-front-end and MLP parts, whose every output is checked, must pass and print its table."""
+"""bench/python_bench.py and bench/torch_loader_bench.py (run on the GPU machine) kept from
+rotting: a small HOST run of each, whose every output is checked, must pass and print its
+table."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import models_dir
+from helpers import import_or_skip, models_dir
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "python_bench.py"
+LOADER_BENCH = BENCH.with_name("torch_loader_bench.py")
 
 
 def test_python_bench_smoke(tmp_path: Path) -> None:
@@ -34,3 +36,24 @@ def test_python_bench_smoke(tmp_path: Path) -> None:
     if (models_dir() / "digits_mlp.safetensors").exists():
         assert any(r.get("row", "").startswith("streampipe MLP fp32") for r in rows)
     assert "median s" in done.stdout  # the table, last
+
+
+def test_torch_loader_bench_smoke(tmp_path: Path) -> None:
+    """--tiny: the three feeds on CPU torch and the HOST backend, each batch's checksum and the
+    loss curves compared, the ratios printed."""
+    if not LOADER_BENCH.exists():
+        pytest.skip(f"no {LOADER_BENCH}")
+    import_or_skip("torch")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, str(LOADER_BENCH), "--tiny",
+                           "--data", str(tmp_path / "images.u8")],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    feeds = {r["feed"]: r for r in rows if "feed" in r}
+    assert set(feeds) == {"streampipe", "dataloader", "prefetcher"}
+    assert all(r["checksums_ok"] and len(r["samples_per_s"]) == 2 for r in feeds.values())
+    assert len({r["loss_last"] for r in feeds.values()}) == 1  # one curve, fed three ways
+    assert {r["ratio"] for r in rows if "ratio" in r} == {"streampipe/dataloader",
+                                                          "streampipe/prefetcher"}
+    assert (tmp_path / "images.u8").stat().st_size == 600 * 48  # the file source was used

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import streampipe as sp
-from helpers import assert_sinmix, poisoned, sinmix_reference
+from helpers import assert_sinmix, import_or_skip, poisoned, sinmix_reference
 
 
 def test_chunk_protocols(cuda_ctx: sp.Context) -> None:
@@ -49,7 +49,7 @@ def test_chunk_protocols(cuda_ctx: sp.Context) -> None:
 
 
 def test_torch_stage(cuda_ctx: sp.Context, rng: np.random.Generator) -> None:
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch")
 
     def affine(chunk: sp.Chunk) -> None:
         with torch.cuda.stream(torch.cuda.ExternalStream(chunk.stream.handle)):
@@ -65,7 +65,7 @@ def test_torch_stage(cuda_ctx: sp.Context, rng: np.random.Generator) -> None:
 
 
 def test_torch_stage_exception(cuda_ctx: sp.Context) -> None:
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch")
 
     def wrong_stream(chunk: sp.Chunk) -> None:
         torch.from_dlpack(chunk.input)  # outside the chunk's stream: refused
@@ -79,7 +79,7 @@ def test_torch_stage_exception(cuda_ctx: sp.Context) -> None:
 
 
 def test_cupy_stage(cuda_ctx: sp.Context, rng: np.random.Generator) -> None:
-    cupy = pytest.importorskip("cupy")
+    cupy = import_or_skip("cupy")
 
     def square(chunk: sp.Chunk) -> None:
         with cupy.cuda.ExternalStream(chunk.stream.handle):

@@ -1,8 +1,8 @@
 """Device memory at either end of runs and stream batches (issue 25): DeviceBuffer, out="device",
 device arrays as inputs, the checks made before anything runs, the pool's reuse rule, the
 report's pcie_bytes and the consumer-stream hand-off. On HOST, device memory is host memory
-the backend keeps as device blocks, so these run in CI; the torch CUDA ones skip without a
-GPU (and without torch)."""
+the backend keeps as device blocks, so these run in CI; the CUDA ones with torch and CuPy are
+test_device_ends_cuda.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import streampipe as sp
-from helpers import assert_sinmix, cuda_missing
+from helpers import assert_sinmix, need_cuda
 
 ITERS = 4
 
@@ -146,8 +146,7 @@ def test_non_contiguous_device_array_refused(host_ctx: sp.Context) -> None:
 
 
 def test_device_buffer_of_another_backend_refused(host_ctx: sp.Context) -> None:
-    if cuda_missing():
-        pytest.skip(cuda_missing())
+    need_cuda()
     cuda_buf = sp.Context("cuda").device_empty(16, np.float32)
     with pytest.raises(sp.InvalidArgument, match="another context"):
         host_ctx.pipeline([sp.sinmix(1)], np.float32).run(cuda_buf)
@@ -266,50 +265,3 @@ def test_groups_refuse_device_ends(host_ctx: sp.Context, rng: np.random.Generato
     with pytest.raises(sp.Unsupported, match="group"):
         p.run(_x(rng, 100), out="device")
 
-
-# ---- CUDA with torch --------------------------------------------------------------------------
-
-
-@pytest.fixture
-def torch_cuda(cuda_ctx: sp.Context) -> Any:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("this torch has no CUDA")
-    return torch
-
-
-def test_torch_cuda_tensors_in_and_out(cuda_ctx: sp.Context, torch_cuda: Any,
-                                       rng: np.random.Generator) -> None:
-    torch = torch_cuda
-    p = _pipe(cuda_ctx)
-    x = _x(rng)
-    xt = torch.from_numpy(x).cuda()
-    out = torch.full_like(xt, float("nan"))
-    _, r = p.run(xt, out=out, report=True)
-    assert r.pcie_bytes == 0
-    assert_sinmix(out.cpu().numpy(), x, ITERS)
-    y = p.run(xt, out="device")
-    t = torch.from_dlpack(y)  # no copy
-    assert t.data_ptr() == y.ptr and t.device.type == "cuda"
-    assert_sinmix(t.cpu().numpy(), x, ITERS)
-    with pytest.raises(sp.InvalidArgument, match="not C-contiguous"):
-        p.run(torch.zeros(100, 2, device="cuda")[:, 0])
-    with pytest.raises(sp.InvalidArgument, match="float64"):
-        p.run(xt.double())
-
-
-def test_hand_off_to_a_torch_stream(cuda_ctx: sp.Context, torch_cuda: Any,
-                                    rng: np.random.Generator) -> None:
-    torch = torch_cuda
-    p = _pipe(cuda_ctx)
-    xs = [_x(rng, 4096 + i) for i in range(6)]
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side), p.stream() as s:
-        fs = [s.submit(torch.from_numpy(x).cuda(), out="device") for x in xs]  # default: side
-        sums = []
-        for f in fs:
-            assert f.consumer_stream == side.cuda_stream
-            t = torch.from_dlpack(f.handed_off.result())  # ready on `side`, no host wait
-            sums.append((t * 1).cpu().numpy())
-    for got, x in zip(sums, xs):
-        assert_sinmix(got, x, ITERS)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import streampipe as sp
-from helpers import assert_close, assert_sinmix, poisoned, sinmix_reference, sizes_around
+from helpers import (assert_close, assert_sinmix, import_or_skip, poisoned, sinmix_reference,
+                     sizes_around)
 
 
 def random_floats(rng: np.random.Generator, shape) -> np.ndarray:
@@ -119,7 +120,7 @@ def test_buffer_protocol_and_dlpack_inputs(host_ctx: sp.Context, rng: np.random.
 
 
 def test_torch_cpu_tensors(ctx: sp.Context, rng: np.random.Generator) -> None:
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch")
     p = ctx.pipeline([sp.sinmix(3)], np.float32, chunk_records=333)
     x = torch.from_numpy(random_floats(rng, 4000))
     out = torch.full((4000,), float("nan"))

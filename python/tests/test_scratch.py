@@ -8,10 +8,9 @@ import threading
 import time
 
 import numpy as np
-import pytest
 
 import streampipe as sp
-from helpers import assert_close, assert_sinmix, poisoned, sinmix_reference
+from helpers import assert_close, assert_sinmix, import_or_skip, poisoned, sinmix_reference
 
 SCRATCH = 4096 + 13  # not a multiple of the slot alignment
 
@@ -118,7 +117,7 @@ def test_without_scratch_the_host_function_takes_two_arguments(host_ctx: sp.Cont
 
 
 def test_cuda_scratch_with_torch(cuda_ctx: sp.Context, rng: np.random.Generator) -> None:
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch")
     chunk_records = 4096
     seen: list[tuple[int, tuple[int, ...], str, int]] = []
 
@@ -149,7 +148,7 @@ def test_cuda_scratch_with_torch(cuda_ctx: sp.Context, rng: np.random.Generator)
 
 
 def test_cuda_scratch_with_cupy(cuda_ctx: sp.Context, rng: np.random.Generator) -> None:
-    cupy = pytest.importorskip("cupy")
+    cupy = import_or_skip("cupy")
 
     def through_scratch(chunk: sp.Chunk) -> None:
         with cupy.cuda.ExternalStream(chunk.stream.handle):

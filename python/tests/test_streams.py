@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import streampipe as sp
-from helpers import assert_close, assert_sinmix, poisoned, sinmix_reference
+from helpers import assert_close, assert_sinmix, import_or_skip, poisoned, sinmix_reference
 
 MARK = np.float32(-7777.0)  # an input value the fragile stage raises on
 
@@ -505,7 +505,7 @@ def test_other_threads_run_while_waiting(host_ctx: sp.Context, rng: np.random.Ge
 
 
 def test_torch_cpu_tensors(ctx: sp.Context, rng: np.random.Generator) -> None:
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch")
     p = ctx.pipeline(sp.sinmix(3), np.float32, chunk_records=333)
     xs = [torch.from_numpy(random_batch(rng, int(n))) for n in rng.integers(0, 3000, 10)]
     outs = [torch.full(x.shape, float("nan")) for x in xs]
@@ -517,7 +517,7 @@ def test_torch_cpu_tensors(ctx: sp.Context, rng: np.random.Generator) -> None:
 
 
 def test_torch_cuda_stage_in_a_stream(cuda_ctx: sp.Context, rng: np.random.Generator) -> None:
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch")
     seen: list[tuple[int, int, int]] = []
 
     def affine(chunk: sp.Chunk) -> None:

@@ -1,6 +1,6 @@
 """streampipe.torch.Loader (issue 25): host batches through a pipeline, yielded as tensors
 (CUDA tensors ready on the current stream on a GPU, CPU tensors on HOST). The module imports
-without torch; the rest skips without torch, and the CUDA test without a GPU."""
+without torch; the rest skips without torch. The CUDA tests are test_device_ends_cuda.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import streampipe as sp
-from helpers import cuda_missing
+from helpers import import_or_skip
 
 RECORD = 16
 
@@ -77,7 +77,7 @@ def test_local_rank_from_the_launchers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def torch() -> Any:
-    return pytest.importorskip("torch")
+    return import_or_skip("torch")
 
 
 def test_array_source_batches_epochs_and_len(torch: Any) -> None:
@@ -197,29 +197,3 @@ def test_a_pipeline_given_as_stages(torch: Any) -> None:
     assert loader.pipeline is pipe
     out = torch.cat(list(loader))
     np.testing.assert_array_equal(out.numpy(), _want(images))
-
-
-def test_loader_on_cuda(torch: Any) -> None:
-    if cuda_missing():
-        pytest.skip(cuda_missing())
-    if not torch.cuda.is_available():
-        pytest.skip("this torch has no CUDA")
-    from streampipe.torch import Loader
-
-    def on_cuda(chunk: sp.Chunk) -> None:
-        with torch.cuda.stream(torch.cuda.ExternalStream(chunk.stream.handle)):
-            torch.mul(torch.from_dlpack(chunk.input).float(), 1 / 255,
-                      out=torch.from_dlpack(chunk.output))
-
-    stage = sp.Stage("normalize", np.float32, (RECORD,), host=_normalize().host, cuda=on_cuda)
-    images = _images(4096, seed=3)
-    labels = np.arange(4096)
-    loader = Loader((images, labels), stage, batch_size=512, device=0)
-    assert loader.device == torch.device("cuda", 0)
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):  # the batches are ready on the current stream, whichever
-        held = [(x * 1, y) for x, y in loader]
-    torch.cuda.synchronize()
-    for x, y in held:
-        assert x.is_cuda and y.is_cuda
-        np.testing.assert_allclose(x.cpu().numpy(), _want(images[y.cpu().numpy()]), rtol=1e-6)

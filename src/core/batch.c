@@ -117,6 +117,39 @@ sp_status sp_batch_prepare(sp_batch *b, sp_pipeline *p, const void *in, size_t n
     return detect_memory(b, b->plan.in_bytes, b->plan.out_bytes);
 }
 
+/* One end of a run_io batch that is memory: what kind, refused as a run's would be. */
+static sp_status io_memory_end(sp_batch *b, const void *ptr, size_t bytes, const char *which,
+                               int *device, int *staged)
+{
+    sp_pipeline *p = b->p;
+    sp_mem_kind kind = SP_MEM_PAGEABLE;
+    if ((uintptr_t)ptr > UINTPTR_MAX - bytes)
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_run_io: %s's end "
+                                "overflows the address space", which);
+    sp_status st = sp_memory_kind(p->ctx, ptr, bytes, &kind);
+    if (st != SP_OK)
+        return sp_pipeline_backend_fail(p, st, "asking what the memory is");
+    if (kind >= SP_MEM_OTHER_DEVICE)
+        return refuse_kind(p, which, kind);
+    *device = kind == SP_MEM_DEVICE;
+    *staged = kind == SP_MEM_PAGEABLE;
+    return SP_OK;
+}
+
+sp_status sp_batch_io_ends(sp_batch *b, const void *in, void *out)
+{
+    b->in = in;
+    b->out = out;
+    b->stage_in = b->stage_out = 1; /* a source and a sink use the pinned slots */
+    sp_status st = SP_OK;
+    if (in)
+        st = io_memory_end(b, in, b->plan.in_bytes, "io->in", &b->in_device, &b->stage_in);
+    if (st == SP_OK && out)
+        st = io_memory_end(b, out, b->plan.out_bytes, "io->out", &b->out_device,
+                           &b->stage_out);
+    return st;
+}
+
 sp_status sp_batch_fail(sp_batch *b, sp_status status, const char *fmt, ...)
 {
     va_list ap;

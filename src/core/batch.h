@@ -48,6 +48,12 @@ typedef struct sp_batch {
  * touched on failure. */
 sp_status sp_batch_prepare(sp_batch *b, sp_pipeline *p, const void *in, size_t n_records,
                            void *out, int timing);
+/* A run_io batch's ends (after its plan is made): the source and sink go through pinned
+ * staging; memory given instead (in, out; NULL: none) is checked and used as a run's. */
+sp_status sp_batch_io_ends(sp_batch *b, const void *in, void *out);
+/* Whether the batch's input comes from a source, its output goes to a sink (run_io). */
+static inline int sp_batch_has_source(const sp_batch *b) { return b->io && b->io->read; }
+static inline int sp_batch_has_sink(const sp_batch *b) { return b->io && b->io->write; }
 /* The checks of in, out and their sizes alone, with the reason in why: for a stream's submit,
  * which may not write the pipeline's error text while its engine thread runs. */
 sp_status sp_batch_check_buffers(const sp_pipeline *p, const void *in, size_t n_records,

@@ -10,7 +10,14 @@
 
 size_t sp_report_pcie_bytes(const sp_batch *b)
 {
-    return (b->in_device ? 0 : b->plan.in_bytes) + (b->out_device ? 0 : b->plan.out_bytes);
+    /* the records of the chunks that went into the ring, [base, next): a batch cut short by
+     * a cancel or a failure moved those, not its whole length (a source's plan.n_records
+     * grows as its chunks go in) */
+    size_t fed = b->next > b->base ? sp_chunk_first(b, b->next) : 0;
+    size_t records = fed < b->plan.n_records ? fed : b->plan.n_records;
+    const sp_pipeline *p = b->p;
+    return (b->in_device ? 0 : records * p->record_bytes[0]) +
+           (b->out_device ? 0 : records * p->record_bytes[p->n_stages]);
 }
 
 void sp_report_batch(const sp_batch *run, sp_report *report)

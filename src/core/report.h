@@ -6,7 +6,8 @@
 
 /* One run's report, from its batch and the times sp_sched_finish kept in the pipeline. */
 void sp_report_batch(const sp_batch *b, sp_report *report);
-/* Bytes batch b's copies move between host and device memory (its device ends' none). */
+/* Bytes batch b's copies moved between host and device memory: the records of the chunks
+ * that went into the ring (a batch cut short counts what went in), its device ends' none. */
 size_t sp_report_pcie_bytes(const sp_batch *b);
 /* The report's figures that are the pipeline's (depth, chunk, threads, pinned bytes). */
 void sp_report_pipeline(const sp_pipeline *p, sp_report *report);

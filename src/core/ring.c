@@ -12,8 +12,8 @@ void sp_ring_occupy(const sp_batch *b, size_t i, sp_bevent *graph_release)
     slot->busy = 1;
     slot->chunk = i;
     slot->graph_release = graph_release;
-    slot->out = b->stage_out && !b->io ? sp_ring_user_out(b, i) : NULL;
-    slot->sink = b->io != NULL;
+    slot->out = b->stage_out && !sp_batch_has_sink(b) ? sp_ring_user_out(b, i) : NULL;
+    slot->sink = sp_batch_has_sink(b);
     slot->first_record = b->record_base + sp_chunk_first(b, i);
     slot->records = sp_chunk_records(b, i);
     slot->owner = b->owner;

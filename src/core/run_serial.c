@@ -86,6 +86,7 @@ static sp_status run_serial(sp_pipeline *p, const void *in, size_t n_records, vo
     for (size_t i = 0; i < r.plan.chunks && st == SP_OK; i++) {
         sp_stats_occupied(p, 1); /* one chunk at a time, in slot 0 */
         st = serial_chunk(&r, i);
+        r.next = i + 1; /* its copies ran: the report's pcie_bytes counts it */
         sp_stats_vacated(p, st == SP_OK ? sp_chunk_records(&r, i) : 0);
     }
     return sp_sched_finish(&r, st, report);

@@ -48,11 +48,29 @@ sp_status sp_pipeline_run(sp_pipeline *p, const void *in, size_t n_records, void
 
 /* ---- sources and sinks ---------------------------------------------------------------- */
 
+static sp_status check_ends(sp_pipeline *p, const sp_io *io)
+{
+    if ((io->in != NULL) == (io->read != NULL) || (io->out != NULL) == (io->write != NULL))
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_run_io: give %s",
+                                (io->in != NULL) == (io->read != NULL)
+                                    ? "one of io->read and io->in"
+                                    : "one of io->write and io->out");
+    if (io->in && io->out)
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_run_io: io->in and "
+                                "io->out are both memory: that is sp_pipeline_run");
+    if ((io->in || io->out) && io->n_records == 0)
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_run_io: memory at "
+                                "an end (io->%s) needs n_records", io->in ? "in" : "out");
+    return SP_OK;
+}
+
 static sp_status check_io(sp_pipeline *p, const sp_io *io)
 {
-    if (!io || !io->read || !io->write)
-        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_run_io: %s is NULL",
-                                !io ? "io" : !io->read ? "io->read" : "io->write");
+    if (!io)
+        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_run_io: io is NULL");
+    sp_status st = check_ends(p, io);
+    if (st != SP_OK)
+        return st;
     if (io->positional && io->n_records == 0)
         return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_run_io: a positional "
                                 "source needs n_records (0 means 'until it ends', which only "
@@ -84,8 +102,12 @@ static sp_status io_batch(sp_pipeline *p, const sp_io *io, size_t record_base, i
     b->plan.out_bytes = io->n_records * p->record_bytes[p->n_stages];
     b->io = io;
     b->record_base = record_base;
-    b->stage_in = b->stage_out = 1; /* the host reads and writes every byte, as staging does */
     b->end = io->n_records ? b->plan.chunks : SIZE_MAX;
+    /* the host reads and writes every byte of a source and a sink, as staging does; memory
+     * at an end goes as a run's */
+    sp_status ends = sp_batch_io_ends(b, io->in, io->out);
+    if (ends != SP_OK)
+        return ends;
     return sp_ring_decode_begin(b); /* compressed blocks: maybe decompressed in the ring */
 }
 

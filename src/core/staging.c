@@ -125,12 +125,15 @@ static sp_status stage_together(sp_batch *r, size_t i, const sp_slot *leaving, i
                                 .fn = write_piece, .arg = &pieces[0],
                                 .unit = p->record_bytes[M]};
     }
-    if (takes && r->stage_in && !r->io)
+    /* a run_io's slot is told its records after this turn: its count is the wanted one */
+    if (takes && r->stage_in && !sp_batch_has_source(r))
         copies[n++] = (sp_copy){.dst = sp_staging_in(p, i), .src = sp_ring_user_in(r, i),
-                                .bytes = sp_chunk_records(r, i) * p->record_bytes[0]};
-    if (takes && positional && sp_ring_decode_plan(r, i, sp_staging_wanted(r, i))) {
+                                .bytes = (r->io ? sp_staging_wanted(r, i)
+                                                : sp_chunk_records(r, i)) * p->record_bytes[0]};
+    if (takes && positional && sp_batch_has_source(r) &&
+        sp_ring_decode_plan(r, i, sp_staging_wanted(r, i))) {
         copies[n++] = sp_ring_decode_fetch(r, i); /* its compressed blocks, as they are */
-    } else if (takes && positional) {
+    } else if (takes && positional && sp_batch_has_source(r)) {
         pieces[1] = (io_piece){r, i, sp_staging_in(p, i), r->record_base + sp_chunk_first(r, i),
                                p->record_bytes[0]};
         copies[n++] = (sp_copy){.bytes = sp_staging_wanted(r, i) * p->record_bytes[0],
@@ -175,7 +178,7 @@ sp_status sp_staging_turn(sp_batch *r, size_t i, const sp_slot *leaving, int tak
     if (st == SP_OK && leaving && leaving->sink && !r->io->positional)
         st = write_sequential(r, leaving);
     *got = takes && r->io ? sp_staging_wanted(r, i) : 0;
-    if (st == SP_OK && takes && r->io && !r->io->positional)
+    if (st == SP_OK && takes && sp_batch_has_source(r) && !r->io->positional)
         st = read_sequential(r, i, got);
     if (staging)
         sp_call_trace_pop(p);

@@ -351,11 +351,9 @@ static sp_status feed_batch(sp_stream *s, stream_batch *b, int *staged_in, int *
     *staged_in = b->n_records && job.stage_in;
     *staged_out = b->n_records && job.stage_out;
     *replayed = job.replayed;
-    if (st == SP_OK) {
-        pthread_mutex_lock(&s->lock);
-        s->pcie_bytes += sp_report_pcie_bytes(&job);
-        pthread_mutex_unlock(&s->lock);
-    }
+    pthread_mutex_lock(&s->lock); /* failed or cut short too: what went in crossed */
+    s->pcie_bytes += sp_report_pcie_bytes(&job);
+    pthread_mutex_unlock(&s->lock);
     if (st == SP_OK && job.stopped) {
         pthread_mutex_lock(&s->lock);
         b->chunks = job.end - job.base; /* what went in before the cancel */

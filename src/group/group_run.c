@@ -294,6 +294,12 @@ sp_status sp_group_run_io(sp_group *g, const sp_io *given, sp_report *report)
         atomic_store(&g->running, 0);
         return sp_group_fail(g, st, "sp_group_run_io: io: %s", why);
     }
+    if (given && (io_read.in || io_read.out)) {
+        atomic_store(&g->running, 0);
+        return sp_group_fail(g, SP_ERR_UNSUPPORTED, "sp_group_run_io: io->%s is memory at "
+                             "one end, which is for one pipeline's sp_pipeline_run_io",
+                             io_read.in ? "in" : "out");
+    }
     const sp_io *io = given ? &io_read : NULL;
     group_job job;
     job_init(&job, g);

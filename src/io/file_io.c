@@ -244,9 +244,14 @@ static sp_status open_output(sp_file_io *f, const sp_file_io_config *c)
 
 static sp_status check_config(sp_file_io *f, const sp_file_io_config *c)
 {
-    if (!c->input || (!c->output && !c->output_is_fd))
-        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "no %s path",
-                               c->input ? "output" : "input");
+    if (!c->input)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "no input path");
+    /* no output at all: the handle is a source for a run whose results go to memory */
+    f->no_output = !c->output && !c->output_is_fd;
+    if (f->no_output && (c->temp_output || c->journal || c->regular_output))
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "no output path, but %s asks for "
+                               "one", c->temp_output ? "temp_output" : c->journal ? "journal"
+                                                                                 : "regular_output");
     if (c->in_record_bytes == 0 || c->out_record_bytes == 0)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "a record size of 0 bytes");
     if (c->output_is_fd && (c->temp_output || c->regular_output))
@@ -256,7 +261,7 @@ static sp_status check_config(sp_file_io *f, const sp_file_io_config *c)
     char fd_name[32];
     snprintf(fd_name, sizeof fd_name, "descriptor %d", c->output_fd);
     f->input = strdup(c->input);
-    f->output = strdup(c->output ? c->output : fd_name);
+    f->output = strdup(c->output ? c->output : f->no_output ? "(no output)" : fd_name);
     if (!f->input || !f->output)
         return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the paths");
     return SP_OK;
@@ -280,8 +285,13 @@ static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
     f->decompress_where = c.decompress;
     struct stat in;
     if ((st = open_input(f, &in)) != SP_OK || (st = check_range(f, c.first_record,
-                                                                 c.n_records)) != SP_OK ||
-        (st = check_not_input(f, &c, &in)) != SP_OK ||
+                                                                 c.n_records)) != SP_OK)
+        return st;
+    if (f->no_output) {
+        f->positional = 1; /* the source is read at the records' offsets, several at once */
+        return SP_OK;
+    }
+    if ((st = check_not_input(f, &c, &in)) != SP_OK ||
         (st = sp_file_journal_prepare(f, &c)) != SP_OK)
         return st;
     return open_output(f, &c);
@@ -333,7 +343,8 @@ sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out)
     if (f->journal)
         f->journal->keep = 1;
     f->io = (sp_io){.size = sizeof(sp_io), .read = sp_file_io_read, .read_user = f,
-                    .write = sp_file_io_write, .write_user = f, .n_records = f->count,
+                    .write = f->no_output ? NULL : sp_file_io_write, .write_user = f,
+                    .n_records = f->count,
                     .positional = f->positional && !in_order};
     if (f->compressed) /* the ring may take its blocks (file_blocks.c) */
         f->io.blocks = sp_file_blocks_init(f);
@@ -435,6 +446,11 @@ sp_status sp_file_io_commit(sp_file_io *f)
         memcpy(failed, f->error, sizeof failed);
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: a read or write "
                                "failed (%s)", failed);
+    }
+    if (f->no_output) {
+        f->opened = 0; /* nothing was written here: nothing to move or flush */
+        f->committed = 1;
+        return SP_OK;
     }
     if (f->journal && !f->foreign_temp && !sp_file_journal_complete(f->journal, f->n_input))
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "

@@ -32,6 +32,7 @@ struct sp_file_io {
     int in_place;            /* written where it is (a device, a FIFO, a descriptor) */
     int foreign_temp;        /* config.temp_output: another handle's, never renamed/removed */
     int positional;          /* pwrite at the records' offsets; 0: write(), in record order */
+    int no_output;           /* config.output NULL: a source only (results go to memory) */
     int sync_output;         /* fsync it (not a FIFO or character device) */
     int committed;
     sp_status open_status;

@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "contexts.h"
 #include "harness.h"
 #include "stages.h"
 #include "streampipe.h"
 #include "streampipe_fault.h"
+#include "streampipe_io.h"
 #include "testbuf.h"
 
 static sp_backend_kind g_kind;
@@ -186,24 +189,8 @@ static int every_combination(sp_context *ctx, uint64_t salt)
     return TEST_OK;
 }
 
-static sp_context *open_plain(void)
-{
-    sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_context_last_error(ctx));
-    return ctx;
-}
-
-static sp_context *open_delayed(uint64_t seed)
-{
-    sp_fault_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.delay_us = 20;
-    cfg.random_delay_us = 150;
-    cfg.seed = (unsigned long)seed;
-    sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &ctx), SP_OK, sp_context_last_error(ctx));
-    return ctx;
-}
+static sp_context *open_plain(void) { return rig_open_plain(g_kind); }
+static sp_context *open_delayed(uint64_t seed) { return rig_open_delayed(g_kind, seed); }
 
 TEST(every_combination_of_ends) { return every_combination(open_plain(), 1); }
 TEST(every_combination_of_ends_delayed)
@@ -476,6 +463,192 @@ TEST(a_range_partly_device_is_refused)
     return TEST_OK;
 }
 
+/* ---- run_io with memory at one end (sp_io.in, sp_io.out) -------------------------------- */
+
+/* A source or sink over a host array: positional (exact pieces), or sequential giving at
+ * most 5 records a call (short reads). */
+typedef struct array_io {
+    unsigned char *data;
+    size_t rec;
+    size_t n;
+} array_io;
+
+static sp_status array_read(void *dst, size_t first, size_t max, size_t *records, void *user)
+{
+    array_io *a = user;
+    size_t take = first >= a->n ? 0 : a->n - first < max ? a->n - first : max;
+    memcpy(dst, a->data + first * a->rec, take * a->rec);
+    *records = take;
+    return SP_OK;
+}
+
+static sp_status array_read_short(void *dst, size_t first, size_t max, size_t *records,
+                                  void *user)
+{
+    return array_read(dst, first, max < 5 ? max : 5, records, user);
+}
+
+static sp_status array_write(const void *src, size_t first, size_t records, void *user)
+{
+    array_io *a = user;
+    memcpy(a->data + first * a->rec, src, records * a->rec);
+    return SP_OK;
+}
+
+/* A source into `out` of kind ok, or `in` of kind ik into a sink (source = 0); every record
+ * checked, and what crossed PCIe. */
+static void io_run(sp_context *ctx, test_rng *rng, int source, end_kind kind, int positional)
+{
+    job j;
+    if (!job_make(&j, rng, 1 + rng_below(rng, 2), 0))
+        return;
+    harness_context("run_io: %s %s, %s, %zu records", source ? "source into" : "sink from",
+                    end_name(kind), positional ? "positional" : "sequential", j.n);
+    sp_pipeline *p = make_pipeline(ctx, &j, SP_GRAPH_OFF);
+    size_t in_bytes = j.n * j.in_rec, out_bytes = j.n * j.out_rec;
+    end mem;
+    memset(j.got, POISON, out_bytes);
+    if (p && end_alloc(&mem, ctx, kind, source ? out_bytes : in_bytes)) {
+        array_io a = {source ? j.in_host : j.got, source ? j.in_rec : j.out_rec, j.n};
+        sp_io io = SP_IO_INIT;
+        io.n_records = j.n;
+        io.positional = positional;
+        if (source) {
+            io.read = positional ? array_read : array_read_short;
+            io.read_user = &a;
+            io.out = mem.mem;
+        } else {
+            io.in = mem.mem;
+            io.write = array_write;
+            io.write_user = &a;
+        }
+        sp_report rep;
+        if (end_put(&mem, source ? (const void *)j.got : j.in_host, source ? out_bytes : in_bytes) &&
+            CHECK_STATUS(sp_pipeline_run_io(p, &io, &rep), SP_OK, sp_pipeline_last_error(p)) &&
+            (!source || end_get(&mem, j.got, out_bytes))) {
+            compare_records(j.want, j.got, j.n, j.out_rec, "output");
+            CHECK_EQ(rep.pcie_bytes, source ? in_bytes + (kind == END_DEVICE ? 0 : out_bytes)
+                                            : (kind == END_DEVICE ? 0 : in_bytes) + out_bytes);
+        }
+        end_free(&mem);
+    }
+    sp_pipeline_destroy(p);
+    job_free(&j);
+}
+
+static int io_every_end(sp_context *ctx, uint64_t salt)
+{
+    if (!ctx)
+        return TEST_FAIL;
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ salt);
+    for (int kind = 0; kind < END_KINDS; kind++)
+        for (int positional = 0; positional <= 1; positional++) {
+            io_run(ctx, &rng, 1, (end_kind)kind, positional);
+            io_run(ctx, &rng, 0, (end_kind)kind, positional);
+        }
+    harness_context("%s", "");
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
+TEST(run_io_with_memory_at_one_end) { return io_every_end(open_plain(), 7); }
+TEST(run_io_with_memory_at_one_end_delayed) { return io_every_end(open_delayed(harness_seed() ^ 8), 8); }
+
+/* A file straight into device memory: sp_file_io with no output, its sp_io's sink replaced
+ * by a device buffer. */
+TEST(a_file_into_device_memory)
+{
+    sp_context *ctx = open_plain();
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 9);
+    job j;
+    if (!ctx || !job_make(&j, &rng, 2, 0))
+        return TEST_FAIL;
+    char path[] = "/tmp/sp_device_ends_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && write(fd, j.in_host, j.n * j.in_rec) == (ssize_t)(j.n * j.in_rec));
+    close(fd);
+    sp_pipeline *p = make_pipeline(ctx, &j, SP_GRAPH_OFF);
+    sp_file_io_config cfg = SP_FILE_IO_CONFIG_INIT;
+    cfg.input = path;
+    cfg.in_record_bytes = j.in_rec;
+    cfg.out_record_bytes = j.out_rec;
+    sp_file_io *f = NULL;
+    end dev;
+    memset(j.got, POISON, j.n * j.out_rec);
+    if (p && CHECK_STATUS(sp_file_io_open(&cfg, &f), SP_OK, sp_file_io_last_error(f)) &&
+        end_alloc(&dev, ctx, END_DEVICE, j.n * j.out_rec)) {
+        sp_io io = *sp_file_io_get(f);
+        CHECK(io.write == NULL && io.positional && io.n_records == j.n);
+        io.out = dev.mem;
+        sp_report rep;
+        if (end_put(&dev, j.got, j.n * j.out_rec) &&
+            CHECK_STATUS(sp_pipeline_run_io(p, &io, &rep), SP_OK, sp_pipeline_last_error(p)) &&
+            end_get(&dev, j.got, j.n * j.out_rec)) {
+            compare_records(j.want, j.got, j.n, j.out_rec, "file to device");
+            CHECK_EQ(rep.pcie_bytes, j.n * j.in_rec);
+        }
+        CHECK_STATUS(sp_file_io_commit(f), SP_OK, sp_file_io_last_error(f));
+        end_free(&dev);
+    }
+    sp_file_io_close(f);
+    cfg.journal = 1; /* a journal needs an output */
+    CHECK_EQ(sp_file_io_open(&cfg, &f), SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_file_io_last_error(f), "journal");
+    sp_file_io_close(f);
+    unlink(path);
+    sp_pipeline_destroy(p);
+    job_free(&j);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
+/* Ends given twice or not at all are refused before anything runs. */
+TEST(run_io_ends_checked)
+{
+    sp_context *ctx = open_plain();
+    test_rng rng;
+    rng_init(&rng, harness_seed() ^ 10);
+    job j;
+    if (!ctx || !job_make(&j, &rng, 1, 0))
+        return TEST_FAIL;
+    sp_pipeline *p = make_pipeline(ctx, &j, SP_GRAPH_OFF);
+    array_io a = {j.in_host, j.in_rec, j.n};
+    sp_io good = SP_IO_INIT;
+    good.read = array_read;
+    good.read_user = &a;
+    good.write = array_write;
+    good.write_user = &a;
+    good.n_records = j.n;
+    sp_io both_in = good, no_out = good, both_memory = good, unknown_length = good;
+    both_in.in = j.in_host;
+    no_out.write = NULL;
+    both_memory.read = NULL;
+    both_memory.write = NULL;
+    both_memory.in = j.in_host;
+    both_memory.out = j.got;
+    unknown_length.write = NULL;
+    unknown_length.out = j.got;
+    unknown_length.n_records = 0;
+    const struct {
+        const sp_io *io;
+        const char *says;
+    } cases[] = {{&both_in, "one of io->read and io->in"},
+                 {&no_out, "one of io->write and io->out"},
+                 {&both_memory, "sp_pipeline_run"},
+                 {&unknown_length, "needs n_records"}};
+    for (size_t k = 0; p && k < ARRAY_LEN(cases); k++) {
+        CHECK_STATUS(sp_pipeline_run_io(p, cases[k].io, NULL), SP_ERR_INVALID_ARGUMENT,
+                     sp_pipeline_last_error(p));
+        CHECK_HAS(sp_pipeline_last_error(p), cases[k].says);
+    }
+    sp_pipeline_destroy(p);
+    job_free(&j);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -486,6 +659,10 @@ int main(int argc, char **argv)
         TEST_ENTRY(memcpy_every_way),
         TEST_ENTRY(a_range_partly_device_is_refused),
         TEST_ENTRY(hand_off_to_a_consumer_stream),
+        TEST_ENTRY(run_io_with_memory_at_one_end),
+        TEST_ENTRY(run_io_with_memory_at_one_end_delayed),
+        TEST_ENTRY(a_file_into_device_memory),
+        TEST_ENTRY(run_io_ends_checked),
     };
     return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
 }

@@ -475,7 +475,7 @@ static void pipeline_after_failure(sp_context *ctx, test_rng *rng, int positiona
         if (endpoint_init(&src, r.in, NULL, r.in_rec, c.n, positional, c.mode, 7) &&
             endpoint_init(&snk, NULL, r.out, r.out_rec, c.n, positional, READ_WHOLE, 0)) {
             (sink ? &snk : &src)->fail_at = 1 + rng_below(rng, c.n - 1);
-            sp_io io = {sizeof(sp_io), source_read, &src, sink_write, &snk, c.n, positional, NULL};
+            sp_io io = {sizeof(sp_io), source_read, &src, sink_write, &snk, c.n, positional, NULL, NULL, NULL};
             CHECK_STATUS(sp_pipeline_run_io(r.p, &io, NULL), SP_ERR_STAGE_FAILED,
                          sp_pipeline_last_error(r.p));
             CHECK_HAS(sp_pipeline_last_error(r.p), sink ? "sink" : "source");
@@ -581,7 +581,7 @@ TEST(bad_arguments)
     endpoint e;
     static unsigned char data[8];
     if (endpoint_init(&e, data, data, 8, 1, 0, READ_WHOLE, 1)) {
-        sp_io good = {sizeof(sp_io), source_read, &e, sink_write, &e, 1, 0, NULL};
+        sp_io good = {sizeof(sp_io), source_read, &e, sink_write, &e, 1, 0, NULL, NULL, NULL};
         sp_io no_read = good, no_write = good, positional_unknown = good, huge = good;
         no_read.read = NULL;
         no_write.write = NULL;
@@ -632,7 +632,7 @@ static void unknown_length_default_chunk(sp_context *ctx, test_rng *rng)
         endpoint_init(&sink, NULL, out, 4, n, 0, READ_WHOLE, 0)) {
         rng_fill(rng, in, n * 4);
         mix_reference(chain.stages, 1, 4, in, n, 0, want);
-        sp_io io = {sizeof(sp_io), source_read, &src, sink_write, &sink, 0, 0, NULL};
+        sp_io io = {sizeof(sp_io), source_read, &src, sink_write, &sink, 0, 0, NULL, NULL, NULL};
         sp_report rep;
         memset(&rep, 0xFF, sizeof rep);
         if (CHECK_STATUS(sp_pipeline_run_io(p, &io, &rep), SP_OK, sp_pipeline_last_error(p))) {

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "contexts.h"
 #include "harness.h"
 #include "stages.h"
 #include "stream_rig.h"
@@ -33,25 +34,8 @@ static sp_backend_kind g_kind;
 
 /* ---- contexts ------------------------------------------------------------------------------ */
 
-static sp_context *open_plain(void)
-{
-    sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create(g_kind, 0, &ctx), SP_OK, sp_context_last_error(ctx));
-    return ctx;
-}
-
-/* Random delays before every operation on every queue. */
-static sp_context *open_delayed(uint64_t seed)
-{
-    sp_fault_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.delay_us = 20;
-    cfg.random_delay_us = 150;
-    cfg.seed = (unsigned long)seed;
-    sp_context *ctx = NULL;
-    CHECK_STATUS(sp_context_create_fault(g_kind, 0, &cfg, &ctx), SP_OK, sp_context_last_error(ctx));
-    return ctx;
-}
+static sp_context *open_plain(void) { return rig_open_plain(g_kind); }
+static sp_context *open_delayed(uint64_t seed) { return rig_open_delayed(g_kind, seed); }
 
 static sp_fault_stats fault_stats(const sp_context *ctx)
 {

@@ -246,7 +246,10 @@ TEST(cancel_while_it_is_fed)
         CHECK_EQ(ev.first_record, big.n); /* numbered by submission, cancelled or not */
         all_done(&after);
     }
-    CHECK_EQ(sp_stream_close(s, NULL), SP_OK); /* a cancel is no failure */
+    sp_report report;
+    CHECK_EQ(sp_stream_close(s, &report), SP_OK); /* a cancel is no failure */
+    /* what crossed: the chunks of batch 1 that went in, and batch 2, each way */
+    CHECK_EQ(report.pcie_bytes, (done + after.n) * 2 * sizeof(uint32_t));
     free_buffers(&big);
     free_buffers(&after);
     rig_close(&r);

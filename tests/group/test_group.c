@@ -240,7 +240,7 @@ static void run_io_checked(sp_group *g, const group_case *c, const mix_chain *ch
     if (CHECK(a.out && a.read_count && a.write_count && want)) {
         mix_reference(chain->stages, c->n_stages, c->in_rec, in, c->n, 0, want);
         memset(a.out, 0xA5, c->n * out_rec);
-        sp_io io = {sizeof(sp_io), array_read, &a, array_write, &a, c->n, 1, NULL};
+        sp_io io = {sizeof(sp_io), array_read, &a, array_write, &a, c->n, 1, NULL, NULL, NULL};
         sp_report report;
         sp_status st = sp_group_run_io(g, &io, &report);
         if (CHECK_STATUS(st, SP_OK, sp_group_last_error(g))) {
@@ -545,7 +545,7 @@ TEST(bad_arguments)
         CHECK_HAS(sp_group_last_error(g), "overflow");
         CHECK_EQ(sp_group_run(g, buf, 0, buf, NULL), SP_OK); /* nothing to do */
         CHECK_EQ(sp_group_run_io(g, NULL, NULL), SP_ERR_INVALID_ARGUMENT);
-        sp_io seq = {sizeof(sp_io), array_read, NULL, array_write, NULL, 10, 0, NULL};
+        sp_io seq = {sizeof(sp_io), array_read, NULL, array_write, NULL, 10, 0, NULL, NULL, NULL};
         CHECK_EQ(sp_group_run_io(g, &seq, NULL), SP_ERR_INVALID_ARGUMENT);
         CHECK_HAS(sp_group_last_error(g), "positional");
         sp_report r;

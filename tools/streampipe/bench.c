@@ -14,14 +14,23 @@ static void announce(const bench_plan *plan)
             plan->seed, plan->repeat);
 }
 
-/* Fresh random input, in the ceiling's pinned copy too: never time on zeros. */
-static void fill_input(const bench_plan *plan, bench_buffers *buffers)
+/* Fresh random input, in the ceiling's pinned copy and the device input too: never time on
+ * zeros. */
+static int fill_input(const bench_plan *plan, bench_buffers *buffers)
 {
     double start = cli_now_s();
+    size_t bytes = plan->records * sizeof *buffers->in;
     bench_fill_input(buffers->in, plan->records, plan->seed, plan->host_workers);
     if (buffers->ceiling_in != buffers->in)
-        memcpy(buffers->ceiling_in, buffers->in, plan->records * sizeof *buffers->in);
+        memcpy(buffers->ceiling_in, buffers->in, bytes);
+    sp_status status = buffers->device_in ? sp_memcpy(buffers->ctx, buffers->device_in,
+                                                      buffers->in, bytes)
+                                          : SP_OK;
+    if (status != SP_OK)
+        return cli_report_failure("copying the input to the device", status,
+                                  sp_context_last_error(buffers->ctx));
     fprintf(stderr, "bench: input filled in %.3f s\n", cli_now_s() - start);
+    return CLI_EXIT_OK;
 }
 
 static int prepare_expected(const bench_plan *plan, const bench_buffers *buffers,
@@ -89,10 +98,10 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
     /* Before the input and the reference, which take a while: a bad path fails at once. */
     if (rc == CLI_EXIT_OK)
         rc = bench_exports_open(plan, &exports);
-    if (rc == CLI_EXIT_OK) {
-        fill_input(plan, &buffers);
+    if (rc == CLI_EXIT_OK)
+        rc = fill_input(plan, &buffers);
+    if (rc == CLI_EXIT_OK)
         rc = run_kind(&session);
-    }
     cli_live_stop(&live);
     if (rc != CLI_EXIT_OK)
         bench_exports_abandon(&exports);

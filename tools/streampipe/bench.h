@@ -74,7 +74,8 @@ typedef struct bench_plan {
     int copy_kernel;             /* pipelined runs copy by kernel; the ceiling keeps engines */
     unsigned repeat;
     unsigned long long seed;
-    bench_memory memory;
+    bench_memory memory;         /* the host ends' memory */
+    int in_device, out_device;   /* --in, --out device: that end is device memory */
     unsigned host_workers;       /* threads for filling and verifying on the host */
     int json;
     cli_live_options live;       /* --live, --metrics */
@@ -94,6 +95,9 @@ typedef struct bench_buffers {
     bench_memory memory;
     float *in, *out;
     float *ceiling_in, *ceiling_out; /* == in, out when pinned, and with no ceiling run */
+    /* --in/--out device: the ends the runs read and write (sp_device_alloc; NULL for a host
+       end); in and out are then the host copies filled, poisoned and checked */
+    float *device_in, *device_out;
 } bench_buffers;
 
 typedef enum bench_check_method {
@@ -218,12 +222,22 @@ typedef struct bench_run_spec {
     float *out;
     int copy_only;   /* the output must equal the input */
     sp_group *group; /* not NULL: sp_group_run over its devices instead */
+    const float *run_in; /* what the run reads and writes when not in and out: device */
+    float *run_out;      /* memory (out is then the host copy poisoned and checked) */
 } bench_run_spec;
 
 /* Input + output bytes (float32 each way) over `seconds`, in GB/s. */
 static inline double bench_gbps(const bench_plan *plan, double seconds)
 {
     return cli_gbps(2.0 * (double)plan->records * sizeof(float), seconds);
+}
+
+/* Bytes a run of the plan moves over PCIe: each host end's (a device end's stay on the
+ * device); what every report's pcie_bytes must say. */
+static inline size_t bench_pcie_bytes(const bench_plan *plan)
+{
+    size_t each_way = plan->records * sizeof(float);
+    return (plan->in_device ? 0 : each_way) + (plan->out_device ? 0 : each_way);
 }
 
 /* bench_plan.c. CLI_EXIT_OK to go on, CLI_EXIT_HELP after --help, or a usage error. */

@@ -89,6 +89,19 @@ static int alloc_or_report(bench_buffers *b, bench_memory memory, float **out, c
     return cli_report_failure(what, status, sp_context_last_error(b->ctx));
 }
 
+/* --in/--out device: the device end beside its host copy. */
+static int alloc_device(bench_buffers *b, int wanted, float **out, const char *what)
+{
+    void *ptr = NULL;
+    *out = NULL;
+    if (!wanted)
+        return CLI_EXIT_OK;
+    sp_status status = sp_device_alloc(b->ctx, b->records * sizeof(float), &ptr);
+    *out = ptr;
+    return status == SP_OK ? CLI_EXIT_OK
+                           : cli_report_failure(what, status, sp_context_last_error(b->ctx));
+}
+
 int bench_buffers_alloc(sp_context *ctx, const bench_plan *plan, bench_buffers *b)
 {
     memset(b, 0, sizeof *b);
@@ -98,6 +111,10 @@ int bench_buffers_alloc(sp_context *ctx, const bench_plan *plan, bench_buffers *
     int rc = alloc_or_report(b, b->memory, &b->in, "allocating the input");
     if (rc == CLI_EXIT_OK)
         rc = alloc_or_report(b, b->memory, &b->out, "allocating the output");
+    if (rc == CLI_EXIT_OK)
+        rc = alloc_device(b, plan->in_device, &b->device_in, "allocating the device input");
+    if (rc == CLI_EXIT_OK)
+        rc = alloc_device(b, plan->out_device, &b->device_out, "allocating the device output");
     /* Pinned user memory is what the ceiling check needs anyway, and a sweep or a group
      * runs no ceiling: either way the job's own buffers stand in. */
     int own_ceiling = plan->memory == BENCH_MEMORY_PAGEABLE &&
@@ -121,6 +138,8 @@ void bench_buffers_free(bench_buffers *b)
         free_floats(b->ctx, BENCH_MEMORY_PINNED, b->ceiling_out);
     free_floats(b->ctx, b->memory, b->in);
     free_floats(b->ctx, b->memory, b->out);
+    sp_device_free(b->ctx, b->device_in);
+    sp_device_free(b->ctx, b->device_out);
     memset(b, 0, sizeof *b);
 }
 

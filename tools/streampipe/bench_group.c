@@ -41,7 +41,8 @@ int bench_group_all(const bench_session *s, bench_group_result *g)
     fprintf(stderr, "bench: one group run over %zu %s devices, %u runs + 1 with a report\n",
             g->n_devices, sp_backend_name(s->plan->backend), s->plan->repeat);
     rc = bench_adopt_serial_output(s, s->plan, &params);
-    bench_run_spec spec = {"group", NULL, NULL, s->buffers->in, s->buffers->out, 0, group};
+    bench_run_spec spec = {"group", NULL, NULL, s->buffers->in, s->buffers->out, 0, group,
+                           NULL, NULL};
     char title[64];
     snprintf(title, sizeof title, "%zu devices", g->n_devices);
     if (rc == CLI_EXIT_OK)

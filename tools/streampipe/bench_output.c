@@ -19,6 +19,12 @@ static double series_gbps(const bench_plan *plan, const bench_series *series)
     return bench_gbps(plan, cli_median(series->seconds, series->runs));
 }
 
+/* What crossed PCIe per second (the host ends' bytes): in+out with both ends on the host. */
+static double series_pcie_gbps(const bench_plan *plan, const bench_series *series)
+{
+    return cli_gbps((double)bench_pcie_bytes(plan), cli_median(series->seconds, series->runs));
+}
+
 /* The median run's host submit time (or, with `waited`, of that the time spent waiting for a
  * free slot) per chunk, in microseconds. */
 static double us_per_chunk(const bench_series *series, int waited)
@@ -93,6 +99,12 @@ void bench_job_figures(fig_out *o, const bench_plan *plan)
              cli_format_bytes((double)each_way, bytes, sizeof bytes));
     fig_str(o, "memory", "memory", plan->memory == BENCH_MEMORY_PINNED ? "%s (sp_host_alloc)"
             : "%s (malloc)", bench_memory_name(plan->memory));
+    fig_str(o, "in", "input", plan->in_device ? "%s (sp_device_alloc)" : "%s (--memory)",
+            plan->in_device ? "device" : "host");
+    fig_str(o, "out", "output", plan->out_device ? "%s (sp_device_alloc)" : "%s (--memory)",
+            plan->out_device ? "device" : "host");
+    fig_uint(o, "pcie_bytes", "pcie bytes", "%llu per run (the host ends'; every report "
+             "checked)", bench_pcie_bytes(plan));
     fig_uint(o, "seed", "seed", "%llu", plan->seed);
     fig_uint(o, "stage_streams", "stage streams", "%llu",
              plan->stage_streams ? plan->stage_streams : 1);
@@ -145,6 +157,7 @@ static const fig_column series_columns[] = {
     {"makespans", NULL, 0, NULL, FIG_LIST}, /* the library's, sp_pipeline_last_makespan_s */
     {"median_makespan_s", NULL, 0, NULL, FIG_NUM},
     {"gbps", "GB/s in+out", 12, "%.2f", FIG_NUM},
+    {"pcie_gbps", "PCIe GB/s", 10, "%.2f", FIG_NUM},
     {"chunk_records", "chunk", 10, "%llu", FIG_UINT},
     {"chunks", "chunks", 7, "%llu", FIG_UINT},
     {"depth", "depth", 5, "%llu", FIG_UINT},
@@ -162,7 +175,7 @@ static void series_row(fig_out *o, const char *label, const bench_plan *plan,
         {.num = cli_median(s->seconds, s->runs)}, {.num = series_extreme(s, 0)},
         {.num = series_extreme(s, 1)}, {.list = {s->makespan, s->runs}},
         {.num = cli_median(s->makespan, s->runs)}, {.num = series_gbps(plan, s)},
-        {.uint = median->chunk_records}, {.uint = median->chunks}, {.uint = median->depth},
+        {.num = series_pcie_gbps(plan, s)}, {.uint = median->chunk_records}, {.uint = median->chunks}, {.uint = median->depth},
         {.num = us_per_chunk(s, 0)}, {.num = us_per_chunk(s, 1)}};
     fig_row(o, s->name, series_columns, N_SERIES_COLUMNS, v);
 }
@@ -174,7 +187,8 @@ static void timings(fig_out *o, const bench_plan *plan, const bench_results *r)
     series_row(o, "serial (sync copy/kernel/copy)", plan, &r->serial);
     series_row(o, "pipelined", plan, &r->pipelined);
     series_row(o, "pipelined + timeline (report)", plan, &r->traced);
-    series_row(o, "ceiling (copies only, pinned)", plan, &r->ceiling);
+    series_row(o, plan->in_device || plan->out_device ? "ceiling (copies, same ends)"
+               : "ceiling (copies only, pinned)", plan, &r->ceiling);
     if (r->stream.runs > 0)
         series_row(o, "pipelined, stream mode", plan, &r->stream);
     if (r->full.runs > 0)

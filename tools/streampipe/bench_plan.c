@@ -220,6 +220,14 @@ static const cli_option options[] = {
     /* bench_memory's order: PAGEABLE, PINNED */
     CLI_CHOICE("memory", "pageable|pinned", bench_plan, memory,
                "user memory: malloc, or sp_host_alloc (default pageable)"),
+    /* host = 0, device = 1 */
+    CLI_CHOICE("in", "host|device", bench_plan, in_device,
+               "where the input lies: host memory (--memory) or\n"
+               "device memory (sp_device_alloc: no host-to-device\n"
+               "copy; the ceiling is then the copies left); default host"),
+    CLI_CHOICE("out", "host|device", bench_plan, out_device,
+               "where the output goes: host memory (--memory) or\n"
+               "device memory (no device-to-host copy); default host"),
     CLI_COUNT("repeat", "N", bench_plan, repeat, 1, BENCH_MAX_REPEAT,
               "timed runs of each kind; medians are quoted\n(default 5 on cuda, 3 on host)"),
     CLI_COUNT("serial-chunk", "N", bench_plan, serial_chunk_records, 0, MAX_RECORDS,
@@ -311,6 +319,9 @@ static int check_combinations(const bench_plan *plan)
     if (plan->group && (plan->sweep_name != NULL || plan->trace_path || plan->svg_path))
         return cli_usage_error("bench: --devices runs a group, which has no --sweep, --trace "
                                "or --svg");
+    if ((plan->in_device || plan->out_device) && (plan->group || plan->sweep_name != NULL))
+        return cli_usage_error("bench: --in device and --out device are for the comparison, "
+                               "not --devices or --sweep");
     return CLI_EXIT_OK;
 }
 

@@ -157,16 +157,21 @@ int bench_run_all(const bench_session *s, bench_results *results)
      * the traced runs' wall time beyond their makespan what reading it costs afterwards. */
     enum { KINDS = 6 };
     const run_kind kinds[KINDS] = {
-        {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0, NULL},
+        {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0, NULL,
+          b->device_in, b->device_out},
          &results->serial, 1},
-        {{"pipelined", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL},
+        {{"pipelined", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL,
+          b->device_in, b->device_out},
          &results->pipelined, 0},
-        {{"traced", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL},
+        {{"traced", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL,
+          b->device_in, b->device_out},
          &results->traced, 1},
         {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1,
-          NULL}, &results->ceiling, 1},
-        {{"full", pipelines[FULL], sp_pipeline_run, b->in, b->out, 0, NULL}, &results->full, 1},
-        {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0, NULL},
+          NULL, b->device_in, b->device_out}, &results->ceiling, 1},
+        {{"full", pipelines[FULL], sp_pipeline_run, b->in, b->out, 0, NULL, b->device_in,
+          b->device_out}, &results->full, 1},
+        {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0, NULL,
+          b->device_in, b->device_out},
          &results->stream, 0},
     };
     /* the kinds this job times, in the table's order: stream mode and the full timeline

@@ -52,7 +52,7 @@ static int measure_row(const bench_session *s, const bench_plan *setting, const 
         rc = bench_create_pipeline(s->ctx, &sinmix, bench_pipeline_config(setting),
                                    "creating the pipeline", pipeline);
     bench_run_spec spec = {"pipelined", *pipeline, sp_pipeline_run, s->buffers->in,
-                           s->buffers->out, 0, NULL};
+                           s->buffers->out, 0, NULL, NULL, NULL};
     if (rc == CLI_EXIT_OK)
         rc = bench_time_repeats(s, &spec, title, row->seconds, &row->runs, &row->report);
     if (rc == CLI_EXIT_OK)

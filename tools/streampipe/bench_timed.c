@@ -55,18 +55,50 @@ void bench_run_shape(const sp_pipeline *pipeline, size_t records, sp_report *sha
     shape->wait_s = sp_pipeline_last_wait_s(pipeline);
 }
 
+/* A device output's host copy to or from the device, outside the timed span. */
+static int copy_device_out(const bench_session *s, void *dst, const void *src,
+                           const char *what, const char *label)
+{
+    sp_status status = sp_memcpy(s->ctx, dst, src, s->plan->records * sizeof(float));
+    if (status == SP_OK)
+        return CLI_EXIT_OK;
+    bench_progress_clear(s->progress);
+    char text[128];
+    snprintf(text, sizeof text, "%s: %s", label, what);
+    return cli_report_failure(text, status, sp_context_last_error(s->ctx));
+}
+
+/* The report says what crossed PCIe: each host end's bytes, a device end's none. */
+static int check_pcie_bytes(const bench_session *s, const sp_report *report, const char *label)
+{
+    size_t want = bench_pcie_bytes(s->plan);
+    if (report == NULL || report->pcie_bytes == want)
+        return CLI_EXIT_OK;
+    bench_progress_clear(s->progress);
+    fprintf(stderr, "bench: %s: the report's pcie_bytes is %zu, but its ends move %zu\n", label,
+            report->pcie_bytes, want);
+    return CLI_EXIT_FAILURE;
+}
+
 int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const char *label,
                     sp_report *report, double *seconds)
 {
     size_t records = s->plan->records;
-    /* 0xFF bytes are NaN: an element the run never writes cannot pass the check. */
+    const float *in = spec->run_in ? spec->run_in : spec->in;
+    float *out = spec->run_out ? spec->run_out : spec->out;
+    /* 0xFF bytes are NaN: an element the run never writes cannot pass the check. A device
+     * output gets the poison copied in. */
     memset(spec->out, 0xFF, records * sizeof *spec->out);
+    int rc = out != spec->out ? copy_device_out(s, out, spec->out, "poisoning the device "
+                                                "output", label) : CLI_EXIT_OK;
+    if (rc != CLI_EXIT_OK)
+        return rc;
     if (s->live) /* a group's devices are not watched: it has no one pipeline */
         live_watch_set(&s->live->watch, spec->group ? NULL : spec->pipeline, label);
     double start = cli_now_s();
     sp_status status = spec->group != NULL
-                           ? sp_group_run(spec->group, spec->in, records, spec->out, report)
-                           : spec->run(spec->pipeline, spec->in, records, spec->out, report);
+                           ? sp_group_run(spec->group, in, records, out, report)
+                           : spec->run(spec->pipeline, in, records, out, report);
     *seconds = cli_now_s() - start;
     if (s->live)
         live_watch_fold(&s->live->watch);
@@ -76,7 +108,11 @@ int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const ch
                                                      ? sp_group_last_error(spec->group)
                                                      : sp_pipeline_last_error(spec->pipeline));
     }
-    return bench_check_output(s, spec, label);
+    rc = out != spec->out ? copy_device_out(s, spec->out, out, "reading the device output",
+                                            label) : CLI_EXIT_OK;
+    if (rc == CLI_EXIT_OK && spec->group == NULL)
+        rc = check_pcie_bytes(s, report, label);
+    return rc == CLI_EXIT_OK ? bench_check_output(s, spec, label) : rc;
 }
 
 /* On a terminal: "[chunk 262144 (1/7)] run 2/3 0.204 s" after a run, "... run 3/3 ..." before
@@ -133,7 +169,7 @@ int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
                                    &serial);
     if (rc == CLI_EXIT_OK) {
         bench_run_spec spec = {"serial", serial, sp_pipeline_run_serial, s->buffers->in,
-                               s->buffers->out, 0, NULL};
+                               s->buffers->out, 0, NULL, NULL, NULL};
         char label[96];
         snprintf(label, sizeof label, "serial run for the expected output at iters %u",
                  setting->iters);
