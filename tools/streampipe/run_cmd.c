@@ -423,7 +423,9 @@ int run_main(int argc, char **argv)
     int device = mpi.size > 1 ? mpi.local_rank : o.device;
     if (rc == CLI_EXIT_OK)
         rc = cli_open_context(o.backend, device, &job.ctx);
-    if (mpi.size > 1)
+    /* under mpirun, one rank too: its journal is a rank's, which a job of any rank count
+     * resumes from (a single process's .NAME.journal is not) */
+    if (mpi.initialized)
         rc = run_ranks_go(&job, &o, &mpi, rc, device);
     else if (rc == CLI_EXIT_OK)
         rc = run_job_go(&job, &o);

@@ -222,7 +222,13 @@ static int commit_all(run_job *job, const run_options *o, const run_mpi *m,
             return CLI_EXIT_FAILURE;
         }
     }
-    return run_files_commit(&job->files);
+    int rc = run_files_commit(&job->files);
+    /* The killed jobs' journals found at the start: those taken are gone with the commit;
+     * one not taken (its temporary output was gone: a job killed between its rename and its
+     * journals' removal) describes nothing kept, and would be left behind for good. */
+    for (size_t i = 0; rc == CLI_EXIT_OK && rj->on && i < rj->n_paths; i++)
+        unlink(rj->paths[i]);
+    return rc;
 }
 
 static const fig_column rank_columns[] = {
