@@ -137,6 +137,8 @@ static double engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
 
 static size_t timed_chunks(const sp_timeline *t)
 {
+    if (t->engines <= SP_TL_GPU(0))
+        return t->chunks; /* no h2d row (sp_timeline_edges): every chunk stands for itself */
     size_t n = 0;
     for (size_t c = 0; c < t->chunks; c++) {
         sp_span s = t->spans[SP_TL_GPU(0) * t->chunks + c];
