@@ -54,9 +54,12 @@ static sp_status write_piece(void *arg, size_t offset, size_t len)
     return SP_OK;
 }
 
-/* Records chunk i should hold: a full chunk, or what is left of a known length. */
+/* Records chunk i should hold: a full chunk, or what is left of a known length; a batch of
+ * memory (no run_io), its planned count. */
 size_t sp_staging_wanted(const sp_batch *r, size_t i)
 {
+    if (!r->io)
+        return sp_chunk_records(r, i);
     size_t first = sp_chunk_first(r, i);
     if (r->io->n_records == 0)
         return r->plan.chunk_records;
@@ -128,8 +131,7 @@ static sp_status stage_together(sp_batch *r, size_t i, const sp_slot *leaving, i
     /* a run_io's slot is told its records after this turn: its count is the wanted one */
     if (takes && r->stage_in && !sp_batch_has_source(r))
         copies[n++] = (sp_copy){.dst = sp_staging_in(p, i), .src = sp_ring_user_in(r, i),
-                                .bytes = (r->io ? sp_staging_wanted(r, i)
-                                                : sp_chunk_records(r, i)) * p->record_bytes[0]};
+                                .bytes = sp_staging_wanted(r, i) * p->record_bytes[0]};
     if (takes && positional && sp_batch_has_source(r) &&
         sp_ring_decode_plan(r, i, sp_staging_wanted(r, i))) {
         copies[n++] = sp_ring_decode_fetch(r, i); /* its compressed blocks, as they are */

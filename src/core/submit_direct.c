@@ -28,12 +28,9 @@ static sp_status deps_running(const sp_batch *r, const sp_op_deps *d, int *runni
         ask[n++] = d->previous;
     for (size_t k = 0; k < d->n_waits; k++)
         ask[n++] = d->waits[k];
-    int all_timed = 1;
-    for (size_t k = 0; k < n; k++)
-        all_timed = all_timed && sp_timing_timed(r, ask[k].i);
     *running = *blind = 0;
     sp_status st = SP_OK;
-    for (size_t k = 0; st == SP_OK && !*blind && !(all_timed && *running) && k < n; k++) {
+    for (size_t k = 0; st == SP_OK && !*blind && k < n; k++) {
         int timed = sp_timing_timed(r, ask[k].i), complete = 1;
         if (timed && *running)
             continue; /* one running with events settles the timed ones; ask the others */
