@@ -89,8 +89,8 @@
  * sizes and the output format, then records of the ranges of records durably written, each
  * with a checksum. The sink notes what the staging threads write, in any order, in a small
  * set of ranges; a sync point comes once journal_sync_bytes more output were written or
- * journal_sync_ms passed (64 MiB, 1 s by default; one staging thread takes it while the others
- * go on), and sp_file_io_sync and close make one. Its order, which makes every crash point
+ * journal_sync_ms passed (64 MiB, 1 s by default; the handle's own thread takes it, so no
+ * staging thread waits for the disk), and sp_file_io_sync, commit and close make one. Its order, which makes every crash point
  * safe: the ranges written so far are taken, fdatasync(output), then their records appended
  * and fdatasync(journal); so the journal never claims what a crash could lose. A handle that
  * was opened with a journal keeps the temporary output and the journal when it is closed

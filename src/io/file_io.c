@@ -456,6 +456,11 @@ sp_status sp_file_io_commit(sp_file_io *f)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
                                "records were written (run each range sp_file_io_todo gives "
                                "first)", sp_file_io_done(f), f->n_input);
+    const char *what = "";
+    int flush_err = f->journal ? sp_file_journal_settle(f, &what) : 0;
+    if (flush_err) /* the flusher's or this sync point's: the output is not surely whole */
+        return sp_file_io_fail(f, SP_ERR_BACKEND, "not committed: %s '%s': %s", what,
+                               f->output, strerror(flush_err));
     if (!f->journal && written < f->count) /* a writer's (temp_output) journal: the maker's
                                                  commit checks every record is written */
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "

@@ -89,6 +89,7 @@ static sp_file_journal *journal_new(void)
     j->fd = -1;
     pthread_mutex_init(&j->lock, NULL);
     pthread_mutex_init(&j->sync_lock, NULL);
+    sp_journal_flusher_init(&j->flusher);
     return j;
 }
 
@@ -102,6 +103,7 @@ static void journal_free(sp_file_journal *j)
     sp_power_cut_free(&j->cut);
     pthread_mutex_destroy(&j->lock);
     pthread_mutex_destroy(&j->sync_lock);
+    sp_journal_flusher_destroy(&j->flusher);
     for (size_t i = 0; i < j->n_taken; i++)
         free(j->taken[i]);
     free(j->taken);
@@ -438,15 +440,20 @@ int sp_file_journal_note(sp_file_io *f, size_t first, size_t records, size_t byt
     sp_file_journal *j = f->journal;
     pthread_mutex_lock(&j->lock);
     int added = sp_range_set_add(&j->done, first, first + records);
+    int first_since_sync = j->pending == 0; /* the flusher starts timing sync_ms */
     j->pending += bytes;
     int due = j->pending >= j->sync_bytes ||
               (j->pending > 0 && now_s() - j->last_sync_s >= j->sync_s);
+    int failed = sp_journal_flusher_failed(&j->flusher, what);
+    int flusher_takes = !failed && sp_journal_flusher_kick(f, due || first_since_sync);
     pthread_mutex_unlock(&j->lock);
     if (!added) {
         *what = "noting the records written";
         return ENOMEM;
     }
-    if (!due || pthread_mutex_trylock(&j->sync_lock) != 0)
+    if (failed)
+        return failed;
+    if (!due || flusher_takes || pthread_mutex_trylock(&j->sync_lock) != 0)
         return 0; /* another thread is at the sync point: it or the next one takes these */
     return sync_point(f, what);
 }
@@ -506,8 +513,19 @@ static int sync_point(sp_file_io *f, const char **what)
 
 int sp_file_journal_sync(sp_file_io *f, const char **what)
 {
+    pthread_mutex_lock(&f->journal->lock);
+    int failed = sp_journal_flusher_failed(&f->journal->flusher, what);
+    pthread_mutex_unlock(&f->journal->lock);
+    if (failed) /* a later fdatasync may not report what an earlier one lost */
+        return failed;
     pthread_mutex_lock(&f->journal->sync_lock);
     return sync_point(f, what);
+}
+
+int sp_file_journal_settle(sp_file_io *f, const char **what)
+{
+    (void)sp_journal_flusher_stop(f, what); /* its failure stays: the sync returns it */
+    return sp_file_journal_sync(f, what);
 }
 
 int sp_file_journal_complete(sp_file_journal *j, size_t n_input)
@@ -536,6 +554,7 @@ void sp_file_journal_close(sp_file_io *f)
     if (!j)
         return;
     const char *what;
+    (void)sp_journal_flusher_stop(f, &what); /* before the files close under it */
     if (j->keep && j->fd >= 0 && f->out_fd >= 0)
         (void)sp_file_journal_sync(f, &what); /* what is durable, journaled; a failure only
                                                  leaves the journal shorter */

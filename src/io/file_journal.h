@@ -28,6 +28,7 @@
 
 #include "io/file_io.h"
 #include "io/journal.h"
+#include "io/journal_flusher.h"
 #include "io/range_set.h"
 
 /* The simulated power cut (config.test_power_cut): writes go through it one at a time. */
@@ -58,6 +59,8 @@ typedef struct sp_file_journal {
     sp_range_set done;       /* records written (the input's numbering), durable or not */
     size_t pending;          /* output bytes written since the last sync point */
     double last_sync_s;
+    sp_journal_flusher flusher; /* takes the sync points the notes make due (its fields
+                                   under lock) */
     pthread_mutex_t sync_lock; /* one sync point at a time; journaled and snapshot */
     sp_range_set journaled, snapshot;
     sp_power_cut cut;
@@ -78,11 +81,17 @@ sp_status sp_file_journal_merge(sp_file_io *f, const char *path);
 /* The loaded journal's temporary output is gone: start afresh (its records are dropped). */
 void sp_file_journal_forget(sp_file_journal *j);
 /* From the sink, after records [first, first + records) of the input (bytes of output) were
- * written: noted, and a sync point when one is due. 0, or an errno with *what. */
+ * written: noted, and the flusher woken when a sync point is due (the writer takes it only
+ * when the flusher is stopped). 0, or an errno with *what: this note's, or a failed sync
+ * point's of the flusher. */
 int sp_file_journal_note(sp_file_io *f, size_t first, size_t records, size_t bytes,
                          const char **what);
-/* A sync point now (steps 1-3 above). 0, or an errno with *what. */
+/* A sync point now (steps 1-3 above). 0, or an errno with *what (the flusher's, when one
+ * of its sync points failed: a later fdatasync need not report what an earlier one lost). */
 int sp_file_journal_sync(sp_file_io *f, const char **what);
+/* Before a commit: the flusher stopped (the writers take any later sync point), then a sync
+ * point. 0, or the errno of the flusher's failed sync point or of this one, with *what. */
+int sp_file_journal_settle(sp_file_io *f, const char **what);
 /* 1 when every record of the input is written. */
 int sp_file_journal_complete(sp_file_journal *j, size_t n_input);
 /* The output was moved into place (taken 1: and the other writers' journals taken are

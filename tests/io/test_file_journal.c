@@ -15,7 +15,8 @@
  * stages (journal_tag) or record sizes are refused with a message naming what differs; a
  * write limit below the output (RLIMIT_FSIZE, as a full disk) fails the resumed run, which
  * resumes again once lifted; a live handle's temporary output refuses a second resume; a
- * killed run's other leftovers are removed while the journal's is kept. The range set and
+ * killed run's other leftovers are removed while the journal's is kept; records written and
+ * then left are journaled by the journal's own thread. The range set and
  * the journal's encoding are checked on their own too.
  */
 #define _GNU_SOURCE
@@ -532,6 +533,39 @@ TEST(live_runs_missing_journals_and_leftovers)
     return TEST_OK;
 }
 
+/* The sync points are the journal's own thread's (journal_flusher.h): records written, then
+ * no further call into the handle, are journaled within journal_sync_ms all the same. Before,
+ * the writer that found a sync point due took it, so these stayed unjournaled until the next
+ * write, and every due sync point held a staging thread in fdatasync. */
+TEST(the_journal_syncs_on_its_own_thread)
+{
+    rig r;
+    if (!rig_open(&r, 7, 5000))
+        return TEST_FAIL;
+    sp_file_io_config c = journal_config("t");
+    c.journal_sync_bytes = 0; /* by time alone */
+    c.journal_sync_ms = 20;
+    size_t k = r.n / 2;
+    sp_file_io *f = NULL;
+    if (CHECK_STATUS(sp_file_io_open(&c, &f), SP_OK, sp_file_io_last_error(f))) {
+        struct stat before = {0}, now = {0};
+        CHECK(stat(sp_file_io_journal_path(f), &before) == 0);
+        CHECK_STATUS(sp_file_io_write(r.want, 0, k, f), SP_OK, sp_file_io_last_error(f));
+        now = before;
+        for (int ms = 0; ms < 10000 && now.st_size == before.st_size; ms += 5) {
+            usleep(5000);
+            CHECK(stat(sp_file_io_journal_path(f), &now) == 0);
+        }
+        CHECK_MSG(now.st_size > before.st_size, "no journal record within 10 s of the write");
+    }
+    sp_file_io_close(f);
+    size_t resumed = 0;
+    resume_to_end(&r, "t", &resumed);
+    CHECK_EQ(resumed, k);
+    rig_close(&r);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -543,6 +577,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(other_work_is_refused),
         TEST_ENTRY(a_full_disk_during_the_resumed_run_fails_then_resumes),
         TEST_ENTRY(live_runs_missing_journals_and_leftovers),
+        TEST_ENTRY(the_journal_syncs_on_its_own_thread),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }
