@@ -13,6 +13,7 @@
 # build (default build-gpu, built here when absent); BACKEND=host tries it without a GPU.
 set -u
 : "${OUT:?set OUT}"
+mkdir -p "$OUT"
 cd "$(dirname "$0")/.." || exit 2
 export PATH="/usr/local/cuda/bin:$PATH"
 REPEATS=${1:-9}
@@ -53,19 +54,24 @@ row = {"workload": w, "memory": m, "off_s": off, "sampled_s": sampled, "full_s":
        "sampled_cost": sampled / off - 1, "full_cost": full / off - 1,
        "timed_chunks": d["timed_chunks"], "chunks": d["chunks"],
        "hidden_points": d["hidden_transfer_vs_full"], "efficiency_points": d["efficiency_vs_full"],
+       "efficiency_points_same_makespan": d["efficiency_vs_full_same_makespan"],
        "full_hidden_transfer": d["full_hidden_transfer"], "full_efficiency": d["full_efficiency"]}
+# the estimator's agreement: efficiency over the same (untimed) makespan, since the full
+# timeline's own cost lowers its efficiency by as much as it costs; efficiency_points, each
+# run's own, is printed beside it
 row["met"] = (row["sampled_cost"] <= 0.01 and abs(row["hidden_points"]) <= 2
-              and abs(row["efficiency_points"]) <= 2)
+              and abs(row["efficiency_points_same_makespan"]) <= 2)
 print(json.dumps(row))
 sys.stderr.write(
     f"{w:8s} {m:8s} OFF {1e3*off:8.3f} ms  SAMPLED {1e3*sampled:8.3f} ms ({100*row['sampled_cost']:+.2f}%)"
     f"  EVENTS {1e3*full:8.3f} ms ({100*row['full_cost']:+.2f}%)  timed {row['timed_chunks']}/{row['chunks']}"
     f"  hidden {row['hidden_points']:+.2f} pt  efficiency {row['efficiency_points']:+.2f} pt"
+    f" ({row['efficiency_points_same_makespan']:+.2f} pt at the same makespan)"
     f"  {'met' if row['met'] else 'NOT MET'}\n")
 sys.exit(0 if row["met"] else 1)
 PY
         tail -1 "$LOG"
     done
 done
-say "targets: SAMPLED cost <= +1.00% of OFF, hidden transfer and efficiency within 2 points of EVENTS"
+say "targets: SAMPLED cost <= +1.00% of OFF, hidden transfer and efficiency (over the same makespan) within 2 points of EVENTS"
 exit $status

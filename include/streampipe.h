@@ -273,17 +273,18 @@ typedef enum sp_graph_mode {
 /* How a run made with a report times its operations (sp_pipeline_config.timeline): the
  * report's per-engine figures (busy time, bound, hidden transfer) and the trace exports come
  * from this timeline. Asked for here, never by the environment. */
-#define SP_TIMELINE_SAMPLE_WINDOW 4  /* chunks per sampled window at least; depth + 2 when more
-                                        (a copy overlaps compute of chunks up to depth - 1
-                                        away), twice a stage's streams when more */
+#define SP_TIMELINE_SAMPLE_WINDOW 5  /* chunks per middle window, and the first's least (it is
+                                        depth + 2 when more: the ring's ramp); each window
+                                        twice a stage's streams when more */
+#define SP_TIMELINE_SAMPLE_TAIL 3    /* chunks in the last window (the drain) */
 #define SP_TIMELINE_SAMPLE_STRIDE 64 /* chunks from one middle window to the next */
 
 typedef enum sp_timeline_mode {
     SP_TIMELINE_SAMPLED = 0, /* 0.7, the default: timing events only in a few windows of
-                               consecutive chunks (the first, the last and one every
-                               SP_TIMELINE_SAMPLE_STRIDE chunks, each
-                               SP_TIMELINE_SAMPLE_WINDOW long; a run of at most four windows
-                               is timed whole). The figures are extrapolated to the run
+                               consecutive chunks (the first, depth + 2 long; one every
+                               SP_TIMELINE_SAMPLE_STRIDE chunks, SP_TIMELINE_SAMPLE_WINDOW
+                               long; the last, SP_TIMELINE_SAMPLE_TAIL long; a run of at most
+                               four windows is timed whole). The figures are extrapolated to the run
                                (busy times by records, hidden transfer measured where the
                                windows show every compute operation) and the report says how
                                many chunks were timed (timed_chunks, notes). Cheap enough for

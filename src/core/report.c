@@ -69,12 +69,14 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
                  run->activity_note);
     }
     if (run->event_timing && p->timeline_mode == SP_TIMELINE_SAMPLED && run->plan.chunks) {
-        size_t used = strlen(report->notes), w = sp_timing_window(p);
-        if (w)
+        size_t used = strlen(report->notes);
+        sp_sample_windows w = sp_timing_windows(p);
+        if (w.first)
             snprintf(report->notes + used, sizeof report->notes - used,
-                     "%stimeline sampled: %zu of %zu chunks timed (windows of %zu: the first, "
-                     "the last, one in every %d); figures extrapolated", used ? "; " : "",
-                     report->timed_chunks, run->plan.chunks, w, SP_TIMELINE_SAMPLE_STRIDE);
+                     "%stimeline sampled: %zu of %zu chunks timed (windows: the first %zu, %zu "
+                     "in every %d, the last %zu); figures extrapolated", used ? "; " : "",
+                     report->timed_chunks, run->plan.chunks, w.first, w.middle,
+                     SP_TIMELINE_SAMPLE_STRIDE, w.last);
         else
             snprintf(report->notes + used, sizeof report->notes - used,
                      "%stimeline sampled: a short run, every chunk timed", used ? "; " : "");

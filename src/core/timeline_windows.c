@@ -16,8 +16,9 @@
  * direction (the middle's scaled by records to the chunks it stands for): a region holds
  * only some of its window's copies (the first h2d comes before any compute of the window,
  * and in a deep ring a d2h overlaps compute up to depth chunks later), so weighing by the
- * time measured would favour whichever the regions happen to hold more of. Windows are at
- * least depth + 2 chunks long (timing.c), so a copy's overlap partners are in its window. */
+ * time measured would favour whichever the regions happen to hold more of. The first window
+ * is depth + 2 chunks long (timing.c), so the ramp's copies have their overlap partners in
+ * it; the middle and last windows are shorter, each holding a steady state or the drain. */
 #include <math.h>
 #include <stdlib.h>
 

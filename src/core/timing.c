@@ -25,36 +25,53 @@ static uint64_t sp_flight_run(const sp_pipeline *p)
 
 /* ---- which chunks are timed ------------------------------------------------------------ */
 
-/* SP_TIMELINE_SAMPLED's windows: the first and the last (the ramp and the drain, which no
- * other chunk shows), and in between one window centred in every stride. A window holds
- * consecutive chunks so that, within it, every compute operation is known and the copies
- * there can be measured against them (timeline.c, hidden_transfer). A run of at most four
- * windows is timed whole. The windows are chosen by chunk number alone, never by records:
- * chunks may differ in size, and the figures weigh each by its own records. */
-size_t sp_timing_sample_window(const sp_pipeline *p)
+/* SP_TIMELINE_SAMPLED's windows: the first (the ramp, which no other chunk shows), one
+ * centred in every stride, and the last (the drain). A window holds consecutive chunks so
+ * that, within it, every compute operation is known and the copies there can be measured
+ * against them (timeline_windows.c). The first is depth + 2 long: the ring fills over
+ * depth chunks and every copy of the ramp needs its overlap partners in the window. The
+ * middle and the last are shorter: each timed chunk costs the run about 1/n of what the
+ * full timeline costs (bench/PERF.md, tenth session), and on simulated rings of depth 4-8
+ * (test_sampled) these lengths keep hidden transfer and efficiency within 2 points where
+ * windows of depth + 2 everywhere missed by up to 6 on a deep ring: a longer middle window
+ * gains nothing once it holds a queue's steady state, and the drain's distinct part (the
+ * last copies, after compute) is at the very end. Each window holds every queue of a stage
+ * twice. A run of at most the four windows' chunks is timed whole. The windows are chosen by
+ * chunk number alone, never by records: chunks may differ in size, and the figures weigh
+ * each by its own records. */
+sp_sample_windows sp_timing_sample_windows(const sp_pipeline *p)
 {
-    /* a copy overlaps compute of chunks up to depth - 1 away: they must share its window */
-    size_t w = p->depth + 2 > SP_TIMELINE_SAMPLE_WINDOW ? p->depth + 2
-                                                         : SP_TIMELINE_SAMPLE_WINDOW;
-    for (size_t s = 0; s < p->n_stages; s++) /* each of a stage's queues needs chunks in it */
-        if (2 * (size_t)p->stage_streams[s] > w)
-            w = 2 * (size_t)p->stage_streams[s];
+    size_t queues = 1;
+    for (size_t s = 0; s < p->n_stages; s++)
+        if ((size_t)p->stage_streams[s] > queues)
+            queues = (size_t)p->stage_streams[s];
+    size_t at_least = 2 * queues;
+    sp_sample_windows w = {p->depth + 2, SP_TIMELINE_SAMPLE_WINDOW, SP_TIMELINE_SAMPLE_TAIL};
+    if (w.first < SP_TIMELINE_SAMPLE_WINDOW)
+        w.first = SP_TIMELINE_SAMPLE_WINDOW;
+    if (w.first < at_least)
+        w.first = at_least;
+    if (w.middle < at_least)
+        w.middle = at_least;
+    if (w.last < at_least)
+        w.last = at_least;
     return w;
 }
 
-int sp_timing_in_sample(size_t i, size_t n, size_t w)
+int sp_timing_in_sample(size_t i, size_t n, const sp_sample_windows *w)
 {
-    if (n <= 4 * w || i < w || i >= n - w)
+    size_t m = w->middle;
+    if (n <= w->first + w->last + 2 * m || i < w->first || i >= n - w->last)
         return 1;
-    size_t lo = w, span = n - 2 * w; /* the middle: [w, n - w), at least 2w chunks */
-    size_t stride = SP_TIMELINE_SAMPLE_STRIDE > 2 * w ? SP_TIMELINE_SAMPLE_STRIDE : 2 * w;
+    size_t lo = w->first, span = n - w->first - w->last; /* the middle, at least 2m chunks */
+    size_t stride = SP_TIMELINE_SAMPLE_STRIDE > 2 * m ? SP_TIMELINE_SAMPLE_STRIDE : 2 * m;
     if (span <= stride) {
-        size_t first = lo + (span - w) / 2;
-        return i >= first && i < first + w;
+        size_t first = lo + (span - m) / 2;
+        return i >= first && i < first + m;
     }
-    size_t offset = (stride - w) / 2; /* each stride's window in its middle */
+    size_t offset = (stride - m) / 2; /* each stride's window in its middle */
     size_t k = (i - lo) / stride, first = lo + k * stride + offset;
-    return first + w <= n - w && i >= first && i < first + w;
+    return first + m <= n - w->last && i >= first && i < first + m;
 }
 
 /* Fills the pool's ranks for a batch of `chunks`; SP_OK or no memory. */
@@ -71,12 +88,14 @@ static sp_status choose_timed(sp_batch *r)
         t->rank_capacity = n;
     }
     int sampled = r->p->timeline_mode == SP_TIMELINE_SAMPLED;
-    t->window = sampled ? sp_timing_sample_window(r->p) : 0;
+    sp_sample_windows none = {0, 0, 0};
+    t->windows = sampled ? sp_timing_sample_windows(r->p) : none;
     t->timed = 0;
     for (size_t i = 0; i < n; i++)
-        t->rank[i] = !sampled || sp_timing_in_sample(i, n, t->window) ? t->timed++ : SP_TIMING_UNTIMED;
+        t->rank[i] = !sampled || sp_timing_in_sample(i, n, &t->windows) ? t->timed++
+                                                                         : SP_TIMING_UNTIMED;
     if (sampled && t->timed == n)
-        t->window = 0; /* timed whole: a full timeline */
+        t->windows = none; /* timed whole: a full timeline */
     return SP_OK;
 }
 
@@ -416,7 +435,7 @@ void sp_timing_chunk(sp_batch *b, size_t i)
     sp_timeline_set_records(&b->p->timeline, i - b->base, sp_chunk_records(b, i));
 }
 
-size_t sp_timing_window(const sp_pipeline *p) { return p->timing.window; }
+sp_sample_windows sp_timing_windows(const sp_pipeline *p) { return p->timing.windows; }
 
 void sp_timing_serial_queues(sp_pipeline *p)
 {

@@ -30,17 +30,17 @@ void sp_timing_serial_queues(sp_pipeline *p);
 /* Notes chunk i's records (ring numbering) in a timed batch's timeline as it is submitted:
  * chunks may differ in size, and the figures weigh each chunk by its own. */
 void sp_timing_chunk(sp_batch *b, size_t i);
-/* The sampled windows' length in the last run timed with events; 0: every chunk timed. */
-size_t sp_timing_window(const sp_pipeline *p);
+/* The sampled windows of the last run timed with events; first 0: every chunk timed. */
+sp_sample_windows sp_timing_windows(const sp_pipeline *p);
 
 /* Per-operation events: makes sure the pool holds a start/end pair and a "start inferred"
  * flag for every GPU engine of every chunk and records the base event (or starts the
  * backend's activity records when the config asks for CUPTI and the backend has them). */
 sp_status sp_timing_start(sp_batch *b);
-/* SP_TIMELINE_SAMPLED's choice: the window length for this pipeline, and whether chunk i of
- * a run of n chunks is in a window (timing.c says which). */
-size_t sp_timing_sample_window(const sp_pipeline *p);
-int sp_timing_in_sample(size_t i, size_t n, size_t window);
+/* SP_TIMELINE_SAMPLED's choice: the windows' lengths for this pipeline, and whether chunk i
+ * of a run of n chunks is in a window (timing.c says which). */
+sp_sample_windows sp_timing_sample_windows(const sp_pipeline *p);
+int sp_timing_in_sample(size_t i, size_t n, const sp_sample_windows *w);
 /* Whether chunk i has timing events (every chunk but with SP_TIMELINE_SAMPLED, there the
  * windows' chunks); 0 in a batch timed without events. */
 int sp_timing_timed(const sp_batch *b, size_t i);

@@ -10,6 +10,11 @@
 
 #include "backend/backend.h"
 
+/* SP_TIMELINE_SAMPLED's windows' lengths in chunks (timing.c, sp_timing_sample_windows) */
+typedef struct sp_sample_windows {
+    size_t first, middle, last;
+} sp_sample_windows;
+
 typedef struct sp_timing_pool {
     sp_bevent *base;
     sp_bevent **events;
@@ -20,7 +25,7 @@ typedef struct sp_timing_pool {
     size_t *rank;
     size_t rank_capacity;
     size_t timed;            /* chunks with events in that run */
-    size_t window;           /* chunks per sampled window; 0: every chunk timed */
+    sp_sample_windows windows; /* the sampled windows; first 0: every chunk timed */
     /* the flight recorder's side (flight.h): the run's start on the host clock, whether
      * this run's spans go to it, and the chunks read into it while the run went on */
     double t0;

@@ -202,6 +202,41 @@ static void simulate(sp_timeline *t, const shape *sh, size_t n)
     t->makespan_s = t->spans[D2H * n + n - 1].end;
 }
 
+/* One simulated run of the shape over n chunks: its full figures against its windows'.
+ * 1 when within 2 points; *within_5 whether within 5. */
+static int simulated_agree(sp_timeline *t, const shape *sh, size_t n, char *why, size_t size,
+                           int *within_5)
+{
+    *within_5 = 0;
+    if (!CHECK_EQ(sp_timeline_reset(t, 5, n), SP_OK))
+        return 0;
+    simulate(t, sh, n);
+    sp_report full, sampled;
+    memset(&full, 0, sizeof full);
+    full.makespan_s = t->makespan_s;
+    sp_timeline_figures(t, &full);
+    sp_sample_windows w = {sh->depth + 2, SP_TIMELINE_SAMPLE_WINDOW, SP_TIMELINE_SAMPLE_TAIL};
+    size_t kept = 0;
+    for (size_t c = 0; c < n; c++) {
+        int in = sp_timing_in_sample(c, n, &w);
+        kept += (size_t)in;
+        for (size_t e = 1; !in && e <= 3; e++)
+            t->spans[e * n + c] = (sp_span){0.0, -1.0};
+    }
+    sampled = full;
+    sp_timeline_figures(t, &sampled);
+    CHECK_MSG(kept <= n / 4 + w.first + w.middle + w.last, "%zu of %zu chunks timed", kept, n);
+    CHECK_MSG(!sh->partial || (full.hidden_transfer > 0.05 && full.hidden_transfer < 0.95),
+              "hidden %.3f: the shape makes no partial overlap", full.hidden_transfer);
+    *within_5 = figures_agree(&full, &sampled, 0.05, why, size);
+    return figures_agree(&full, &sampled, 0.02, why, size);
+}
+
+/* The windows sample 12 to 25% of the chunks of runs of 64 to 1000, and the simulation
+ * varies every operation by up to 3%: one draw in about thirty strays past 2 points by
+ * sampling alone (seen as a CI flake), however right the estimator. So each case is drawn
+ * five times: three must agree within 2 points (the median) and none stray past 5. A wrong
+ * estimator, off by its construction, misses in every draw. */
 TEST(estimator_matches_full_timeline_simulated)
 {
     static const shape shapes[] = {
@@ -215,36 +250,16 @@ TEST(estimator_matches_full_timeline_simulated)
     memset(&t, 0, sizeof t);
     for (size_t k = 0; k < ARRAY_LEN(shapes); k++)
         for (size_t z = 0; z < ARRAY_LEN(sizes); z++) {
-            size_t n = sizes[z];
-            if (!CHECK_EQ(sp_timeline_reset(&t, 5, n), SP_OK))
-                break;
-            simulate(&t, &shapes[k], n);
-            sp_report full, sampled;
-            memset(&full, 0, sizeof full);
-            full.makespan_s = t.makespan_s;
-            sp_timeline_figures(&t, &full);
-            size_t kept = 0;
-            for (size_t c = 0; c < n; c++) {
-                size_t w = shapes[k].depth + 2 > 4 ? shapes[k].depth + 2 : 4;
-                int in = sp_timing_in_sample(c, n, w);
-                kept += (size_t)in;
-                for (size_t e = 1; !in && e <= 3; e++)
-                    t.spans[e * n + c] = (sp_span){0.0, -1.0};
+            harness_context("%s, %zu chunks", shapes[k].name, sizes[z]);
+            char why[5][320];
+            int within_2 = 0, within_5 = 0;
+            for (int draw = 0; draw < 5; draw++) {
+                int in_5;
+                within_2 += simulated_agree(&t, &shapes[k], sizes[z], why[draw], 320, &in_5);
+                within_5 += in_5;
             }
-            sampled = full;
-            sp_timeline_figures(&t, &sampled);
-            char why[320];
-            harness_context("%s, %zu chunks", shapes[k].name, n);
-            CHECK_MSG(kept <= n / 4 + 3 * (shapes[k].depth + 2), "%zu of %zu chunks timed",
-                      kept, n);
-            /* Known short of 2 points: a deep ring (depth 8, windows of 10) in runs under 200
-             * chunks, where one or two middle windows stand for the rest and the edges'
-             * regions hold few of their d2h copies: 2 to 4 points low. */
-            double points = shapes[k].depth >= 8 && n < 200 ? 0.05 : 0.02;
-            CHECK_MSG(figures_agree(&full, &sampled, points, why, sizeof why), "%s", why);
-            CHECK_MSG(!shapes[k].partial ||
-                          (full.hidden_transfer > 0.05 && full.hidden_transfer < 0.95),
-                      "hidden %.3f: the shape makes no partial overlap", full.hidden_transfer);
+            CHECK_MSG(within_2 >= 3 && within_5 == 5, "%d of 5 draws within 2 points, %d "
+                      "within 5; the first: %s", within_2, within_5, why[0]);
         }
     sp_timeline_free(&t);
     return TEST_OK;
@@ -260,9 +275,10 @@ static int estimate_once(char *why, size_t size)
     int agree = 0;
     if (ok) {
         sp_timeline *t = &r.p->timeline;
-        size_t w = sp_timing_sample_window(r.p), kept = 0;
+        sp_sample_windows w = sp_timing_sample_windows(r.p);
+        size_t kept = 0;
         for (size_t c = 0; c < t->chunks; c++) {
-            int in = sp_timing_in_sample(c, t->chunks, w);
+            int in = sp_timing_in_sample(c, t->chunks, &w);
             kept += (size_t)in;
             for (size_t g = 0; !in && g < r.p->n_stages + 2; g++)
                 t->spans[SP_TL_GPU(g) * t->chunks + c] = (sp_span){0.0, -1.0};
@@ -270,7 +286,8 @@ static int estimate_once(char *why, size_t size)
         sp_report sampled = full;
         sp_timeline_figures(t, &sampled);
         ok = CHECK_EQ(sampled.timed_chunks, kept) &&
-             CHECK_MSG(kept * 4 <= CHUNKS && kept >= 3 * w, "%zu of %d chunks kept", kept,
+             CHECK_MSG(kept * 4 <= CHUNKS && kept >= w.first + w.middle + w.last,
+                       "%zu of %d chunks kept", kept,
                        CHUNKS);
         agree = ok && figures_agree(&full, &sampled, 0.02, why, size);
     }
@@ -338,9 +355,10 @@ static int sampled_run_once(char *why, size_t size)
     int agree = 0;
     if (ok) {
         const sp_timeline *t = &r.p->timeline;
-        size_t w = sp_timing_sample_window(r.p), want = 0, wrong = 0;
+        sp_sample_windows w = sp_timing_sample_windows(r.p);
+        size_t want = 0, wrong = 0;
         for (size_t c = 0; c < t->chunks; c++) {
-            int in = sp_timing_in_sample(c, t->chunks, w);
+            int in = sp_timing_in_sample(c, t->chunks, &w);
             want += (size_t)in;
             for (size_t g = 0; g < r.p->n_stages + 2; g++)
                 wrong += (size_t)(timed(t, g, c) != in);

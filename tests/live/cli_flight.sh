@@ -43,8 +43,9 @@ assert d["otherData"]["flight_recorder_s"] == 2 and d["otherData"]["spans"] == l
 gpu = [e for e in spans if names[e["tid"]] in ("h2d", "sinmix", "d2h")]
 assert gpu, "no GPU engine spans (the sampled windows')"
 last = max(e["args"]["chunk"] for e in gpu)
-# 256 chunks, depth 5: windows of 7 chunks, the middle ones at 35, 99, 163 and 227 (a stride
-# of 64, each in its middle: src/core/timing.c), so the last before the failure is 227..233;
+# 256 chunks, depth 5: the first window of 7 chunks, the middle ones of 5 at 36, 100, 164 and
+# 228 (a stride of 64, each in its middle: src/core/timing.c), so the last before the failure
+# is 228..232;
 # nothing at or after the failing chunk finished
 assert fail_chunk - 20 <= last < fail_chunk, f"last GPU chunk {last}, failure at {fail_chunk}"
 host_last = max(e["args"]["chunk"] for e in spans if names[e["tid"]] == "stage-in")
