@@ -11,7 +11,12 @@ model step, the same GPU preprocessing (uint8 -> float32, x / 255 - 0.5):
   prefetcher  a careful hand-written prefetcher: two pinned buffers, each refilled only after
               the copy that read it is done, the copy and normalization on a side CUDA stream,
               the current stream made to wait for it, `record_stream` on the tensors it
-              hands over.
+              hands over;
+  resident    no loading at all: every batch normalized on the device before the epoch, the
+              loop handed slices of it. Not a feed anyone could use for data larger than the
+              GPU, but the floor: its idle fraction is what the loop's own host side (Python,
+              autograd, the optimizer's launches) leaves the GPU waiting, which no feed can
+              remove.
 
 The step: an MLP (pixels -> hidden -> hidden -> 10, ReLU) trained with SGD and momentum on
 cross-entropy against fixed random labels, restarted from the same weights for every epoch,
@@ -24,7 +29,9 @@ a warm-up epoch, the compute stream's idle fraction, the loss curve's ends, chec
 then the ratios of streampipe to each baseline. The idle fraction is 1 - (time between each
 step's first and last kernel, summed) / (first step's start to last step's end), from CUDA
 events on the step's stream: the time the GPU's compute waited for data (or for the host to
-queue work); the dataloader's copy and normalization on that stream count as waiting.
+queue work); the dataloader's copy and normalization on that stream count as waiting. A
+feed's "waiting for data" is its idle fraction less the resident feed's, per round (the same
+loop without any loading): the part of the idle time the feed causes.
 
 On the GPU machine (about 30 s):
     python3 bench/torch_loader_bench.py --repeat 5
@@ -49,7 +56,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 CLASSES = 10
-FEEDS = ("streampipe", "dataloader", "prefetcher")
+FEEDS = ("streampipe", "dataloader", "prefetcher", "resident")
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
@@ -253,8 +260,22 @@ def prefetcher_feed(torch: Any, args: argparse.Namespace, data: np.ndarray,
     return epoch
 
 
+def resident_feed(torch: Any, args: argparse.Namespace, data: np.ndarray,
+                  labels: np.ndarray, device: Any) -> Callable[[], Iterator[Any]]:
+    """Every batch already normalized on the device: the loop with nothing to wait for."""
+    b = args.batch_size
+    xs = [normalize(torch, torch.from_numpy(np.asarray(data[s:s + b])).to(device))
+          for s in range(0, len(labels), b)]
+    ys = [torch.from_numpy(labels[s:s + b]).to(device) for s in range(0, len(labels), b)]
+
+    def epoch() -> Iterator[Any]:
+        yield from zip(xs, ys)
+
+    return epoch
+
+
 MAKERS = {"streampipe": streampipe_feed, "dataloader": dataloader_feed,
-          "prefetcher": prefetcher_feed}
+          "prefetcher": prefetcher_feed, "resident": resident_feed}
 
 
 # ---- runs -------------------------------------------------------------------------------------
@@ -294,22 +315,28 @@ def bench_feeds(torch: Any, args: argparse.Namespace, data: np.ndarray, labels: 
     n_batches = len(ref)
     for epoch in epochs.values():
         one_epoch(torch, trainer, epoch, n_batches)
-    rows = {name: {"feed": name, "samples_per_s": [], "_idle": [], "checksums_ok": True,
-                   "_losses": None} for name in args.feeds}
+    rows = {name: {"feed": name, "samples_per_s": [], "_idle": [], "_waiting": [],
+                   "checksums_ok": True, "_losses": None} for name in args.feeds}
     for _ in range(args.repeat):
+        idle_now: dict[str, float] = {}
         for name, epoch in epochs.items():
             wall, idle = one_epoch(torch, trainer, epoch, n_batches)
             row = rows[name]
             row["samples_per_s"].append(args.samples / wall)
             if idle is not None:
                 row["_idle"].append(idle)
+                idle_now[name] = idle
             row["checksums_ok"] &= bool(np.array_equal(trainer.sums.cpu().numpy(), ref))
             if row["_losses"] is None:
                 row["_losses"] = trainer.losses.cpu().numpy()
+        for name, idle in idle_now.items():  # less the loop's own floor, this round's
+            if "resident" in idle_now:
+                rows[name]["_waiting"].append(max(0.0, idle - idle_now["resident"]))
     for row in rows.values():
-        idles = row.pop("_idle")
+        idles, waiting = row.pop("_idle"), row.pop("_waiting")
         row["median_samples_per_s"] = statistics.median(row["samples_per_s"])
         row["gpu_idle_fraction"] = statistics.median(idles) if idles else None
+        row["gpu_waiting_for_data"] = statistics.median(waiting) if waiting else None
         row["loss_first"] = float(row["_losses"][0])
         row["loss_last"] = float(row["_losses"][-1])
     return list(rows.values())
@@ -327,10 +354,15 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, device: Any) ->
                  workers=args.workers, loss_curves_max_diff=loss_diff)
         print(json.dumps(r))
     by = {r["feed"]: r for r in rows}
-    print(f"{'feed':12s} {'samples/s':>12s} {'gpu idle':>9s} checksums  loss first -> last")
+    print(f"{'feed':12s} {'samples/s':>12s} {'gpu idle':>9s} {'for data':>9s} checksums  "
+          "loss first -> last")
+
+    def percent(x: Optional[float]) -> str:
+        return "-" if x is None else f"{100 * x:.1f}%"
+
     for r in rows:
-        idle = "-" if r["gpu_idle_fraction"] is None else f"{100 * r['gpu_idle_fraction']:.1f}%"
-        print(f"{r['feed']:12s} {r['median_samples_per_s']:12.0f} {idle:>9s} "
+        print(f"{r['feed']:12s} {r['median_samples_per_s']:12.0f} "
+              f"{percent(r['gpu_idle_fraction']):>9s} {percent(r['gpu_waiting_for_data']):>9s} "
               f"{'ok' if r['checksums_ok'] else 'WRONG':9s}  {r['loss_first']:.4f} -> "
               f"{r['loss_last']:.4f}")
     if "streampipe" in by:
