@@ -413,38 +413,39 @@ nb::object run_io(nb::pointer_and_handle<pipeline> self, nb::object read, nb::ob
     return nb::cast(std::move(rep), nb::rv_policy::move);
 }
 
-// A file of records through the pipeline into another (streampipe_io.h): opened, run with
-// the GIL released, committed, closed. A failure raises its status with the file I/O's text
-// (and the run's, for a run that failed).
-nb::object run_file(pipeline &self, const std::string &input, const std::string &output,
-                    size_t in_record_bytes, size_t out_record_bytes, bool want_report,
-                    int input_format, int decompress)
+// The file I/O config of run_file and run_file_into (output nullptr: a source alone).
+sp_file_io_config file_config(const std::string &input, const char *output,
+                              size_t in_record_bytes, size_t out_record_bytes, int input_format,
+                              int decompress)
 {
     sp_file_io_config config{}; // SP_FILE_IO_CONFIG_INIT is C's
     config.size = sizeof config;
     config.input = input.c_str();
-    config.output = output.c_str();
+    config.output = output;
     config.in_record_bytes = in_record_bytes;
     config.out_record_bytes = out_record_bytes;
     config.input_format = input_format; // sp_input_format
     config.decompress = decompress;     // sp_decompress_where
-    report rep;
-    sp_report *r = want_report ? &rep.r : nullptr;
-    std::string why;
-    sp_file_io *files = nullptr;
-    gil_released unlocked;
-    sp_status status = sp_file_io_open(&config, &files);
-    size_t n = sp_file_io_records(files);
-    if (status == SP_OK && n > 0) {
-        status = self.group ? sp_group_run_io(self.group, sp_file_io_get(files), r)
-                            : sp_pipeline_run_io(self.handle, sp_file_io_get(files), r);
+    return config;
+}
+
+// The run of an open file I/O's records (io: its sp_io, or a copy with an end changed), then
+// its commit and close; GIL released by the caller. Fills why on failure with the run's text
+// and the file I/O's.
+sp_status run_open_files(pipeline &self, sp_file_io *files, const sp_io *io, sp_report *r,
+                         std::string &why)
+{
+    sp_status status = SP_OK;
+    if (sp_file_io_records(files) > 0) {
+        status = self.group ? sp_group_run_io(self.group, io, r)
+                            : sp_pipeline_run_io(self.handle, io, r);
         if (status != SP_OK) {
             why = self.group ? sp_group_last_error(self.group)
                              : sp_pipeline_last_error(self.handle);
             if (sp_file_io_last_error(files)[0])
                 why = why + ": " + sp_file_io_last_error(files);
         }
-    } else if (status == SP_OK && r) {
+    } else if (r) {
         *r = sp_report{};
     }
     if (status == SP_OK)
@@ -452,12 +453,81 @@ nb::object run_file(pipeline &self, const std::string &input, const std::string 
     if (status != SP_OK && why.empty())
         why = sp_file_io_last_error(files);
     sp_file_io_close(files);
+    return status;
+}
+
+// A file of records through the pipeline into another (streampipe_io.h): opened, run with
+// the GIL released, committed, closed. A failure raises its status with the file I/O's text
+// (and the run's, for a run that failed).
+nb::object run_file(pipeline &self, const std::string &input, const std::string &output,
+                    size_t in_record_bytes, size_t out_record_bytes, bool want_report,
+                    int input_format, int decompress)
+{
+    sp_file_io_config config = file_config(input, output.c_str(), in_record_bytes,
+                                           out_record_bytes, input_format, decompress);
+    report rep;
+    sp_report *r = want_report ? &rep.r : nullptr;
+    std::string why;
+    sp_file_io *files = nullptr;
+    gil_released unlocked;
+    sp_status status = sp_file_io_open(&config, &files);
+    size_t n = sp_file_io_records(files);
+    if (status == SP_OK)
+        status = run_open_files(self, files, sp_file_io_get(files), r, why);
+    else {
+        why = sp_file_io_last_error(files);
+        sp_file_io_close(files);
+    }
     unlocked.relock();
     if (status != SP_OK)
         raise_status(status, why);
     if (!want_report)
         return nb::int_(n);
     return nb::make_tuple(n, nb::cast(std::move(rep), nb::rv_policy::move));
+}
+
+// A file of records through the pipeline into memory (sp_io.out: a device buffer, or host
+// memory): the file opened as a source alone, then make_out(records) -> the address of
+// memory for that many output records (the Python layer makes or checks it and keeps it
+// alive), then the run with the GIL released. Returns the report, or None.
+nb::object run_file_into(pipeline &self, const std::string &input, size_t in_record_bytes,
+                         size_t out_record_bytes, bool want_report, int input_format,
+                         int decompress, nb::callable make_out)
+{
+    sp_file_io_config config = file_config(input, nullptr, in_record_bytes, out_record_bytes,
+                                           input_format, decompress);
+    sp_file_io *files = nullptr;
+    sp_status status;
+    {
+        gil_released unlocked;
+        status = sp_file_io_open(&config, &files);
+    }
+    if (status != SP_OK) {
+        std::string why = sp_file_io_last_error(files);
+        sp_file_io_close(files);
+        raise_status(status, why);
+    }
+    uintptr_t out = 0;
+    try {
+        out = nb::cast<uintptr_t>(make_out(sp_file_io_records(files)));
+    } catch (...) {
+        sp_file_io_close(files);
+        throw;
+    }
+    report rep;
+    sp_report *r = want_report ? &rep.r : nullptr;
+    std::string why;
+    {
+        gil_released unlocked;
+        sp_io io = *sp_file_io_get(files);
+        io.out = (void *)out;
+        status = run_open_files(self, files, &io, r, why);
+    }
+    if (status != SP_OK)
+        raise_status(status, why);
+    if (!want_report)
+        return nb::none();
+    return nb::cast(std::move(rep), nb::rv_policy::move);
 }
 
 // Opens `path` for the writer and closes it; a failure to open or close is an OSError.
@@ -572,6 +642,9 @@ void bind_pipeline(nb::module_ &m)
         .def("run_file", &run_file, nb::arg("input"), nb::arg("output"),
              nb::arg("in_record_bytes"), nb::arg("out_record_bytes"), nb::arg("report"),
              nb::arg("input_format"), nb::arg("decompress"))
+        .def("run_file_into", &run_file_into, nb::arg("input"), nb::arg("in_record_bytes"),
+             nb::arg("out_record_bytes"), nb::arg("report"), nb::arg("input_format"),
+             nb::arg("decompress"), nb::arg("make_out"))
         .def_prop_ro("out_record_bytes",
                      [](const pipeline &p) { return sp_pipeline_out_record_bytes(p.handle); })
         .def_prop_ro("depth", [](const pipeline &p) { return sp_pipeline_depth(p.handle); })

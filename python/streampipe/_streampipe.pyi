@@ -4,7 +4,7 @@ Failures raise what streampipe.errors._from_status makes of the status and the l
 Dtypes cross as (DLPack type code, bits); shapes of records as lists of ints.
 """
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -134,6 +134,18 @@ class Pipeline:
     ) -> Any:
         """sp_file_io_open, sp_pipeline_run_io (sp_group_run_io), commit, close: the records
         run, or (records, Report)."""
+    def run_file_into(
+        self,
+        input: str,
+        in_record_bytes: int,
+        out_record_bytes: int,
+        report: bool,
+        input_format: int,
+        decompress: int,
+        make_out: Callable[[int], int],
+    ) -> Optional[Report]:
+        """sp_file_io_open with no output, make_out(records) -> the address of memory for
+        the outputs, sp_pipeline_run_io with sp_io.out there, commit, close."""
     @property
     def out_record_bytes(self) -> int: ...
     @property

@@ -430,6 +430,25 @@ class Pipeline:
             n = int(arr.shape[0])
             src = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
             in_ptr = src.ctypes.data
+        dst, result, out_ptr, out_end = self._destination(out, n, arr, src)
+        out_device = out_end is not None or isinstance(dst, DeviceBuffer)
+        if in_end is not None or out_device:
+            self._refuse_group_device()
+        self._check_buffers(in_ptr, n, out_ptr)
+        # Checked: now the producers' work on the device ends must be complete (a pending
+        # DeviceBuffer's batch, torch's current stream), since the library's streams read
+        # them. An output too: its memory may still be read by the work that used it last.
+        for end in (in_end, out_end):
+            if end is not None:
+                wait_for_producer(end, ctx.device)
+        return _Batch(src, n, dst, result, in_ptr, out_ptr, in_end is not None, out_device)
+
+    def _destination(self, out: Any, n: int, arr: Optional[np.ndarray] = None,
+                     src: Any = None) -> tuple[Any, Any, int, Optional[DeviceEnd]]:
+        """`out` of a run of n records checked and made ready: (what the library writes,
+        what the call returns, its address, its DeviceEnd or None). `arr` and `src`: the
+        host input as given and as passed on, for the overlap check."""
+        ctx = self.context
         out_shape = (n, *self.out_shape)
         out_end: Optional[DeviceEnd] = None
         if out is None:
@@ -464,17 +483,7 @@ class Pipeline:
                 raise InvalidArgument("out overlaps x (which is not C-contiguous, so it would "
                                       "be copied); only exact in-place (out is x) is allowed")
             out_ptr = dst.ctypes.data
-        out_device = out_end is not None or isinstance(dst, DeviceBuffer)
-        if in_end is not None or out_device:
-            self._refuse_group_device()
-        self._check_buffers(in_ptr, n, out_ptr)
-        # Checked: now the producers' work on the device ends must be complete (a pending
-        # DeviceBuffer's batch, torch's current stream), since the library's streams read
-        # them. An output too: its memory may still be read by the work that used it last.
-        for end in (in_end, out_end):
-            if end is not None:
-                wait_for_producer(end, ctx.device)
-        return _Batch(src, n, dst, result, in_ptr, out_ptr, in_end is not None, out_device)
+        return dst, result, out_ptr, out_end
 
     def _refuse_group_device(self) -> None:
         if self.devices is not None:
@@ -621,10 +630,11 @@ class Pipeline:
     def run_file(
         self,
         input: str | os.PathLike[str],
-        output: str | os.PathLike[str],
+        output: Optional[str | os.PathLike[str]] = None,
         report: bool = False,
         input_format: str = "auto",
         decompress: str = "auto",
+        out: Any = None,
     ) -> Any:
         """Streams a file of raw records (the input dtype and record shape, nothing else in
         it) through the stages into another file, with the library's file source and sink
@@ -647,7 +657,19 @@ class Pipeline:
         chunks can be whole blocks (on CUDA with nvCOMP, loaded by
         :func:`streampipe.load_nvcomp` on the first such run), else on the staging threads;
         "ring" raises Unsupported where it cannot.
+
+        ``out`` instead of ``output``: the results go to memory, not a file (the library's
+        file source with no sink, sp_io.out). ``out="device"`` returns a
+        :class:`DeviceBuffer` from the pipeline's pool holding every output record (a file
+        straight into device memory: no device-to-host copy, ``pcie_bytes`` counts the input
+        alone); a device array or a host array of the output dtype and shape
+        ``(records, *out_shape)`` is written in place, as :meth:`run`'s `out`. Returns it, or
+        ``(it, Report)`` with ``report=True``. For one pipeline, not a group.
         """
+        if (output is None) == (out is None):
+            raise InvalidArgument("run_file: give output (a path) or out (memory: 'device', "
+                                  "a device array or a host array)" +
+                                  (", not both" if out is not None else ""))
         formats = {"auto": 0, "raw": 1, "lz4": 2, "zstd": 3}
         wheres = {"auto": 0, "staging": 1, "ring": 2}
         if input_format not in formats:
@@ -658,6 +680,9 @@ class Pipeline:
                                   f"not {decompress!r}")
         if decompress != "staging" and self.context.backend == "cuda":
             load_nvcomp()  # without it the run says why it decompressed on the staging threads
+        if out is not None:
+            return self._run_file_into(input, out, report, formats[input_format],
+                                       wheres[decompress])
         paths = []
         for label, path in (("input", input), ("output", output)):
             try:
@@ -680,6 +705,41 @@ class Pipeline:
                 return int(result)
             records, c_report = result
             return int(records), Report._make(self, c_report, self._report_run())
+
+    def _run_file_into(self, input: Any, out: Any, report: bool, input_format: int,
+                       decompress: int) -> Any:
+        """run_file with `out`: the file opened as a source, `out` made or checked for its
+        records (nothing runs when it is refused), then the run."""
+        if self.devices is not None:
+            raise Unsupported("run_file into memory (out=) is for one pipeline, not a group")
+        try:
+            path = os.fsdecode(os.fspath(input))
+        except TypeError:
+            raise InvalidArgument(f"run_file: input must be a path (str or os.PathLike), "
+                                  f"not {type(input).__name__}") from None
+        made: list[Any] = []
+
+        def make_out(n: int) -> int:
+            dst, result, ptr, end = self._destination(out, n)
+            if end is not None:
+                wait_for_producer(end, self.context.device)
+            made.append(result)
+            return ptr
+
+        with self._idle():
+            if report:
+                self._report_runs += 1
+            try:
+                c_report = self._c.run_file_into(path, self.in_record_bytes,
+                                                 self.out_record_bytes, bool(report),
+                                                 input_format, decompress, make_out)
+            except StageError as exc:
+                self._raise_stage_error(exc, self._kept_cause())
+            finally:
+                self._causes.clear()
+            if not report:
+                return made[0]
+            return made[0], Report._make(self, c_report, self._report_run())
 
     def _report_run(self) -> int:
         """Which run a new Report's timeline is of; -1 for a group's, which keeps none."""

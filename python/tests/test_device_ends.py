@@ -7,6 +7,7 @@ test_device_ends_cuda.py."""
 from __future__ import annotations
 
 import gc
+import os
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,68 @@ def test_in_place_on_the_device(ctx: sp.Context, rng: np.random.Generator) -> No
 def test_device_buffer_cannot_be_made_directly() -> None:
     with pytest.raises(TypeError, match="device_empty"):
         sp.DeviceBuffer()
+
+
+# ---- a file straight into memory (run_file with out=) ------------------------------------------
+
+
+def _file(tmp_path: Any, x: np.ndarray) -> Any:
+    path = tmp_path / "in.f32"
+    x.tofile(path)
+    return path
+
+
+def test_a_file_into_device_memory(ctx: sp.Context, rng: np.random.Generator, tmp_path) -> None:
+    """The file source with no sink: every record read from the file, its result left in
+    device memory; only the input crossed PCIe, and no output file appeared."""
+    x = _x(rng, int(rng.integers(20_000, 30_000)))
+    src = _file(tmp_path, x)
+    p = _pipe(ctx, chunk=4096)
+    y, rep = p.run_file(src, out="device", report=True)
+    assert isinstance(y, sp.DeviceBuffer) and y.shape == x.shape
+    assert_sinmix(y.numpy(), x, ITERS)
+    assert rep.records == x.size and rep.pcie_bytes == 4 * x.size
+    z = p.run_file(src, out="device")  # without a report: the buffer alone
+    assert isinstance(z, sp.DeviceBuffer) and z.ptr != y.ptr
+    assert_sinmix(z.numpy(), x, ITERS)
+    assert sorted(os.listdir(tmp_path)) == ["in.f32"]
+
+
+def test_a_file_into_given_memory(ctx: sp.Context, rng: np.random.Generator, tmp_path) -> None:
+    """A device array, or a host array, as out: written in place, poisoned beforehand."""
+    x = _x(rng, 9001)
+    src = _file(tmp_path, x)
+    p = _pipe(ctx, chunk=1000)
+    dev = ctx.to_device(np.full(x.shape, np.nan, np.float32))
+    assert p.run_file(src, out=dev) is dev
+    assert_sinmix(dev.numpy(), x, ITERS)
+    host = np.full(x.shape, np.nan, np.float32)
+    records, rep = p.run_file(src, out=host, report=True)
+    assert records is host and rep.pcie_bytes == 8 * x.size  # both ends on the host
+    assert_sinmix(host, x, ITERS)
+
+
+def test_a_file_into_memory_refusals(host_ctx: sp.Context, tmp_path) -> None:
+    """Bad requests raise before anything runs, and leave the memory as it was."""
+    x = np.arange(1000, dtype=np.float32)
+    src = _file(tmp_path, x)
+    p = _pipe(host_ctx, chunk=100)
+    poison = np.full(999, 7.0, np.float32)
+    out = host_ctx.to_device(poison)
+    with pytest.raises(sp.InvalidArgument, match="shape"):  # 999 records for 1000
+        p.run_file(src, out=out)
+    np.testing.assert_array_equal(out.numpy(), poison)
+    with pytest.raises(sp.InvalidArgument, match="not both"):
+        p.run_file(src, tmp_path / "out.f32", out="device")
+    with pytest.raises(sp.InvalidArgument, match="give output"):
+        p.run_file(src)
+    with pytest.raises(sp.InvalidArgument, match="'device'"):
+        p.run_file(src, out="cuda")
+    with pytest.raises(sp.BackendError, match="cannot open the input"):
+        p.run_file(tmp_path / "missing.f32", out="device")
+    assert sorted(os.listdir(tmp_path)) == ["in.f32"]
+    y = p.run_file(src, out="device")  # the pipeline runs again afterwards
+    assert_sinmix(y.numpy(), x, ITERS)
 
 
 # ---- checks before anything runs --------------------------------------------------------------
