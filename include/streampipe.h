@@ -484,6 +484,17 @@ typedef struct sp_report {
     uint64_t reserved[10]; /* zero; later figures take these */
 } sp_report;
 
+/* 0.7: what SP_TIMELINE_SAMPLED would have reported for the last run, from that run's full
+ * timeline (a run with a report and SP_TIMELINE_EVENTS or _CUPTI, that succeeded): `report`,
+ * that run's report, gets the figures again from the sampled windows' chunks alone (busy
+ * times, bound, efficiency, hidden transfer, bottleneck, timed_chunks; the rest stays). The
+ * two reports of one run differ by the estimator alone, where two runs also differ by their
+ * own noise: for checking the sampling on one's own workload (bench --timeline-full).
+ * SP_ERR_INVALID_ARGUMENT when the last run kept no full timeline (the reason in
+ * sp_pipeline_last_error) or when the pipeline is running (in sp_context_last_error, as for
+ * a second run); SP_ERR_OUT_OF_MEMORY. */
+SP_API sp_status sp_pipeline_sampled_figures(sp_pipeline *pipeline, sp_report *report);
+
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
  * in == out is allowed when input and output record sizes are equal; any other overlap is
  * rejected. Memory from sp_host_alloc/sp_host_register is read and written by the copy engines

@@ -274,18 +274,16 @@ static int estimate_once(char *why, size_t size)
              overlap_is_partial(&full) && CHECK_EQ(full.timed_chunks, CHUNKS);
     int agree = 0;
     if (ok) {
-        sp_timeline *t = &r.p->timeline;
+        const sp_timeline *t = &r.p->timeline;
         sp_sample_windows w = sp_timing_sample_windows(r.p);
         size_t kept = 0;
-        for (size_t c = 0; c < t->chunks; c++) {
-            int in = sp_timing_in_sample(c, t->chunks, &w);
-            kept += (size_t)in;
-            for (size_t g = 0; !in && g < r.p->n_stages + 2; g++)
-                t->spans[SP_TL_GPU(g) * t->chunks + c] = (sp_span){0.0, -1.0};
-        }
-        sp_report sampled = full;
-        sp_timeline_figures(t, &sampled);
-        ok = CHECK_EQ(sampled.timed_chunks, kept) &&
+        for (size_t c = 0; c < t->chunks; c++)
+            kept += (size_t)sp_timing_in_sample(c, t->chunks, &w);
+        sp_report sampled = full; /* the windows' figures of this same run, by the library */
+        ok = CHECK_STATUS(sp_pipeline_sampled_figures(r.p, &sampled), SP_OK,
+                          sp_pipeline_last_error(r.p)) &&
+             CHECK_EQ(sampled.timed_chunks, kept) && CHECK_EQ(sampled.records, full.records) &&
+             CHECK(sampled.makespan_s == full.makespan_s) &&
              CHECK_MSG(kept * 4 <= CHUNKS && kept >= w.first + w.middle + w.last,
                        "%zu of %d chunks kept", kept,
                        CHUNKS);
@@ -368,6 +366,11 @@ static int sampled_run_once(char *why, size_t size)
              CHECK_EQ(sampled.timed_chunks, want) &&
              CHECK_MSG(want < CHUNKS / 4, "%zu of %d chunks timed", want, CHUNKS) &&
              CHECK_HAS(sampled.notes, "timeline sampled");
+        sp_report again = sampled; /* a sampled timeline has no full one to sample again */
+        CHECK_STATUS(sp_pipeline_sampled_figures(r.p, &again), SP_ERR_INVALID_ARGUMENT,
+                     "a sampled run's timeline taken as full");
+        CHECK_HAS(sp_pipeline_last_error(r.p), "no full timeline");
+        CHECK(memcmp(&again, &sampled, sizeof again) == 0);
         unsigned long before = harness_failures();
         check_timed_order(&r);
         ok = ok && harness_failures() == before;

@@ -144,6 +144,8 @@ typedef struct bench_results {
     bench_series stream;    /* with --graph: the pipelined runs in stream mode */
     bench_series full;      /* with --timeline-full: the same pipeline's config, timed whole
                                (SP_TIMELINE_EVENTS), with a report */
+    sp_report full_sampled[BENCH_MAX_REPEAT]; /* each of those runs' figures from the
+                               sampled windows alone (sp_pipeline_sampled_figures) */
     bench_totals checks;
 } bench_results;
 

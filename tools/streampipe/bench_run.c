@@ -12,6 +12,7 @@ typedef struct run_kind {
     bench_run_spec spec;
     bench_series *series;
     int with_report; /* ask for a report (and so for per-chunk timing events) */
+    sp_report *sampled; /* the full timeline's runs: each one's sampled figures go here */
 } run_kind;
 
 enum { SERIAL, PIPELINED, CEILING, STREAM, FULL, N_PIPELINES };
@@ -62,6 +63,14 @@ static int time_kind(const bench_session *s, const run_kind *kind, unsigned repe
     if (rc != CLI_EXIT_OK)
         return rc;
     series->makespan[series->runs] = sp_pipeline_last_makespan_s(kind->spec.pipeline);
+    if (kind->sampled) { /* the estimator alone: this run's figures from its windows */
+        sp_report *sampled = &kind->sampled[series->runs];
+        *sampled = *report;
+        sp_status st = sp_pipeline_sampled_figures(kind->spec.pipeline, sampled);
+        if (st != SP_OK)
+            return cli_report_failure("the full timeline's sampled figures", st,
+                                      sp_pipeline_last_error(kind->spec.pipeline));
+    }
     if (!kind->with_report) /* the shape of the run, which the library tells without one */
         bench_run_shape(kind->spec.pipeline, s->plan->records, report);
     series->runs++;
@@ -159,20 +168,20 @@ int bench_run_all(const bench_session *s, bench_results *results)
     const run_kind kinds[KINDS] = {
         {{"serial", pipelines[SERIAL], sp_pipeline_run_serial, b->in, b->out, 0, NULL,
           b->device_in, b->device_out},
-         &results->serial, 1},
+         &results->serial, 1, NULL},
         {{"pipelined", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL,
           b->device_in, b->device_out},
-         &results->pipelined, 0},
+         &results->pipelined, 0, NULL},
         {{"traced", pipelines[PIPELINED], sp_pipeline_run, b->in, b->out, 0, NULL,
           b->device_in, b->device_out},
-         &results->traced, 1},
+         &results->traced, 1, NULL},
         {{"ceiling", pipelines[CEILING], sp_pipeline_run, b->ceiling_in, b->ceiling_out, 1,
-          NULL, b->device_in, b->device_out}, &results->ceiling, 1},
+          NULL, b->device_in, b->device_out}, &results->ceiling, 1, NULL},
         {{"full", pipelines[FULL], sp_pipeline_run, b->in, b->out, 0, NULL, b->device_in,
-          b->device_out}, &results->full, 1},
+          b->device_out}, &results->full, 1, results->full_sampled},
         {{"stream", pipelines[STREAM], sp_pipeline_run, b->in, b->out, 0, NULL,
           b->device_in, b->device_out},
-         &results->stream, 0},
+         &results->stream, 0, NULL},
     };
     /* the kinds this job times, in the table's order: stream mode and the full timeline
        only when asked for */
