@@ -5,6 +5,9 @@ model step, the same GPU preprocessing (uint8 -> float32, x / 255 - 0.5):
   streampipe  streampipe.torch.Loader: the host batches staged by the library's threads into
               its pinned slots, copied in and normalized by a stage (torch ops on the chunk's
               stream) in the ring, handed to the step's stream on the device;
+  streampipe-builtin  the same Loader with the library's normalize_u8 stage instead of the
+              torch-ops one: no Python in the data path, so its chunks never wait for the
+              interpreter's lock that the training loop holds;
   dataloader  torch.utils.data.DataLoader(pin_memory=True, num_workers=K) over batches of the
               array, `.to(device, non_blocking=True)` and the normalization on the current
               stream: the way most training loops are written;
@@ -56,7 +59,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 CLASSES = 10
-FEEDS = ("streampipe", "dataloader", "prefetcher", "resident")
+FEEDS = ("streampipe", "streampipe-builtin", "dataloader", "prefetcher", "resident")
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
@@ -176,7 +179,8 @@ class Batches:
 
 
 def streampipe_feed(torch: Any, args: argparse.Namespace, data: np.ndarray,
-                    labels: np.ndarray, device: Any) -> Callable[[], Iterator[Any]]:
+                    labels: np.ndarray, device: Any,
+                    builtin: bool = False) -> Callable[[], Iterator[Any]]:
     import streampipe as sp
     from streampipe.torch import Loader
 
@@ -191,6 +195,8 @@ def streampipe_feed(torch: Any, args: argparse.Namespace, data: np.ndarray,
         normalize(torch, x, out=torch.from_numpy(out))
 
     stage = sp.Stage("normalize", np.float32, (args.pixels,), host=on_host, cuda=on_cuda)
+    if builtin:  # normalize()'s arithmetic: x * (1 / 255) - 0.5, each step rounded alike
+        stage = sp.normalize_u8((args.pixels,), 1.0 / 255.0, -0.5)
     backend = "cuda" if device.type == "cuda" else "host"
     loader = Loader((data, labels), stage, batch_size=args.batch_size,
                     device=device if backend == "cuda" else None, backend=backend,
@@ -274,8 +280,14 @@ def resident_feed(torch: Any, args: argparse.Namespace, data: np.ndarray,
     return epoch
 
 
-MAKERS = {"streampipe": streampipe_feed, "dataloader": dataloader_feed,
-          "prefetcher": prefetcher_feed, "resident": resident_feed}
+def streampipe_builtin_feed(torch: Any, args: argparse.Namespace, data: np.ndarray,
+                            labels: np.ndarray, device: Any) -> Callable[[], Iterator[Any]]:
+    return streampipe_feed(torch, args, data, labels, device, builtin=True)
+
+
+MAKERS = {"streampipe": streampipe_feed, "streampipe-builtin": streampipe_builtin_feed,
+          "dataloader": dataloader_feed, "prefetcher": prefetcher_feed,
+          "resident": resident_feed}
 
 
 # ---- runs -------------------------------------------------------------------------------------
@@ -354,23 +366,23 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, device: Any) ->
                  workers=args.workers, loss_curves_max_diff=loss_diff)
         print(json.dumps(r))
     by = {r["feed"]: r for r in rows}
-    print(f"{'feed':12s} {'samples/s':>12s} {'gpu idle':>9s} {'for data':>9s} checksums  "
+    print(f"{'feed':18s} {'samples/s':>12s} {'gpu idle':>9s} {'for data':>9s} checksums  "
           "loss first -> last")
 
     def percent(x: Optional[float]) -> str:
         return "-" if x is None else f"{100 * x:.1f}%"
 
     for r in rows:
-        print(f"{r['feed']:12s} {r['median_samples_per_s']:12.0f} "
+        print(f"{r['feed']:18s} {r['median_samples_per_s']:12.0f} "
               f"{percent(r['gpu_idle_fraction']):>9s} {percent(r['gpu_waiting_for_data']):>9s} "
               f"{'ok' if r['checksums_ok'] else 'WRONG':9s}  {r['loss_first']:.4f} -> "
               f"{r['loss_last']:.4f}")
-    if "streampipe" in by:
+    for ours in ("streampipe", "streampipe-builtin"):
         for base in ("dataloader", "prefetcher"):
-            if base in by:
-                ratio = by["streampipe"]["median_samples_per_s"] / by[base]["median_samples_per_s"]
-                print(f"streampipe / {base}: {ratio:.3f}x")
-                print(json.dumps({"bench": "torch_loader", "ratio": f"streampipe/{base}",
+            if ours in by and base in by:
+                ratio = by[ours]["median_samples_per_s"] / by[base]["median_samples_per_s"]
+                print(f"{ours} / {base}: {ratio:.3f}x")
+                print(json.dumps({"bench": "torch_loader", "ratio": f"{ours}/{base}",
                                   "value": ratio}))
     print(f"loss curves agree within {loss_diff:.3g}; "
           f"{'every batch verified' if ok else 'VERIFICATION FAILED'}")

@@ -1,4 +1,4 @@
-// The library's own stages: sinmix, and the digits MLP with its model.
+// The library's own stages: sinmix, normalize_u8, and the digits MLP with its model.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -14,6 +14,15 @@ builtin_stage sinmix_stage(unsigned iters)
     auto params = std::make_shared<sp_sinmix_params>();
     params->iters = iters;
     return builtin_stage{sp_sinmix_stage(params.get()), params};
+}
+
+builtin_stage normalize_u8_stage(size_t elements, float scale, float shift)
+{
+    auto params = std::make_shared<sp_normalize_u8_params>();
+    params->elements = elements;
+    params->scale = scale;
+    params->shift = shift;
+    return builtin_stage{sp_normalize_u8_stage(params.get()), params};
 }
 
 struct mlp_model {
@@ -111,6 +120,8 @@ void bind_builtins(nb::module_ &m)
         .def_prop_ro("streams", [](const builtin_stage &b) { return b.stage.streams; })
         .def_prop_ro("scratch_bytes", [](const builtin_stage &b) { return b.stage.scratch_bytes; });
     m.def("sinmix_stage", &sinmix_stage, nb::arg("iters"));
+    m.def("normalize_u8_stage", &normalize_u8_stage, nb::arg("elements"), nb::arg("scale"),
+          nb::arg("shift"));
 
     m.attr("MLP_INPUTS") = SP_MLP_INPUTS;
     m.attr("MLP_HIDDEN") = SP_MLP_HIDDEN;

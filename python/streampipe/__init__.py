@@ -39,7 +39,7 @@ from .mlp import MLPModel
 from .pipeline import Pipeline
 from .report import EngineReport, Report
 from .stats import EngineStats, Stats
-from .stage import Chunk, DeviceArray, Stage, CudaStream, sinmix
+from .stage import Chunk, DeviceArray, Stage, CudaStream, normalize_u8, sinmix
 from .nvcomp import load_nvcomp, nvcomp_status
 
 __version__: str = _streampipe.version()
@@ -63,6 +63,7 @@ __all__ = [
     "DeviceBuffer",
     "CudaStream",
     "sinmix",
+    "normalize_u8",
     "copy_nontemporal",
     "load_nvcomp",
     "nvcomp_status",

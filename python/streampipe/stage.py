@@ -39,7 +39,7 @@ from . import _streampipe as _c
 from ._dtypes import as_count, as_dtype, as_shape, describe, record_bytes, ShapeLike
 from .errors import InvalidArgument
 
-__all__ = ["Stage", "Chunk", "DeviceArray", "CudaStream", "sinmix"]
+__all__ = ["Stage", "Chunk", "DeviceArray", "CudaStream", "sinmix", "normalize_u8"]
 
 HostFn = Callable[..., None]  # host(inp, out), or host(inp, out, scratch) with scratch_bytes
 CudaFn = Callable[["Chunk"], None]
@@ -306,6 +306,23 @@ def sinmix(iters: int, streams: int = 1) -> Stage:
     iters = as_count(iters, "sinmix: iters", 0, 2**32 - 1)
     f32 = np.dtype(np.float32)
     return Stage._from_builtin(_c.sinmix_stage(iters), f32, (), f32, (), streams)
+
+
+def normalize_u8(shape: ShapeLike, scale: float = 1.0 / 255.0, shift: float = -0.5,
+                 streams: int = 1) -> Stage:
+    """The built-in normalize_u8 stage: uint8 records of `shape` (an image's, say) in, float32
+    records of the same shape out, ``x * scale + shift`` in float32 with the multiply and the
+    add each rounded on its own (a CUDA kernel and a C reference, bit for bit alike). The
+    defaults map 0..255 to [-0.5, 0.5]. A built-in stage runs with no Python in the data path:
+    a Python stage doing the same with torch ops waits for the interpreter's lock while the
+    training loop holds it (streampipe.torch.Loader, bench/PERF.md)."""
+    record = as_shape(shape, "normalize_u8: shape")
+    elements = record_bytes(np.dtype(np.uint8), record, "normalize_u8")
+    for label, value in (("scale", scale), ("shift", shift)):
+        if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value):
+            raise InvalidArgument(f"normalize_u8: {label} must be a finite number, not {value!r}")
+    return Stage._from_builtin(_c.normalize_u8_stage(elements, float(scale), float(shift)),
+                               np.float32, record, np.uint8, record, streams)
 
 
 # ---- the adapters the binding calls (one per Python stage and pipeline) ---------------------

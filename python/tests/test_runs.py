@@ -29,6 +29,25 @@ def test_sinmix_every_size(ctx: sp.Context, rng: np.random.Generator, chunk: int
         assert_sinmix(p.run(x), x, iters)  # a new array
 
 
+@pytest.mark.parametrize("shape", [(3, 8, 8), (15,)])
+def test_normalize_u8_bit_for_bit(ctx: sp.Context, rng: np.random.Generator, shape) -> None:
+    """The built-in uint8 -> float32 stage against numpy's float32 arithmetic, exactly, over
+    sizes that leave a short last chunk, into a poisoned output and into device memory."""
+    p = ctx.pipeline(sp.normalize_u8(shape, 2.0 / 255.0, -1.0), np.uint8, in_shape=shape,
+                     chunk_records=37, depth=3)
+    for n in (1, 36, 37, 1000):
+        x = rng.integers(0, 256, (n, *shape), dtype=np.uint8)
+        want = x.astype(np.float32) * np.float32(2.0 / 255.0) + np.float32(-1.0)
+        out = poisoned((n, *shape), np.float32)
+        assert p.run(x, out=out) is out
+        np.testing.assert_array_equal(out, want)
+        np.testing.assert_array_equal(p.run(x, out="device").numpy(), want)
+    with pytest.raises(sp.InvalidArgument, match="finite"):
+        sp.normalize_u8(shape, shift=float("nan"))
+    with pytest.raises(sp.InvalidArgument, match="uint8"):  # a float input refused
+        p.run(np.zeros((2, *shape), np.float32))
+
+
 @pytest.mark.parametrize("depth", range(1, 9))
 def test_every_depth(ctx: sp.Context, rng: np.random.Generator, depth: int) -> None:
     p = ctx.pipeline([sp.sinmix(3), sp.sinmix(2)], np.float32, chunk_records=97, depth=depth)
