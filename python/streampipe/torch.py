@@ -289,13 +289,24 @@ class Loader:
                                                    **self._options)
         return self._pipeline
 
-    def _rest(self, rest: tuple[Any, ...]) -> tuple[Any, ...]:
-        """The rest of a batch (labels) on the loader's device, as tensors."""
+    def _rest(self, rest: tuple[Any, ...], lane: Any) -> tuple[Any, ...]:
+        """The rest of a batch (labels) on the loader's device, as tensors: on CUDA copied
+        from pinned memory on the batch's lane, so that no copy runs on the current stream.
+        A plain ``.to(device)`` of pageable memory there blocked this thread until the
+        stream had run the step queued before it, so the next step's kernels were queued
+        only once the GPU was idle (the GPU waited 20% of the time in bench/PERF.md's
+        loader rows)."""
         torch = self._torch
         out = []
         for r in rest:
             t = r if isinstance(r, torch.Tensor) else torch.as_tensor(r)
-            out.append(t.to(self.device) if self.device.type == "cuda" else t)
+            if lane is not None and t.device.type == "cpu":
+                t = t if t.is_pinned() else t.pin_memory()
+                with torch.cuda.stream(lane):  # ready when the current stream waits on it
+                    t = t.to(self.device, non_blocking=True)
+            elif self.device.type == "cuda":
+                t = t.to(self.device)
+            out.append(t)
         return tuple(out)
 
     def _hand_off_lanes(self) -> list[Any]:
@@ -331,7 +342,8 @@ class Loader:
             nonlocal submitted
             lane = lanes[submitted % len(lanes)] if cuda else None
             submitted += 1
-            pending.append((stream.submit(x, out="device", consumer_stream=lane), lane, rest))
+            future = stream.submit(x, out="device", consumer_stream=lane)
+            pending.append((future, lane, None if rest is None else self._rest(rest, lane)))
 
         def output(future: Any, lane: Any, rest: Optional[tuple[Any, ...]]) -> Any:
             if cuda:
@@ -339,10 +351,12 @@ class Loader:
                 current = torch.cuda.current_stream(self.device)
                 current.wait_stream(lane)  # now, not at the hand-off: see _hand_off_lanes
                 buf._also_ready_on(stream_handle(current))
+                for t in rest or ():  # made on the lane, used on the current stream
+                    t.record_stream(current)
             else:
                 buf = future.result()
             tensor = torch.from_dlpack(buf)  # on the current stream: ready there, no wait
-            return tensor if rest is None else (tensor, *self._rest(rest))
+            return tensor if rest is None else (tensor, *rest)
 
         stream = pipeline.stream(max_in_flight=self.max_in_flight)
         try:
