@@ -64,6 +64,9 @@ static void *flusher_main(void *arg)
             j->flusher.what = what;
             break;
         }
+        if (atomic_load(&j->cut.fired))
+            break; /* the (simulated) power is off: no sync point does anything any more,
+                      and pending would stay due, so the loop would only spin */
     }
     pthread_mutex_unlock(&j->lock);
     return NULL;
