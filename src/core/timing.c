@@ -28,19 +28,15 @@ static uint64_t sp_flight_run(const sp_pipeline *p)
 /* SP_TIMELINE_SAMPLED's windows: the first (the ramp, which no other chunk shows), one
  * centred in every stride, and the last (the drain). A window holds consecutive chunks so
  * that, within it, every compute operation is known and the copies there can be measured
- * against them (timeline_windows.c). The first is depth + 2 long: the ring fills over
- * depth chunks and every copy of the ramp needs its overlap partners in the window. The
- * middle and the last are shorter: each timed chunk costs the run about 1/n of what the
- * full timeline costs (bench/PERF.md, tenth session), and on simulated rings of depth 4-8
- * (test_sampled) these lengths keep hidden transfer and efficiency within 2 points where
- * windows of depth + 2 everywhere missed by up to 6 on a deep ring: a longer middle window
- * gains nothing once it holds a queue's steady state, and the drain's distinct part (the
- * last copies, after compute) is at the very end. One middle window per 128 chunks, not 64,
- * keeps the simulated rings within 2 points in 100 draws of 64 to 1000 chunks but one
- * (2.6 at 200) while a run of 128 chunks times 14 of them, not 19. Each window holds every queue of a stage
- * twice. A run of at most the four windows' chunks is timed whole. The windows are chosen by
- * chunk number alone, never by records: chunks may differ in size, and the figures weigh
- * each by its own records. */
+ * against them (timeline_windows.c). The first is depth + 2 long: the ring fills over depth
+ * chunks, and the ramp's copies need their overlap partners in the window. The middle and
+ * the last are shorter, and the middle ones sparse (5 chunks per 128), because each timed
+ * chunk costs the run about 1/n of what the full timeline costs (bench/PERF.md, tenth
+ * session): on simulated rings of depth 4-8 (test_sampled) these lengths keep hidden transfer
+ * and efficiency within 2 points, where windows of depth + 2 every 64 chunks missed by up to
+ * 6 on a deep ring. Each window holds every queue of a stage twice; a run of at most the four
+ * windows' chunks is timed whole. The windows are chosen by chunk number alone, never by
+ * records: chunks may differ in size, and the figures weigh each by its own records. */
 sp_sample_windows sp_timing_sample_windows(const sp_pipeline *p)
 {
     size_t queues = 1;
