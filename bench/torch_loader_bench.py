@@ -23,12 +23,13 @@ model step, the same GPU preprocessing (uint8 -> float32, x / 255 - 0.5):
 
 The step: an MLP (pixels -> hidden -> hidden -> 10, ReLU) trained with SGD and momentum on
 cross-entropy against fixed random labels, restarted from the same weights for every epoch,
-so the three loss curves must match. Every batch the model consumed is checked: a checksum of
+so the loss curves must match. Every batch the model consumed is checked: a checksum of
 it (torch.mv with a fixed random vector, summed in float64, on the device inside the loop)
 against that of the same batch copied plainly and normalized the same way, exact.
 
 Prints one JSON line per feed (samples/s per epoch and their median over --repeat epochs after
-a warm-up epoch, the compute stream's idle fraction, the loss curve's ends, checksums right),
+a warm-up epoch, the compute stream's idle fraction, the loss curve's ends, checksums right,
+and the rate of one more epoch of the feed alone, with no training step),
 then the ratios of streampipe to each baseline. The idle fraction is 1 - (time between each
 step's first and last kernel, summed) / (first step's start to last step's end), from CUDA
 events on the step's stream: the time the GPU's compute waited for data (or for the host to
@@ -318,6 +319,25 @@ def one_epoch(torch: Any, trainer: Trainer, epoch: Callable[[], Iterator[Any]],
     return wall, trainer.idle_fraction()
 
 
+def feed_only_epoch(torch: Any, trainer: Trainer, epoch: Callable[[], Iterator[Any]],
+                    n_batches: int) -> float:
+    """One epoch of the feed with no training step, each batch only checksummed as the step
+    does: what the feed can deliver. The data keeps up with the loop (issue 25's condition
+    for its < 5% waiting) where this is at least the resident feed's training rate."""
+    sync = torch.cuda.synchronize if trainer.cuda else (lambda: None)
+    sync()
+    trainer.start_epoch(n_batches)
+    t0 = time.perf_counter()
+    for x, _ in epoch():
+        trainer.sums[trainer.k] = torch.mv(x, trainer.weights).to(torch.float64).sum()
+        trainer.k += 1
+    sync()
+    wall = time.perf_counter() - t0
+    if trainer.k != n_batches:
+        raise RuntimeError(f"the feed gave {trainer.k} batches of {n_batches}")
+    return wall
+
+
 def bench_feeds(torch: Any, args: argparse.Namespace, data: np.ndarray, labels: np.ndarray,
                 trainer: Trainer, ref: np.ndarray) -> list[dict[str, Any]]:
     """A warm-up epoch of each feed (allocator, cuBLAS, workers), then --repeat rounds of one
@@ -344,6 +364,10 @@ def bench_feeds(torch: Any, args: argparse.Namespace, data: np.ndarray, labels: 
         for name, idle in idle_now.items():  # less the loop's own floor, this round's
             if "resident" in idle_now:
                 rows[name]["_waiting"].append(max(0.0, idle - idle_now["resident"]))
+    for name, epoch in epochs.items():  # what each feed delivers with no step to feed
+        wall = feed_only_epoch(torch, trainer, epoch, n_batches)
+        rows[name]["feed_only_samples_per_s"] = args.samples / wall
+        rows[name]["checksums_ok"] &= bool(np.array_equal(trainer.sums.cpu().numpy(), ref))
     for row in rows.values():
         idles, waiting = row.pop("_idle"), row.pop("_waiting")
         row["median_samples_per_s"] = statistics.median(row["samples_per_s"])
@@ -366,8 +390,8 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, device: Any) ->
                  workers=args.workers, loss_curves_max_diff=loss_diff)
         print(json.dumps(r))
     by = {r["feed"]: r for r in rows}
-    print(f"{'feed':18s} {'samples/s':>12s} {'gpu idle':>9s} {'for data':>9s} checksums  "
-          "loss first -> last")
+    print(f"{'feed':18s} {'samples/s':>12s} {'gpu idle':>9s} {'for data':>9s} "
+          f"{'feed alone':>11s} checksums  loss first -> last")
 
     def percent(x: Optional[float]) -> str:
         return "-" if x is None else f"{100 * x:.1f}%"
@@ -375,6 +399,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, device: Any) ->
     for r in rows:
         print(f"{r['feed']:18s} {r['median_samples_per_s']:12.0f} "
               f"{percent(r['gpu_idle_fraction']):>9s} {percent(r['gpu_waiting_for_data']):>9s} "
+              f"{r['feed_only_samples_per_s']:11.0f} "
               f"{'ok' if r['checksums_ok'] else 'WRONG':9s}  {r['loss_first']:.4f} -> "
               f"{r['loss_last']:.4f}")
     for ours in ("streampipe", "streampipe-builtin"):
@@ -384,6 +409,9 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, device: Any) ->
                 print(f"{ours} / {base}: {ratio:.3f}x")
                 print(json.dumps({"bench": "torch_loader", "ratio": f"{ours}/{base}",
                                   "value": ratio}))
+    if "resident" in by:
+        print(f"the data keeps up with the loop where a feed alone delivers the resident "
+              f"feed's training rate, {by['resident']['median_samples_per_s']:.0f} samples/s")
     print(f"loss curves agree within {loss_diff:.3g}; "
           f"{'every batch verified' if ok else 'VERIFICATION FAILED'}")
     return ok
