@@ -20,32 +20,31 @@ void sp_normalize_u8_reference(const unsigned char *in, float *out, size_t n, fl
     }
 }
 
-/* The chunk's values (records x elements), or 0 with the chunk failed. */
-static size_t values_of(const sp_chunk *chunk, const sp_normalize_u8_params *params)
+/* The chunk's values (records x elements) in *n, 0 for a chunk of no records: SP_OK, or
+ * the chunk failed saying why. */
+static sp_status values_of(const sp_chunk *chunk, const sp_normalize_u8_params *params,
+                           size_t *n)
 {
-    size_t n;
-    if (params->elements == 0) {
-        sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "normalize_u8: elements is 0");
-        return 0;
-    }
-    if (__builtin_mul_overflow(chunk->records, params->elements, &n)) {
-        sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "normalize_u8: %zu records of %zu "
-                      "values overflow", chunk->records, params->elements);
-        return 0;
-    }
-    return n;
+    *n = 0;
+    if (!chunk || !params)
+        return SP_ERR_INVALID_ARGUMENT;
+    if (chunk->records == 0)
+        return SP_OK;
+    if (params->elements == 0)
+        return sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "normalize_u8: elements is 0");
+    if (__builtin_mul_overflow(chunk->records, params->elements, n))
+        return sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "normalize_u8: %zu records of %zu "
+                             "values overflow", chunk->records, params->elements);
+    return SP_OK;
 }
 
 static sp_status normalize_host(const sp_chunk *chunk, void *user)
 {
     const sp_normalize_u8_params *params = user;
-    if (!chunk || !params)
-        return SP_ERR_INVALID_ARGUMENT;
-    if (chunk->records == 0)
-        return SP_OK;
-    size_t n = values_of(chunk, params);
-    if (n == 0)
-        return SP_ERR_INVALID_ARGUMENT;
+    size_t n;
+    sp_status st = values_of(chunk, params, &n);
+    if (st != SP_OK || n == 0)
+        return st;
     if (!chunk->in || !chunk->out)
         return sp_chunk_fail(chunk, SP_ERR_INVALID_ARGUMENT, "normalize_u8: NULL buffer");
     sp_normalize_u8_reference(chunk->in, chunk->out, n, params->scale, params->shift);
@@ -56,13 +55,11 @@ static sp_status normalize_host(const sp_chunk *chunk, void *user)
 static sp_status normalize_cuda(const sp_chunk *chunk, void *user)
 {
     const sp_normalize_u8_params *params = user;
-    if (!chunk || !params)
-        return SP_ERR_INVALID_ARGUMENT;
-    if (chunk->records == 0)
-        return SP_OK;
-    size_t n = values_of(chunk, params);
-    return n ? sp_normalize_u8_cuda_enqueue(chunk, n, params->scale, params->shift)
-             : SP_ERR_INVALID_ARGUMENT;
+    size_t n;
+    sp_status st = values_of(chunk, params, &n);
+    if (st != SP_OK || n == 0)
+        return st;
+    return sp_normalize_u8_cuda_enqueue(chunk, n, params->scale, params->shift);
 }
 #endif
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contexts.h"
 #include "harness.h"
 #include "streampipe.h"
 #include "streampipe_ops.h"
@@ -141,14 +142,9 @@ static void zero_elements_refused(sp_context *ctx)
 static int pipeline_on(sp_backend_kind kind)
 {
     sp_context *ctx = NULL;
-    sp_status st = sp_context_create(kind, 0, &ctx);
-    if (kind == SP_BACKEND_CUDA && st == SP_ERR_UNSUPPORTED) {
-        harness_skip_reason("no CUDA backend here: %s", sp_context_last_error(ctx));
-        sp_context_destroy(ctx);
-        return TEST_SKIP;
-    }
-    if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx)))
-        return TEST_FAIL;
+    int opened = rig_open_or_skip(kind, &ctx);
+    if (opened != TEST_OK)
+        return opened;
     test_rng rng;
     rng_init(&rng, harness_seed() ^ 0x6e75);
     pipeline_matches_reference(ctx, 0, &rng);

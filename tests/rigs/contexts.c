@@ -24,3 +24,21 @@ sp_context *rig_open_delayed(sp_backend_kind kind, uint64_t seed)
     CHECK_STATUS(sp_context_create_fault(kind, 0, &cfg, &ctx), SP_OK, sp_context_last_error(ctx));
     return ctx;
 }
+
+int rig_open_or_skip(sp_backend_kind kind, sp_context **ctx)
+{
+    *ctx = NULL;
+    sp_status st = sp_context_create(kind, 0, ctx);
+    if (kind == SP_BACKEND_CUDA && st == SP_ERR_UNSUPPORTED) {
+        harness_skip_reason("no CUDA backend here: %s", sp_context_last_error(*ctx));
+        sp_context_destroy(*ctx);
+        *ctx = NULL;
+        return TEST_SKIP;
+    }
+    if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(*ctx))) {
+        sp_context_destroy(*ctx);
+        *ctx = NULL;
+        return TEST_FAIL;
+    }
+    return TEST_OK;
+}
