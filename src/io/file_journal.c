@@ -2,6 +2,7 @@
  * loaded and checked on resume, appended to at sync points, removed by commit. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,6 +435,17 @@ sp_status sp_file_journal_create(sp_file_io *f, const char *temp_path)
 
 static int sync_point(sp_file_io *f, const char **what);
 
+int sp_file_journal_due(const sp_file_journal *j, double *at)
+{
+    *at = INFINITY;
+    if (j->pending >= j->sync_bytes)
+        return 1;
+    if (j->pending == 0 || j->sync_s > 1e15) /* nothing to time, or by bytes alone */
+        return 0;
+    *at = j->last_sync_s + j->sync_s;
+    return now_s() >= *at;
+}
+
 int sp_file_journal_note(sp_file_io *f, size_t first, size_t records, size_t bytes,
                          const char **what)
 {
@@ -442,8 +454,8 @@ int sp_file_journal_note(sp_file_io *f, size_t first, size_t records, size_t byt
     int added = sp_range_set_add(&j->done, first, first + records);
     int first_since_sync = j->pending == 0; /* the flusher starts timing sync_ms */
     j->pending += bytes;
-    int due = j->pending >= j->sync_bytes ||
-              (j->pending > 0 && now_s() - j->last_sync_s >= j->sync_s);
+    double at;
+    int due = sp_file_journal_due(j, &at);
     int failed = sp_journal_flusher_failed(&j->flusher, what);
     int flusher_takes = !failed && sp_journal_flusher_kick(f, due || first_since_sync);
     pthread_mutex_unlock(&j->lock);

@@ -80,6 +80,11 @@ sp_status sp_file_journal_create(sp_file_io *f, const char *temp_path);
 sp_status sp_file_journal_merge(sp_file_io *f, const char *path);
 /* The loaded journal's temporary output is gone: start afresh (its records are dropped). */
 void sp_file_journal_forget(sp_file_journal *j);
+/* With j->lock held: 1 when a sync point is due (journal_sync_bytes written since the last,
+ * or journal_sync_ms passed with something written); else 0 with *at the CLOCK_MONOTONIC
+ * second it falls due (INFINITY: only more bytes will make it). The one rule of when, for
+ * the writers' notes and the flusher alike. */
+int sp_file_journal_due(const sp_file_journal *j, double *at);
 /* From the sink, after records [first, first + records) of the input (bytes of output) were
  * written: noted, and the flusher woken when a sync point is due (the writer takes it only
  * when the flusher is stopped). 0, or an errno with *what: this note's, or a failed sync

@@ -1,21 +1,14 @@
 /* The journal's sync points on their own thread (journal_flusher.h). */
-#include <errno.h>
+#include <math.h>
 #include <time.h>
 
 #include "io/file_journal.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void sp_journal_flusher_init(sp_journal_flusher *fl)
 {
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* now_s's clock, as last_sync_s */
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* sp_file_journal_due's clock */
     pthread_cond_init(&fl->wake, &attr);
     pthread_condattr_destroy(&attr);
     fl->state = SP_FLUSHER_IDLE;
@@ -26,27 +19,24 @@ void sp_journal_flusher_destroy(sp_journal_flusher *fl)
     pthread_cond_destroy(&fl->wake);
 }
 
-/* With j->lock held: wait until a sync point is due (bytes, or time since the last one with
- * something written) or stop. 1 when one is due. */
+/* With j->lock held: wait until a sync point is due (sp_file_journal_due) or stop. 1 when
+ * one is due. */
 static int wait_until_due(sp_file_journal *j)
 {
     sp_journal_flusher *fl = &j->flusher;
-    for (;;) {
-        if (fl->stop)
-            return 0;
-        if (j->pending >= j->sync_bytes)
+    double at;
+    while (!fl->stop) {
+        if (sp_file_journal_due(j, &at))
             return 1;
-        double at = j->last_sync_s + j->sync_s;
-        if (j->pending == 0 || at > 1e15) { /* nothing to time, or by bytes alone */
+        if (isinf(at)) {
             pthread_cond_wait(&fl->wake, &j->lock);
             continue;
         }
-        if (now_s() >= at)
-            return 1;
         struct timespec ts = {.tv_sec = (time_t)at};
         ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
         pthread_cond_timedwait(&fl->wake, &j->lock, &ts);
     }
+    return 0;
 }
 
 static void *flusher_main(void *arg)
