@@ -29,15 +29,8 @@ static sp_status copy_timeline(sp_timeline *copy, const sp_timeline *t)
 /* Every chunk of a full timeline has its GPU spans (h2d, the stages, d2h). */
 static int timed_whole(const sp_pipeline *p, const sp_timeline *t)
 {
-    if (!t->complete || t->chunks == 0 || t->engines <= SP_TL_GPU(0) ||
-        sp_timing_windows(p).first != 0)
-        return 0;
-    for (size_t c = 0; c < t->chunks; c++) {
-        sp_span s = t->spans[SP_TL_GPU(0) * t->chunks + c];
-        if (s.end < s.start)
-            return 0;
-    }
-    return 1;
+    return t->complete && t->chunks > 0 && t->engines > SP_TL_GPU(0) &&
+           sp_timing_windows(p).first == 0 && sp_timeline_timed_chunks(t) == t->chunks;
 }
 
 sp_status sp_pipeline_sampled_figures(sp_pipeline *p, sp_report *report)

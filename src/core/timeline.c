@@ -135,7 +135,7 @@ static double engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
     return work > 0.0 ? r->busy_s / work : 1.0;
 }
 
-static size_t timed_chunks(const sp_timeline *t)
+size_t sp_timeline_timed_chunks(const sp_timeline *t)
 {
     if (t->engines <= SP_TL_GPU(0))
         return t->chunks; /* no h2d row (sp_timeline_edges): every chunk stands for itself */
@@ -192,5 +192,5 @@ void sp_timeline_figures(const sp_timeline *t, sp_report *report)
     report->model_s = t->chunks ? (double)(t->chunks - 1) * per_chunk_max + per_chunk_sum : 0.0;
     report->efficiency = report->makespan_s > 0.0 ? report->bound_s / report->makespan_s : 0.0;
     report->hidden_transfer = sp_timeline_hidden_transfer(t);
-    report->timed_chunks = timed_chunks(t);
+    report->timed_chunks = sp_timeline_timed_chunks(t);
 }

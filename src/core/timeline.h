@@ -76,5 +76,7 @@ size_t sp_spans_merge(sp_span *spans, size_t n);
 void sp_timeline_edges(const sp_timeline *t, size_t *first_end, size_t *last_start);
 /* Fraction of copy time (h2d, d2h) under compute (timeline_windows.c). */
 double sp_timeline_hidden_transfer(const sp_timeline *t);
+/* Chunks with their GPU spans (told by the h2d row; all of them in a timeline without one). */
+size_t sp_timeline_timed_chunks(const sp_timeline *t);
 
 #endif
