@@ -157,6 +157,15 @@ class _IoAdapters:
             return False
 
 
+def _file_path(path: Any, label: str) -> str:
+    """run_file's `label` as a str path, or InvalidArgument."""
+    try:
+        return os.fsdecode(os.fspath(path))
+    except TypeError:
+        raise InvalidArgument(f"run_file: {label} must be a path (str or os.PathLike), "
+                              f"not {type(path).__name__}") from None
+
+
 class Pipeline:
     """A chain of stages with every buffer it needs, made by :meth:`Context.pipeline`.
 
@@ -683,13 +692,7 @@ class Pipeline:
         if out is not None:
             return self._run_file_into(input, out, report, formats[input_format],
                                        wheres[decompress])
-        paths = []
-        for label, path in (("input", input), ("output", output)):
-            try:
-                paths.append(os.fsdecode(os.fspath(path)))
-            except TypeError:
-                raise InvalidArgument(f"run_file: {label} must be a path (str or os.PathLike), "
-                                      f"not {type(path).__name__}") from None
+        paths = [_file_path(input, "input"), _file_path(output, "output")]
         with self._idle():
             if report:
                 self._report_runs += 1
@@ -712,11 +715,7 @@ class Pipeline:
         records (nothing runs when it is refused), then the run."""
         if self.devices is not None:
             raise Unsupported("run_file into memory (out=) is for one pipeline, not a group")
-        try:
-            path = os.fsdecode(os.fspath(input))
-        except TypeError:
-            raise InvalidArgument(f"run_file: input must be a path (str or os.PathLike), "
-                                  f"not {type(input).__name__}") from None
+        path = _file_path(input, "input")
         made: list[Any] = []
 
         def make_out(n: int) -> int:

@@ -61,11 +61,6 @@ static void full_timeline_figures(fig_out *o, const bench_results *r)
             100.0 * (s->hidden_transfer - f->hidden_transfer));
     fig_num(o, "efficiency_vs_full", "efficiency", "%+.2f points (with a report vs full)",
             100.0 * (s->efficiency - f->efficiency));
-    /* the full timeline's own cost lengthens its makespan and so lowers its efficiency: over
-       the same makespan (the untimed runs') the two differ only by their bounds */
-    fig_num(o, "efficiency_vs_full_same_makespan", "efficiency, same makespan",
-            "%+.2f points (the bounds over the untimed makespan)",
-            bare > 0.0 ? 100.0 * (s->bound_s - f->bound_s) / bare : 0.0);
     /* the estimator alone: each full run's figures against its own sampled windows'
        (sp_pipeline_sampled_figures), where two runs also differ by their own noise */
     double hidden[BENCH_MAX_REPEAT], efficiency[BENCH_MAX_REPEAT];
