@@ -14,9 +14,11 @@ CUDA tensors, ready on the current stream (issue 25).
 Each host batch is submitted to a stream of the pipeline with ``out="device"`` and a CUDA
 stream of the loader's own as the consumer (``sp_stream_submit_to``): the library copies it in
 (through its pinned staging), runs the stages on the device, and makes that stream wait for the
-output on the device; when the batch is yielded, torch's current stream waits for that one
-(``wait_stream``), with no host wait; the batches behind it are already being copied and
-preprocessed while the step runs. The tensor is ``torch.from_dlpack`` of the output's
+output on the device; when the batch is yielded, torch's current stream waits for it there
+(an event on that stream), with no host wait; the batches behind it are already being copied
+and preprocessed while the step runs. The submits and the outputs' hand-over run on a thread
+of the loader's own (streampipe._torch_feed says why), so the training thread's host time
+goes to the training; an array source's labels are on the device for the whole epoch. The tensor is ``torch.from_dlpack`` of the output's
 :class:`streampipe.DeviceBuffer`, no copy; its memory goes back to the pipeline's pool once
 the tensor (and everything made from it by view) is gone, after an event on the stream it
 was used on (python/README.md states the rule). Use it on the current stream of the
@@ -31,16 +33,19 @@ This module imports torch only when a Loader is made: without torch it imports, 
 
 from __future__ import annotations
 
-import collections
 import os
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
+from ._torch_feed import READY_AHEAD, Feeder
 from .device import stream_handle
 from .errors import InvalidArgument, Unsupported
 
 __all__ = ["Loader", "local_rank"]
+
+# An array source's labels up to this size live on the device for the epoch (_rest_on_device).
+REST_ON_DEVICE_MAX_BYTES = 64 << 20
 
 _RANK_VARIABLES = ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK")
 
@@ -267,13 +272,15 @@ class Loader:
             arrays = self.source if isinstance(self.source, tuple) else (self.source,)
             n = int(arrays[0].shape[0])
             assert self.batch_size is not None
+            whole = self._rest_on_device(arrays[1:]) if isinstance(self.source, tuple) else None
             for start in range(0, n, self.batch_size):
                 stop = min(n, start + self.batch_size)
                 if self.drop_last and stop - start < self.batch_size:
                     break
-                parts = [a[start:stop] for a in arrays]
-                rest = tuple(parts[1:]) if isinstance(self.source, tuple) else None
-                yield _host(parts[0], torch, "the source"), rest
+                rest = None
+                if isinstance(self.source, tuple):
+                    rest = tuple(a[start:stop] for a in (whole or arrays[1:]))
+                yield _host(arrays[0][start:stop], torch, "the source"), rest
             return
         for i, batch in enumerate(self.source):
             if isinstance(batch, (tuple, list)):
@@ -282,6 +289,21 @@ class Loader:
                 yield _host(batch[0], torch, f"batch {i}[0]"), tuple(batch[1:])
             else:
                 yield _host(batch, torch, f"batch {i}"), None
+
+    def _rest_on_device(self, rest: Sequence[Any]) -> Optional[list[Any]]:
+        """An array source's other arrays (labels) copied to the device whole, once per epoch
+        (so a change to them between epochs is seen), when they are small: each batch's are
+        then views, with no copy and no host work of their own (each batch's own pinned copy
+        took 0.2 ms of the training thread on the H200). None on HOST or when they are large."""
+        torch = self._torch
+        if self.device.type != "cuda":
+            return None
+        tensors = [r if isinstance(r, torch.Tensor) else torch.as_tensor(r) for r in rest]
+        if sum(t.numel() * t.element_size() for t in tensors) > REST_ON_DEVICE_MAX_BYTES:
+            return None
+        return [t if t.device == self.device else
+                (t if t.is_pinned() else t.pin_memory()).to(self.device, non_blocking=True)
+                for t in tensors]  # on the current stream, which the steps run on after it
 
     def _pipeline_for(self, x: np.ndarray) -> Any:
         if self._pipeline is None:
@@ -310,19 +332,21 @@ class Loader:
         return tuple(out)
 
     def _hand_off_lanes(self) -> list[Any]:
-        """CUDA streams of the loader's own, one per batch that can be in flight (and one for
-        the batch being consumed), that the library's hand-off makes wait for each batch.
+        """CUDA streams of the loader's own, one per batch that can be in flight, waiting in
+        the feeder's hand-over queue or being consumed, that the library's hand-off makes wait
+        for each batch.
 
         Why not torch's current stream itself: the library makes its consumer stream wait as
         soon as a batch is enqueued, max_in_flight batches ahead of the step, and every kernel
         queued on that stream after such a wait would then wait for that later batch too,
         turning the loader's lead into the step's latency. A lane holds the wait for its
         batch alone (a lane is used again only for a batch submitted after its last one was
-        taken), and the current stream waits for the lane only when the batch is yielded."""
+        taken), and the current stream waits for it (an event recorded on the lane after the
+        batch's hand-off) only when the batch is yielded."""
         if self._lanes is None:
             torch = self._torch
             self._lanes = [torch.cuda.Stream(device=self.device)
-                           for _ in range(self.max_in_flight + 1)]
+                           for _ in range(self.max_in_flight + READY_AHEAD + 2)]
         return self._lanes
 
     def __iter__(self) -> Iterator[Any]:
@@ -333,43 +357,49 @@ class Loader:
             return
         pipeline = self._pipeline_for(first[0])
         cuda = self.context.backend == "cuda"
-        pending: collections.deque[tuple[Any, Any, Optional[tuple[Any, ...]]]] = \
-            collections.deque()
         lanes = self._hand_off_lanes() if cuda else []
         submitted = 0
 
-        def submit(stream: Any, x: np.ndarray, rest: Optional[tuple[Any, ...]]) -> None:
+        def submit(batch: tuple[np.ndarray, Optional[tuple[Any, ...]]]) -> Any:
             nonlocal submitted
+            x, rest = batch
             lane = lanes[submitted % len(lanes)] if cuda else None
             submitted += 1
             future = stream.submit(x, out="device", consumer_stream=lane)
-            pending.append((future, lane, None if rest is None else self._rest(rest, lane)))
+            return future, lane, None if rest is None else self._rest(rest, lane)
 
-        def output(future: Any, lane: Any, rest: Optional[tuple[Any, ...]]) -> Any:
-            if cuda:
-                buf = future.handed_off.result()  # its lane waits for it on the device
-                current = torch.cuda.current_stream(self.device)
-                current.wait_stream(lane)  # now, not at the hand-off: see _hand_off_lanes
-                buf._also_ready_on(stream_handle(current))
-                for t in rest or ():  # made on the lane, used on the current stream
-                    t.record_stream(current)
-            else:
-                buf = future.result()
-            tensor = torch.from_dlpack(buf)  # on the current stream: ready there, no wait
-            return tensor if rest is None else (tensor, *rest)
+        def take_output(item: Any) -> Any:  # on the feeder's thread
+            future, lane, rest = item
+            if not cuda:
+                return torch.from_dlpack(future.result()), None, None, rest
+            buf = future.handed_off.result()  # its lane waits for it on the device
+            with torch.cuda.stream(lane):  # exported ready on the lane: no host wait
+                tensor = torch.from_dlpack(buf)
+            ready = torch.cuda.Event()  # after the lane's wait for the batch and its labels
+            ready.record(lane)
+            return tensor, buf, ready, rest
 
         stream = pipeline.stream(max_in_flight=self.max_in_flight)
+        feeder = Feeder(first, batches, self.max_in_flight, submit, take_output,
+                        lambda item: item[0].cancel())
         try:
-            submit(stream, *first)
-            for x, rest in batches:
-                while len(pending) >= self.max_in_flight:
-                    yield output(*pending.popleft())
-                submit(stream, x, rest)
-            while pending:
-                yield output(*pending.popleft())
+            while (item := feeder.take()) is not None:
+                yield self._yielded(*item)
         finally:
-            for future, _, _ in pending:  # the loop stopped early: what it did not take
-                future.cancel()
-            pending.clear()
+            feeder.stop()
             stream.close()
 
+    def _yielded(self, tensor: Any, buf: Any, ready: Any,
+                 rest: Optional[tuple[Any, ...]]) -> Any:
+        """A batch as the loop gets it: on CUDA, torch's current stream made to wait for the
+        batch's `ready` event (recorded on its lane) now, not at the hand-off (see
+        _hand_off_lanes), and told to the buffer's pool."""
+        if ready is not None:
+            torch = self._torch
+            current = torch.cuda.current_stream(self.device)
+            current.wait_event(ready)
+            buf._also_ready_on(stream_handle(current))
+            for t in rest or ():  # made on the lane, used on the current stream
+                if t.device.type == "cuda":
+                    t.record_stream(current)
+        return tensor if rest is None else (tensor, *rest)
