@@ -277,7 +277,7 @@ typedef enum sp_graph_mode {
                                         depth + 2 when more: the ring's ramp); each window
                                         twice a stage's streams when more */
 #define SP_TIMELINE_SAMPLE_TAIL 3    /* chunks in the last window (the drain) */
-#define SP_TIMELINE_SAMPLE_STRIDE 128 /* chunks from one middle window to the next */
+#define SP_TIMELINE_SAMPLE_STRIDE 64 /* chunks from one middle window to the next */
 
 typedef enum sp_timeline_mode {
     SP_TIMELINE_SAMPLED = 0, /* 0.7, the default: timing events only in a few windows of

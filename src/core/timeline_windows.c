@@ -85,34 +85,51 @@ static void window_region(const sp_timeline *t, size_t a, size_t b, double *lo, 
         *hi = end_min;
 }
 
-/* The window's copies of one direction (kind) clipped to its region, measured against the
- * compute spans. */
+/* The window's copies of one direction (kind) inside its region, measured against the
+ * compute spans. The first and last windows' are cut to the region: what lies inside is
+ * known exactly, and the rest is estimated apart. A middle window gives a fraction for the
+ * rest of the run, and there only the copies that lie whole inside count, where the window
+ * holds any: a copy cut at the region's edge keeps the part that the region's own computes
+ * overlap and drops the rest, so cut copies read high. On the H200's transfer workload, where
+ * the d2h queue lags the ring by 3 chunks and a window's last compute overlaps its second
+ * d2h, one middle window of 5 read +2.9 points of hidden transfer in the median over its
+ * positions, and +0.0 from whole copies (bench/PERF.md, eleventh session). A window whose
+ * copies all straddle its region (a queue lagging by more than the window) has only the cut
+ * ones to go by. */
 static copy_sums window_copies(const sp_timeline *t, size_t a, size_t b, sp_engine_kind kind,
                                const sp_span *merged, size_t m)
 {
-    copy_sums w = {0.0, 0.0, 0.0, 0};
+    int middle = a > 0 && b + 1 < t->chunks;
+    copy_sums whole = {0.0, 0.0, 0.0, 0}, cut = whole;
     double lo, hi;
     window_region(t, a, b, &lo, &hi);
     for (size_t c = a; c <= b; c++)
-        w.records += sp_timeline_chunk_records(t, c);
+        whole.records += sp_timeline_chunk_records(t, c);
     for (size_t e = 0; e < t->engines; e++) {
         if (!t->active[e] || t->kind[e] != kind)
             continue;
         for (size_t c = a; c <= b; c++) {
             sp_span s = span_at(t, e, c);
-            if (s.end > s.start)
-                w.whole += s.end - s.start;
-            if (s.start < lo)
-                s.start = lo;
-            if (s.end > hi)
-                s.end = hi;
             if (s.end <= s.start)
                 continue;
-            w.copy += s.end - s.start;
-            w.hidden += sp_span_covered(s, merged, m);
+            whole.whole += s.end - s.start;
+            if (s.start >= lo && s.end <= hi) {
+                whole.copy += s.end - s.start;
+                whole.hidden += sp_span_covered(s, merged, m);
+            }
+            s.start = fmax(s.start, lo);
+            s.end = fmin(s.end, hi);
+            if (s.end > s.start) {
+                cut.copy += s.end - s.start;
+                cut.hidden += sp_span_covered(s, merged, m);
+            }
         }
     }
-    return w;
+    if (!middle || whole.copy <= 0.0) {
+        whole.copy = cut.copy;
+        whole.hidden = cut.hidden;
+    }
+    return whole;
 }
 
 static size_t merge_compute(const sp_timeline *t, sp_span *out)

@@ -30,11 +30,14 @@ static uint64_t sp_flight_run(const sp_pipeline *p)
  * that, within it, every compute operation is known and the copies there can be measured
  * against them (timeline_windows.c). The first is depth + 2 long: the ring fills over depth
  * chunks, and the ramp's copies need their overlap partners in the window. The middle and
- * the last are shorter, and the middle ones sparse (5 chunks per 128), because each timed
+ * the last are shorter, and the middle ones sparse (5 chunks per 64), because each timed
  * chunk costs the run about 1/n of what the full timeline costs (bench/PERF.md, tenth
  * session): on simulated rings of depth 4-8 (test_sampled) these lengths keep hidden transfer
  * and efficiency within 2 points, where windows of depth + 2 every 64 chunks missed by up to
- * 6 on a deep ring. Each window holds every queue of a stage twice; a run of at most the four
+ * 6 on a deep ring. One per 64 rather than per 128: on the H200's transfer workload (128
+ * chunks) a single middle window's hidden transfer spread by 1.7-2.1 points (rms over its
+ * positions) and two windows' by 1.0 (bench/PERF.md, eleventh session). Each window holds
+ * every queue of a stage twice; a run of at most the four
  * windows' chunks is timed whole. The windows are chosen by chunk number alone, never by
  * records: chunks may differ in size, and the figures weigh each by its own records. */
 sp_sample_windows sp_timing_sample_windows(const sp_pipeline *p)

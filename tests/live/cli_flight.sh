@@ -18,7 +18,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 chunk=65536
 # 64 MiB of float32, 256 chunks: several seconds on two host cores
 head -c $((64 << 20)) /dev/urandom >"$dir/in.f32"
-fail_chunk=210
+fail_chunk=240
 STREAMPIPE_TEST_FAIL_AT_RECORD=$((fail_chunk * chunk + 17)) "$cli" run --backend host \
     --input "$dir/in.f32" --output "$dir/out.f32" --stages sinmix:iters=20 --chunk $chunk \
     --no-journal --flight-recorder 2 --flight-recorder-file "$dir/fail.json" \
@@ -43,9 +43,9 @@ assert d["otherData"]["flight_recorder_s"] == 2 and d["otherData"]["spans"] == l
 gpu = [e for e in spans if names[e["tid"]] in ("h2d", "sinmix", "d2h")]
 assert gpu, "no GPU engine spans (the sampled windows')"
 last = max(e["args"]["chunk"] for e in gpu)
-# 256 chunks, depth 5: the first window of 7 chunks, the middle ones of 5 at 68 and 196 (a
-# stride of 128, each in its middle: src/core/timing.c), so the last before the failure is
-# 196..200;
+# 256 chunks, depth 5: the first window of 7 chunks, the middle ones of 5 at 36, 100, 164
+# and 228 (a stride of 64, each in its middle: src/core/timing.c), so the last before the
+# failure is 228..232;
 # nothing at or after the failing chunk finished
 assert fail_chunk - 20 <= last < fail_chunk, f"last GPU chunk {last}, failure at {fail_chunk}"
 host_last = max(e["args"]["chunk"] for e in spans if names[e["tid"]] == "stage-in")
