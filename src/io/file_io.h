@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "io/compressed.h"
+#include "io/compressed_sink.h"
 #include "core/block_source.h"
 #include "streampipe_io.h"
 
@@ -27,6 +28,9 @@ struct sp_file_io {
     int input_format;        /* what the input is: SP_INPUT_FORMAT_RAW, _LZ4 or _ZSTD */
     sp_compressed *compressed; /* a compressed input's index and decoders; NULL for RAW */
     int decompress_where;    /* config.decompress (sp_decompress_where) */
+    int output_format;       /* config.output_format: SP_INPUT_FORMAT_RAW, _LZ4 or _ZSTD */
+    sp_compressed_sink *sink; /* a compressed output's compressor; NULL for RAW */
+    int stream_input;        /* config.input_is_fd: read in order until it ends, no size */
     sp_block_source blocks;  /* the compressed input's blocks for the ring (file_blocks.c) */
     int opened;              /* the open succeeded */
     int in_place;            /* written where it is (a device, a FIFO, a descriptor) */
@@ -42,6 +46,9 @@ struct sp_file_io {
     /* the run's: written by file_io_rw.c on the staging threads */
     atomic_size_t written;   /* records written since the range was set */
     atomic_int io_failed;    /* a read or write failed since then */
+    uint64_t stream_at;      /* a stream input's bytes read (the run's thread alone reads) */
+    atomic_size_t stream_read; /* ... its records read, and whether it has ended */
+    atomic_int stream_ended;
     pthread_mutex_t lock;    /* the first I/O error's text */
     char error[1024];
 };

@@ -4,6 +4,7 @@
  * file_source_compressed.c, with the same offsets in its decompressed stream. The first failure's text is kept for the handle's
  * last error; the run's own error names the records. */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,7 +35,8 @@ static int span(const sp_file_io *f, size_t first, size_t records, size_t rec, o
 {
     size_t record, end, offset;
     if (__builtin_add_overflow(first, f->first, &record) ||
-        __builtin_add_overflow(record, records, &end) || end > f->first + f->count ||
+        __builtin_add_overflow(record, records, &end) ||
+        (!f->stream_input && end > f->first + f->count) || /* a stream has no end known */
         __builtin_mul_overflow(record, rec, &offset) ||
         __builtin_mul_overflow(records, rec, bytes) || offset > (size_t)INT64_MAX ||
         *bytes > (size_t)INT64_MAX - offset)
@@ -43,10 +45,49 @@ static int span(const sp_file_io *f, size_t first, size_t records, size_t rec, o
     return 1;
 }
 
+/* A stream input (a pipe: no offsets), on the run's thread in record order: whole records as
+ * they come (a short read ends at a record's edge, so no part record is carried between calls),
+ * 0 at its end; a part record at the end fails, naming the offset. */
+static sp_status read_stream(sp_file_io *f, char *dst, size_t want, size_t *records)
+{
+    size_t got = 0, rec = f->in_record_bytes;
+    while (got < want) {
+        ssize_t n = read(f->in_fd, dst + got, want - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) { /* a descriptor in non-blocking mode: wait for it */
+            struct pollfd p = {.fd = f->in_fd, .events = POLLIN};
+            (void)poll(&p, 1, -1);
+            continue;
+        }
+        if (n < 0)
+            return sp_file_io_fail_io(f, "reading '%s': %s", f->input, strerror(errno));
+        if (n == 0 && got % rec != 0)
+            return sp_file_io_fail_io(f, "reading '%s': it ended at byte %llu, %zu bytes into "
+                                      "record %llu: not a whole number of %zu-byte records",
+                                      f->input, (unsigned long long)(f->stream_at + got),
+                                      got % rec, (unsigned long long)(f->stream_at / rec +
+                                                                      got / rec), rec);
+        if (n == 0) {
+            atomic_store(&f->stream_ended, 1);
+            break;
+        }
+        got += (size_t)n;
+        if (got % rec == 0)
+            break; /* whole records: a short read, the rest asked for again */
+    }
+    f->stream_at += got;
+    *records = got / rec;
+    atomic_fetch_add(&f->stream_read, *records);
+    return SP_OK;
+}
+
 sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, size_t *records,
                           void *user)
 {
     sp_file_io *f = user;
+    if (f->stream_input)
+        return read_stream(f, dst, max_records * f->in_record_bytes, records);
     off_t at;
     size_t want, got = 0;
     if (!span(f, first_record, max_records, f->in_record_bytes, &at, &want))
@@ -101,6 +142,8 @@ sp_status sp_file_io_write(const void *src, size_t first_record, size_t records,
     if (!span(f, first_record, records, f->out_record_bytes, &at, &want))
         return sp_file_io_fail_io(f, "writing '%s': records %zu..+%zu are outside the range of %zu",
                          f->output, first_record, records, f->count);
+    if (f->sink) /* compressed here, appended in record order (file_sink_compressed.c) */
+        return sp_compressed_sink_write(f, src, first_record, records);
     if (f->journal && f->journal->cut.armed) {
         sp_status st = write_through_cut(f, src, want, at);
         put = want;
