@@ -62,6 +62,11 @@ static int g_decompress = SP_DECOMPRESS_AUTO;
 
 void run_files_set_decompress(int where) { g_decompress = where; }
 
+/* --output-format, likewise. */
+static int g_output_format = SP_INPUT_FORMAT_RAW;
+
+void run_files_set_output_format(int format) { g_output_format = format; }
+
 static int open_files(run_files *f, const char *input, const char *output,
                       size_t in_record_bytes, size_t out_record_bytes, int ranked,
                       const char *temp_output, int input_format,
@@ -74,6 +79,7 @@ static int open_files(run_files *f, const char *input, const char *output,
     f->output_path = output;
     f->ranked = ranked;
     f->to_stdout = strcmp(output, "-") == 0;
+    f->from_stdin = strcmp(input, "-") == 0;
     atomic_init(&f->written, 0);
     f->lock_made = pthread_mutex_init(&f->lock, NULL) == 0;
     f->progress = !ranked && isatty(STDERR_FILENO); /* R lines on one terminal: noise */
@@ -81,7 +87,10 @@ static int open_files(run_files *f, const char *input, const char *output,
     if (ranked && refuse_for_ranks(output) != CLI_EXIT_OK)
         return CLI_EXIT_FAILURE;
     sp_file_io_config config = SP_FILE_IO_CONFIG_INIT;
-    config.input = input;
+    config.input = f->from_stdin ? "standard input" : input;
+    config.input_is_fd = f->from_stdin;
+    config.input_fd = STDIN_FILENO;
+    config.output_format = g_output_format;
     config.output = output;
     config.in_record_bytes = in_record_bytes;
     config.out_record_bytes = out_record_bytes;
