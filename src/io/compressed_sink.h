@@ -16,6 +16,10 @@ typedef struct sp_compressed_sink sp_compressed_sink;
  * the frame header where the format has one; content_bytes: the results' size when known,
  * else UINT64_MAX. SP_OK, or a failure with the handle's error set. */
 sp_status sp_compressed_sink_open(struct sp_file_io *f, int format, uint64_t content_bytes);
+/* Where the pieces are compressed, for the note: parallel, on the staging threads (a
+ * positional sp_io), or on the run's thread in order (a sequential one: sp_pipeline_run_io
+ * calls a sequential sink there). */
+void sp_compressed_sink_where(sp_compressed_sink *s, int parallel);
 /* Compresses `records` results from the run's record `first` (bytes at src) on the calling
  * staging thread, then appends, in record order, every piece whose turn has come (this one and
  * those that came early, held until then). SP_OK, or SP_ERR_STAGE_FAILED with the first

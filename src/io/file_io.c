@@ -411,6 +411,8 @@ sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out)
                     .write = f->no_output ? NULL : sp_file_io_write, .write_user = f,
                     .n_records = f->count,
                     .positional = f->positional && !in_order && !f->stream_input};
+    if (f->sink)
+        sp_compressed_sink_where(f->sink, f->io.positional);
     if (f->compressed) /* the ring may take its blocks (file_blocks.c) */
         f->io.blocks = sp_file_blocks_init(f);
     return SP_OK;

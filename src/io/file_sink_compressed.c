@@ -95,11 +95,7 @@ sp_status sp_compressed_sink_open(sp_file_io *f, int format, uint64_t content_by
         return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the compressed output");
     pthread_mutex_init(&s->lock, NULL);
     s->format = s->fig.format = format;
-    snprintf(s->fig.note, sizeof s->fig.note, "compressed on the host's staging threads (%s), "
-             "%s", format == SP_INPUT_FORMAT_LZ4 ? "liblz4" : "libzstd",
-             format == SP_INPUT_FORMAT_LZ4 ? "one frame of independent 4 MiB blocks with "
-                                             "block checksums"
-                                           : "a frame per piece with its size and checksum");
+    sp_compressed_sink_where(s, 1);
     f->sink = s;
     if (format != SP_INPUT_FORMAT_LZ4)
         return SP_OK;
@@ -111,6 +107,16 @@ sp_status sp_compressed_sink_open(sp_file_io *f, int format, uint64_t content_by
     return err ? sp_file_io_fail(f, SP_ERR_BACKEND, "cannot write the output '%s': %s",
                                  f->output, strerror(err))
                : SP_OK;
+}
+
+void sp_compressed_sink_where(sp_compressed_sink *s, int parallel)
+{
+    snprintf(s->fig.note, sizeof s->fig.note, "compressed on the host's %s (%s), %s",
+             parallel ? "staging threads" : "run thread, in order (a sequential sp_io)",
+             s->format == SP_INPUT_FORMAT_LZ4 ? "liblz4" : "libzstd",
+             s->format == SP_INPUT_FORMAT_LZ4 ? "one frame of independent 4 MiB blocks with "
+                                                "block checksums"
+                                              : "a frame per piece with its size and checksum");
 }
 
 static void free_piece(held_piece *p)

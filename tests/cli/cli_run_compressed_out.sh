@@ -84,6 +84,7 @@ lz4 -q -d -c in.lz4 | run --input - --output - --output-format zstd --chunk 3001
     zstd -q -d -c >pipe.out
 cmp -s ref.out pipe.out && echo "ok: lz4 -dc | --input - --output - --output-format zstd | zstd -dc" ||
     bad "stdin to stdout, zstd: differs ($(tail -n 2 pipe.txt))"
+grep -q "run thread, in order" pipe.txt || bad "stdin to stdout: the report does not say it compressed in order"
 # a part record at stdin's end: exit 1 naming the byte, no output, no temporary output
 head -c 6000010 in.f32 | run --input - --output trunc.out --chunk 65536 >trunc.txt 2>&1
 rc=$?

@@ -191,10 +191,14 @@ static void show_progress(run_files *f)
         f->shown = now;
         size_t done = atomic_load(&f->written);
         double mib = (double)(done * f->in_record_bytes) / (1 << 20);
-        fprintf(stderr, "\rstreampipe run: %.0f of %.0f MiB (%.0f%%), %.2f GB/s    ", mib,
-                (double)(f->n_records * f->in_record_bytes) / (1 << 20),
-                f->n_records ? 100.0 * (double)done / (double)f->n_records : 100.0,
-                cli_gbps((double)(done * f->in_record_bytes), now - f->started));
+        if (f->from_stdin) /* no size known before it ends */
+            fprintf(stderr, "\rstreampipe run: %.0f MiB from stdin, %.2f GB/s    ", mib,
+                    cli_gbps((double)(done * f->in_record_bytes), now - f->started));
+        else
+            fprintf(stderr, "\rstreampipe run: %.0f of %.0f MiB (%.0f%%), %.2f GB/s    ", mib,
+                    (double)(f->n_records * f->in_record_bytes) / (1 << 20),
+                    f->n_records ? 100.0 * (double)done / (double)f->n_records : 100.0,
+                    cli_gbps((double)(done * f->in_record_bytes), now - f->started));
     }
     pthread_mutex_unlock(&f->lock);
 }
