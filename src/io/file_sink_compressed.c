@@ -211,11 +211,28 @@ sp_status sp_compressed_sink_reset(sp_file_io *f)
                     : SP_OK;
 }
 
+/* No results at all: one empty frame, so that zstd -d reads an empty file as empty (a file
+ * of no bytes it calls truncated). */
+static int empty_zstd_frame(sp_file_io *f, sp_compressed_sink *s)
+{
+    static const unsigned char nothing[1];
+    unsigned char frame[64];
+    sp_encoded enc;
+    char why[128];
+    if (sp_encode_piece(SP_INPUT_FORMAT_ZSTD, nothing, 0, frame, sizeof frame, &enc, why,
+                        sizeof why) != SP_OK)
+        return EINVAL;
+    s->fig.frames = 1;
+    return append(f, s, frame, enc.bytes);
+}
+
 sp_status sp_compressed_sink_finish(sp_file_io *f)
 {
     sp_compressed_sink *s = f->sink;
     static const unsigned char end_mark[4] = {0, 0, 0, 0};
-    int err = s->format == SP_INPUT_FORMAT_LZ4 ? append(f, s, end_mark, sizeof end_mark) : 0;
+    int err = s->format == SP_INPUT_FORMAT_LZ4 ? append(f, s, end_mark, sizeof end_mark)
+              : s->fig.frames == 0             ? empty_zstd_frame(f, s)
+                                               : 0;
     return err ? sp_file_io_fail(f, SP_ERR_BACKEND, "cannot write the output '%s': %s%s",
                                  f->output, strerror(err),
                                  err == ENOSPC ? " (no space left)" : "")

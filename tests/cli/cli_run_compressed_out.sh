@@ -3,8 +3,8 @@
 # back by the real lz4 -d and zstd -d, byte for byte the raw run's output, over fresh random
 # float32 records (part of them compress, part do not: stored LZ4 blocks), at several chunk
 # sizes (one past 4 MiB, so a piece spans several LZ4 blocks), a record count that is no
-# multiple of any, three staging threads (pieces finish out of order); the report's
-# 'compressed output' figures. Then stdin: `lz4 -dc F | streampipe run --input -` the file
+# multiple of any, an empty input, three staging threads (pieces finish out of order); the
+# report's 'compressed output' figures. Then stdin: `lz4 -dc F | streampipe run --input -` the file
 # run's bytes, to a file and to a pipe; a part record at stdin's end exits 1 naming the byte
 # and leaves no output; --resume with either refused (64); a full device says "no space".
 # Skips (77) without the lz4 and zstd commands or in a build without liblz4/libzstd.
@@ -60,6 +60,14 @@ back() {
 for chunk in 3001 65536 1200000; do
     back lz4 "$chunk"
     back zstd "$chunk"
+done
+# no records: a file each command reads as empty (not one of no bytes, which zstd calls cut)
+: >empty.f32
+for format in lz4 zstd; do
+    if ! run --input empty.f32 --output "empty.$format" --output-format "$format" >/dev/null 2>&1 ||
+        ! "$format" -q -d -c "empty.$format" >empty.back || [ -s empty.back ]; then
+        bad "an empty input's $format output is not an empty $format file"
+    fi
 done
 # the stored blocks: the noise half does not shrink under LZ4
 grep -q "stored  *[1-9]" c1200000.lz4.txt || bad "no LZ4 block was stored in c1200000.lz4"
