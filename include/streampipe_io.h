@@ -77,7 +77,10 @@
  *
  * Stream inputs (config.input_is_fd, 0.7): a descriptor read in order until its end (stdin, a
  * pipe: no size, no offsets), raw records only (input_format AUTO or RAW: the compressed
- * reader indexes a file's frames by their offsets, which a pipe does not have). The sp_io is
+ * reader indexes a file's frames by their offsets, which a pipe does not have). With AUTO the
+ * open reads its first four bytes (waiting for them) and refuses an LZ4 or Zstandard magic
+ * number (SP_ERR_UNSUPPORTED: decompress into the pipe), those bytes then read as records
+ * as usual; RAW reads them as records without looking. The sp_io is
  * then sequential with n_records 0 (until the source ends); a part record at the end fails
  * the run naming the byte offset, and nothing is committed. Not with a range, a journal or
  * temp_output; the output is not made at full size (its size is not known), and

@@ -49,6 +49,8 @@ struct sp_file_io {
     uint64_t stream_at;      /* a stream input's bytes read (the run's thread alone reads) */
     atomic_size_t stream_read; /* ... its records read, and whether it has ended */
     atomic_int stream_ended;
+    unsigned char stream_head[4]; /* its first bytes, read at open to tell a magic number */
+    size_t head_len, head_used;
     pthread_mutex_t lock;    /* the first I/O error's text */
     char error[1024];
 };

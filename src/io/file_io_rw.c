@@ -50,7 +50,10 @@ static int span(const sp_file_io *f, size_t first, size_t records, size_t rec, o
  * 0 at its end; a part record at the end fails, naming the offset. */
 static sp_status read_stream(sp_file_io *f, char *dst, size_t want, size_t *records)
 {
-    size_t got = 0, rec = f->in_record_bytes;
+    size_t got = f->head_len - f->head_used, rec = f->in_record_bytes;
+    got = got < want ? got : want; /* the bytes the open read to tell the magic number */
+    memcpy(dst, f->stream_head + f->head_used, got);
+    f->head_used += got;
     while (got < want) {
         ssize_t n = read(f->in_fd, dst + got, want - got);
         if (n < 0 && errno == EINTR)

@@ -99,6 +99,11 @@ rc=$?
 [ $rc -eq 1 ] || bad "a part record at stdin's end: exit $rc, not 1"
 grep -q "ended at byte 6000010" trunc.txt || bad "a part record: the message names no byte: $(cat trunc.txt)"
 ls -a | grep -q "trunc.out" && bad "a part record left an output: $(ls -a | grep trunc.out)"
+# compressed bytes on stdin are refused by their magic number, not read as records
+lz4 -q -c in.f32 | run --input - --output magic.out >magic.txt 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "begins with the LZ4 magic number" magic.txt && [ ! -e magic.out ] ||
+    bad "an LZ4 stream on stdin: exit $rc: $(cat magic.txt)"
 # --resume cannot be kept for either: refused before anything is written
 run --input in.f32 --output res.lz4 --output-format lz4 --resume >res.txt 2>&1
 rc=$?
