@@ -1,7 +1,6 @@
 /* Opening, committing and closing the file source and sink (include/streampipe_io.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,7 +10,6 @@
 #include <unistd.h>
 
 #include "core/sized.h"
-#include "io/block_index.h"
 #include "io/file_io.h"
 #include "io/file_journal.h"
 
@@ -30,51 +28,6 @@ sp_status sp_file_io_fail(sp_file_io *f, sp_status status, const char *fmt, ...)
 static sp_status os_fail(sp_file_io *f, const char *what, const char *path, int err)
 {
     return sp_file_io_fail(f, SP_ERR_BACKEND, "%s '%s': %s", what, path, strerror(err));
-}
-
-/* A stream's first four bytes (fewer if it ends first), kept for the first read: an LZ4 or
- * Zstandard magic there (AUTO) is refused rather than read as records. */
-static sp_status peek_stream(sp_file_io *f)
-{
-    while (f->head_len < sizeof f->stream_head) {
-        ssize_t n = read(f->in_fd, f->stream_head + f->head_len,
-                         sizeof f->stream_head - f->head_len);
-        if (n < 0 && errno == EAGAIN) { /* a descriptor in non-blocking mode: wait for it */
-            struct pollfd p = {.fd = f->in_fd, .events = POLLIN};
-            (void)poll(&p, 1, -1);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return os_fail(f, "cannot read the input", f->input, errno);
-        if (n == 0)
-            break;
-        f->head_len += (size_t)n;
-    }
-    const unsigned char *h = f->stream_head;
-    int skippable = f->head_len == 4 && (h[0] & 0xF0) == 0x50 && h[1] == 0x2A && h[2] == 0x4D &&
-                    h[3] == 0x18; /* a skippable frame: how pzstd's files begin */
-    int format = skippable ? SP_INPUT_FORMAT_ZSTD : sp_frame_format_of(h, f->head_len);
-    if (format == SP_INPUT_FORMAT_RAW)
-        return SP_OK;
-    return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the stream input '%s' begins with the %s "
-                           "magic number: a stream is read raw (decompress it into the pipe: "
-                           "%s; or give the file itself; input_format RAW reads it raw)",
-                           f->input, format == SP_INPUT_FORMAT_LZ4 ? "LZ4" : "Zstandard",
-                           format == SP_INPUT_FORMAT_LZ4 ? "lz4 -dc" : "zstd -dc");
-}
-
-/* A stream input (config.input_is_fd): a duplicate of the caller's descriptor, raw, its size
- * unknown until it ends. */
-static sp_status open_stream_input(sp_file_io *f, int given, struct stat *st)
-{
-    f->in_fd = fcntl(given, F_DUPFD_CLOEXEC, 3);
-    if (f->in_fd < 0 || fstat(f->in_fd, st) != 0)
-        return os_fail(f, "cannot read the input", f->input, errno);
-    f->input_format = SP_INPUT_FORMAT_RAW;
-    f->n_input = 0;
-    return f->format_asked == SP_INPUT_FORMAT_AUTO ? peek_stream(f) : SP_OK;
 }
 
 /* Non-blocking, so that a FIFO cannot hang the open; regular files of whole records only. */
@@ -381,7 +334,7 @@ static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
                                "sp_decompress_where", c.decompress);
     f->decompress_where = c.decompress;
     struct stat in;
-    st = f->stream_input ? open_stream_input(f, c.input_fd, &in) : open_input(f, &in);
+    st = f->stream_input ? sp_file_stream_open(f, c.input_fd, &in) : open_input(f, &in);
     if (st != SP_OK || (st = check_range(f, c.first_record,
                                                                  c.n_records)) != SP_OK)
         return st;

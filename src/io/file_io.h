@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "io/compressed.h"
 #include "io/compressed_sink.h"
@@ -72,6 +73,12 @@ sp_status sp_file_io_fail_io(sp_file_io *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* file_source_stream.c: a stream input (config.input_is_fd): the open's part (a duplicate of
+ * `given`, its first bytes checked for a magic number) and the sequential read of whole
+ * records, `want` bytes at most, 0 records at its end. SP_OK or a failure (the handle's error;
+ * a read's through sp_file_io_fail_io). */
+sp_status sp_file_stream_open(sp_file_io *f, int given, struct stat *st);
+sp_status sp_file_stream_read(sp_file_io *f, char *dst, size_t want, size_t *records);
 /* file_io_rw.c: the sp_io's functions (user = the handle). */
 sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, size_t *records,
                           void *user);

@@ -1,10 +1,11 @@
 /* The file source and sink's read and write (file_io.h): pread and pwrite loops that take
  * short counts and EINTR, called from the staging threads, several at once; write() in record
  * order for an output that has no offsets. A compressed input's reads go to
- * file_source_compressed.c, with the same offsets in its decompressed stream. The first failure's text is kept for the handle's
- * last error; the run's own error names the records. */
+ * file_source_compressed.c, with the same offsets in its decompressed stream, a stream
+ * input's to file_source_stream.c; a compressed output's writes to file_sink_compressed.c.
+ * The first failure's text is kept for the handle's last error; the run's own error names
+ * the records. */
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,52 +46,12 @@ static int span(const sp_file_io *f, size_t first, size_t records, size_t rec, o
     return 1;
 }
 
-/* A stream input (a pipe: no offsets), on the run's thread in record order: whole records as
- * they come (a short read ends at a record's edge, so no part record is carried between calls),
- * 0 at its end; a part record at the end fails, naming the offset. */
-static sp_status read_stream(sp_file_io *f, char *dst, size_t want, size_t *records)
-{
-    size_t got = f->head_len - f->head_used, rec = f->in_record_bytes;
-    got = got < want ? got : want; /* the bytes the open read to tell the magic number */
-    memcpy(dst, f->stream_head + f->head_used, got);
-    f->head_used += got;
-    while (got < want) {
-        ssize_t n = read(f->in_fd, dst + got, want - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN) { /* a descriptor in non-blocking mode: wait for it */
-            struct pollfd p = {.fd = f->in_fd, .events = POLLIN};
-            (void)poll(&p, 1, -1);
-            continue;
-        }
-        if (n < 0)
-            return sp_file_io_fail_io(f, "reading '%s': %s", f->input, strerror(errno));
-        if (n == 0 && got % rec != 0)
-            return sp_file_io_fail_io(f, "reading '%s': it ended at byte %llu, %zu bytes into "
-                                      "record %llu: not a whole number of %zu-byte records",
-                                      f->input, (unsigned long long)(f->stream_at + got),
-                                      got % rec, (unsigned long long)(f->stream_at / rec +
-                                                                      got / rec), rec);
-        if (n == 0) {
-            atomic_store(&f->stream_ended, 1);
-            break;
-        }
-        got += (size_t)n;
-        if (got % rec == 0)
-            break; /* whole records: a short read, the rest asked for again */
-    }
-    f->stream_at += got;
-    *records = got / rec;
-    atomic_fetch_add(&f->stream_read, *records);
-    return SP_OK;
-}
-
 sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, size_t *records,
                           void *user)
 {
     sp_file_io *f = user;
     if (f->stream_input)
-        return read_stream(f, dst, max_records * f->in_record_bytes, records);
+        return sp_file_stream_read(f, dst, max_records * f->in_record_bytes, records);
     off_t at;
     size_t want, got = 0;
     if (!span(f, first_record, max_records, f->in_record_bytes, &at, &want))
