@@ -287,6 +287,9 @@ static sp_status check_order_only(sp_file_io *f, const sp_file_io_config *c)
                                "sp_input_format's", c->output_format);
     f->output_format = c->output_format ? c->output_format : SP_INPUT_FORMAT_RAW;
     f->stream_input = c->input_is_fd;
+    if (f->no_output && f->output_format != SP_INPUT_FORMAT_RAW)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "output_format %d with no output: "
+                               "the results go to memory, raw", c->output_format);
     const char *what = f->stream_input ? "a stream input" : "a compressed output";
     if (!f->stream_input && f->output_format == SP_INPUT_FORMAT_RAW)
         return SP_OK;
@@ -335,8 +338,7 @@ static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
     f->decompress_where = c.decompress;
     struct stat in;
     st = f->stream_input ? sp_file_stream_open(f, c.input_fd, &in) : open_input(f, &in);
-    if (st != SP_OK || (st = check_range(f, c.first_record,
-                                                                 c.n_records)) != SP_OK)
+    if (st != SP_OK || (st = check_range(f, c.first_record, c.n_records)) != SP_OK)
         return st;
     if (f->no_output) {
         f->positional = 1; /* the source is read at the records' offsets, several at once */

@@ -134,6 +134,8 @@ static void refusals(const fixture *x)
     c = config_of(x, at("no.out"), SP_INPUT_FORMAT_ZSTD);
     c.first_record = 1;
     refused(x, c, SP_ERR_INVALID_ARGUMENT, "whole");
+    c = config_of(x, NULL, SP_INPUT_FORMAT_ZSTD);
+    refused(x, c, SP_ERR_INVALID_ARGUMENT, "no output");
     c = config_of(x, at("no.out"), 9);
     refused(x, c, SP_ERR_INVALID_ARGUMENT, "output_format 9");
     c = config_of(x, at("no.out"), 0);

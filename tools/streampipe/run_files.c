@@ -86,6 +86,13 @@ static int open_files(run_files *f, const char *input, const char *output,
     f->started = f->shown = cli_now_s();
     if (ranked && refuse_for_ranks(output) != CLI_EXIT_OK)
         return CLI_EXIT_FAILURE;
+    if (ranked && (f->from_stdin || g_output_format != SP_INPUT_FORMAT_RAW)) {
+        /* the ranks read and write their ranges at their offsets: neither has offsets */
+        fprintf(stderr, "streampipe: run: %s under mpirun: the ranks read and write their "
+                "ranges at their offsets; use a file --input and --output-format raw\n",
+                f->from_stdin ? "--input -" : "--output-format lz4|zstd");
+        return CLI_EXIT_USAGE;
+    }
     sp_file_io_config config = SP_FILE_IO_CONFIG_INIT;
     config.input = f->from_stdin ? "standard input" : input;
     config.input_is_fd = f->from_stdin;
