@@ -38,8 +38,8 @@
  *   size, block checksums (-BX) and content checksum, several frames concatenated. Blocks
  *   must be independent (the default): linked blocks (-BD) are refused, not decoded in
  *   order. Every block but a frame's last must hold the frame's block size (as lz4 writes
- *   them); without a declared content size the last block is decoded once at open to size
- *   it. Block checksums are checked on every read; content checksums (XXH32, src/io/xxh32.c,
+ *   them; a shorter one is refused, naming it); without a declared content size the last
+ *   block is decoded once at open to size it. Block checksums are checked on every read; content checksums (XXH32, src/io/xxh32.c,
  *   written from the specification) while the blocks are decoded, out of order, for frames
  *   a run's range covers whole (sp_file_io_input.content_checked counts them).
  * - Zstandard files of several frames (pzstd, zstd's seekable format, frames concatenated),
@@ -59,12 +59,12 @@
  * threads that write them (liblz4, libzstd; so on every backend, the device's results having
  * come back by the d2h as they always do), each piece of a chunk compressed on its own, in
  * parallel, then appended in record order, so the file is a standard one:
- * - LZ4: one frame (lz4 -d reads it), its content size declared when the input's size is
- *   known, independent blocks of at most 4 MiB, each with its XXH32 block checksum; a block
- *   that does not shrink is stored as it is. A piece's last block may be short, so blocks are
- *   not all of the frame's block size: this file source reads such a frame only where every
- *   block but the last is full (decompress it with lz4 -d first). No content checksum: it
- *   would need the pieces' bytes in order, which the parallel compression never holds.
+ * - LZ4: one frame per piece (frames concatenated, as the frame format allows; lz4 -d reads
+ *   them all and lz4 -t checks them), each with its content size, independent blocks of
+ *   4 MiB (the piece's last block may be shorter: it is its frame's last), each with its
+ *   XXH32 block checksum, and the XXH32 content checksum of the piece; a block that does not
+ *   shrink is stored as it is. This file source reads it back (in parallel, every content
+ *   checksum checked where the blocks are decoded on the staging threads).
  * - Zstandard: one frame per piece (a multi-frame file, as pzstd writes; zstd -d reads it),
  *   each with its content size and checksum; this file source reads it back in parallel.
  * The output's size is not known before the run, so the temporary output is not made at full
@@ -326,7 +326,8 @@ typedef struct sp_file_io_output {
     int format;                  /* sp_input_format: RAW, LZ4 or ZSTD */
     uint64_t file_bytes;         /* bytes written to the output (compressed, framing included) */
     uint64_t stream_bytes;       /* the results' bytes before compression */
-    uint64_t frames, blocks;     /* Zstandard frames; LZ4 frames (1) and blocks */
+    uint64_t frames, blocks;     /* frames (one per piece, either format; one empty frame for
+                                    no results); LZ4 blocks (Zstandard: its frames) */
     uint64_t blocks_stored;      /* LZ4 blocks kept uncompressed (they did not shrink) */
     double compress_s;           /* time in the compressors, summed over the staging threads */
     char note[160];              /* where and how it was compressed, in words ("" for RAW) */

@@ -670,8 +670,9 @@ class Pipeline:
 
         ``output_format`` ("raw", "lz4", "zstd"; never told by the name): the results
         compressed on the host's staging threads as they are written (streampipe_io.h,
-        "Compressed outputs"): one LZ4 frame of independent blocks, or a Zstandard frame per
-        piece, which ``lz4 -d`` / ``zstd -d`` read back. With ``report=True`` the Report's
+        "Compressed outputs"): an LZ4 frame (independent blocks, content checksum) or a
+        Zstandard frame per piece, which ``lz4 -d`` / ``zstd -d`` read back, and so does
+        ``input_format``. With ``report=True`` the Report's
         ``input_compression`` and ``output_compression`` (:class:`Compression`: format,
         compressed and uncompressed bytes, ratio) describe the compressed ends (None: raw).
 

@@ -12,10 +12,10 @@
 struct sp_file_io;
 typedef struct sp_compressed_sink sp_compressed_sink;
 
-/* Makes the sink for f's open output (f->out_fd, empty) in `format` (LZ4 or ZSTD) and writes
- * the frame header where the format has one; content_bytes: the results' size when known,
- * else UINT64_MAX. SP_OK, or a failure with the handle's error set. */
-sp_status sp_compressed_sink_open(struct sp_file_io *f, int format, uint64_t content_bytes);
+/* Makes the sink for f's open output (f->out_fd, empty) in `format` (LZ4 or ZSTD); nothing is
+ * written until the first piece (each piece is a whole frame). SP_OK, or a failure with the
+ * handle's error set. */
+sp_status sp_compressed_sink_open(struct sp_file_io *f, int format);
 /* Where the pieces are compressed, for the note: parallel, on the staging threads (a
  * positional sp_io), or on the run's thread in order (a sequential one: sp_pipeline_run_io
  * calls a sequential sink there). */
@@ -29,8 +29,8 @@ sp_status sp_compressed_sink_write(struct sp_file_io *f, const void *src, size_t
 /* Before a new run of the same handle: drops held pieces; SP_OK while nothing was appended
  * yet, else SP_ERR_INVALID_ARGUMENT (a compressed output is written once, in order). */
 sp_status sp_compressed_sink_reset(struct sp_file_io *f);
-/* After the last piece: the frame's end (LZ4's end mark). SP_OK, or SP_ERR_BACKEND with the
- * handle's error set. */
+/* After the last piece: one empty frame when there were no results (else nothing: each
+ * piece ended its frame). SP_OK, or SP_ERR_BACKEND with the handle's error set. */
 sp_status sp_compressed_sink_finish(struct sp_file_io *f);
 void sp_compressed_sink_figures(sp_compressed_sink *s, sp_file_io_output *out);
 void sp_compressed_sink_free(sp_compressed_sink *s);

@@ -19,9 +19,11 @@ size_t sp_encode_bound(int format, size_t bytes)
 {
     if (format == SP_INPUT_FORMAT_ZSTD)
         return ZSTD_compressBound(bytes);
-    size_t blocks = bytes / SP_ENCODE_LZ4_BLOCK + 1, most; /* a stored block is never larger */
+    /* a stored block is never larger; the frame: header, end mark, content checksum */
+    size_t blocks = bytes / SP_ENCODE_LZ4_BLOCK + 1, most;
     if (__builtin_mul_overflow(blocks, (size_t)8, &most) ||
-        __builtin_add_overflow(most, bytes, &most))
+        __builtin_add_overflow(most, bytes, &most) ||
+        __builtin_add_overflow(most, (size_t)SP_ENCODE_LZ4_FRAMING, &most))
         return 0;
     return most;
 }
@@ -46,8 +48,28 @@ static size_t lz4_block(const char *src, size_t n, unsigned char *dst, int *stor
     return 8 + data;
 }
 
+/* The frame's header: version 01, independent blocks, block checksums, the content size,
+ * the content checksum, 4 MiB blocks, the header checksum (lz4_Frame_format.md). */
+static size_t lz4_header(unsigned char *h, uint64_t content_bytes)
+{
+    static const unsigned char magic[4] = {0x04, 0x22, 0x4D, 0x18};
+    size_t n = 4;
+    memcpy(h, magic, 4);
+    h[n++] = 0x40 | 0x20 | 0x10 | 0x08 | 0x04; /* version 01, B.Indep, B.Checksum, C.Size,
+                                                   C.Checksum */
+    h[n++] = 7 << 4; /* block maximum size 4 MiB (SP_ENCODE_LZ4_BLOCK) */
+    for (int i = 0; i < 8; i++)
+        h[n++] = (unsigned char)(content_bytes >> (8 * i));
+    h[n] = (unsigned char)(sp_xxh32(h + 4, n - 4, 0) >> 8);
+    return n + 1;
+}
+
+/* One whole frame of the piece: the header, its blocks (all of SP_ENCODE_LZ4_BLOCK but the
+ * last, as lz4 writes them, so that the file source reads the file back), the end mark and
+ * the XXH32 of the piece's bytes (C.Checksum). */
 static sp_status encode_lz4(const char *src, size_t bytes, unsigned char *dst, sp_encoded *out)
 {
+    out->bytes = lz4_header(dst, bytes);
     for (size_t at = 0; at < bytes; at += SP_ENCODE_LZ4_BLOCK) {
         size_t n = bytes - at < SP_ENCODE_LZ4_BLOCK ? bytes - at : SP_ENCODE_LZ4_BLOCK;
         int stored;
@@ -55,6 +77,10 @@ static sp_status encode_lz4(const char *src, size_t bytes, unsigned char *dst, s
         out->blocks++;
         out->stored += (uint64_t)stored;
     }
+    put_le32(dst + out->bytes, 0); /* the end mark */
+    put_le32(dst + out->bytes + 4, sp_xxh32(src, bytes, 0));
+    out->bytes += 8;
+    out->frames = 1;
     return SP_OK;
 }
 
@@ -81,7 +107,7 @@ static sp_status encode_zstd(const void *src, size_t bytes, void *dst, size_t ro
         return SP_ERR_UNSUPPORTED;
     }
     out->bytes = made;
-    out->blocks = 1;
+    out->blocks = out->frames = 1;
     return SP_OK;
 }
 

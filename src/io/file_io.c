@@ -311,13 +311,12 @@ static sp_status check_order_only(sp_file_io *f, const sp_file_io_config *c)
     return SP_OK;
 }
 
-/* A compressed output's frame header, once the output is open. */
+/* A compressed output's sink, once the output is open. */
 static sp_status open_sink(sp_file_io *f)
 {
     if (f->output_format == SP_INPUT_FORMAT_RAW)
         return SP_OK;
-    uint64_t content = f->stream_input ? UINT64_MAX : (uint64_t)f->out_bytes;
-    return sp_compressed_sink_open(f, f->output_format, content);
+    return sp_compressed_sink_open(f, f->output_format);
 }
 
 static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)

@@ -1,5 +1,7 @@
 /* The compressed output (compressed_sink.h): each piece compressed on the staging thread that
- * writes it, in parallel with the others, then appended in record order. A piece that comes
+ * writes it, in parallel with the others, into one whole frame of its own (encode.h: LZ4 or
+ * Zstandard, each with its content size and checksum), then appended in record order, so the
+ * file is the pieces' frames concatenated. A piece that comes
  * before its turn is held (compressed) until the pieces before it are appended; whichever
  * thread appends the piece whose turn it is appends the held ones that follow. No thread
  * waits for another, so the staging threads cannot block each other; what is held is bounded
@@ -14,7 +16,6 @@
 #include "io/compressed_sink.h"
 #include "io/encode.h"
 #include "io/file_io.h"
-#include "io/xxh32.h"
 
 /* A compressed piece that came before its turn. */
 typedef struct held_piece {
@@ -30,7 +31,6 @@ struct sp_compressed_sink {
     pthread_mutex_t lock;    /* all below */
     size_t next_record;      /* the run's records appended so far: the next turn */
     uint64_t at;             /* bytes in the output */
-    uint64_t header_bytes;
     held_piece *held;
     sp_file_io_output fig;   /* the figures (format, bytes, blocks, time) */
 };
@@ -68,23 +68,7 @@ static sp_status append_failed(sp_file_io *f, const sp_compressed_sink *s, int e
     return sp_file_io_fail_io(f, "writing '%s': %s", f->output, strerror(err));
 }
 
-/* The LZ4 frame's header: version 01, independent blocks, block checksums, the content size
- * when known, no content checksum (see streampipe_io.h), 4 MiB blocks, the header checksum. */
-static size_t lz4_header(unsigned char *h, uint64_t content_bytes)
-{
-    static const unsigned char magic[4] = {0x04, 0x22, 0x4D, 0x18};
-    int sized = content_bytes != UINT64_MAX;
-    size_t n = 4;
-    memcpy(h, magic, 4);
-    h[n++] = (unsigned char)(0x40 | 0x20 | 0x10 | (sized ? 0x08 : 0));
-    h[n++] = 7 << 4; /* block maximum size 4 MiB (SP_ENCODE_LZ4_BLOCK) */
-    for (int i = 0; sized && i < 8; i++)
-        h[n++] = (unsigned char)(content_bytes >> (8 * i));
-    h[n] = (unsigned char)(sp_xxh32(h + 4, n - 4, 0) >> 8);
-    return n + 1;
-}
-
-sp_status sp_compressed_sink_open(sp_file_io *f, int format, uint64_t content_bytes)
+sp_status sp_compressed_sink_open(sp_file_io *f, int format)
 {
     char why[256];
     if (sp_encode_available(why, sizeof why) != SP_OK)
@@ -97,16 +81,7 @@ sp_status sp_compressed_sink_open(sp_file_io *f, int format, uint64_t content_by
     s->format = s->fig.format = format;
     sp_compressed_sink_where(s, 1);
     f->sink = s;
-    if (format != SP_INPUT_FORMAT_LZ4)
-        return SP_OK;
-    unsigned char header[19];
-    size_t n = lz4_header(header, content_bytes);
-    int err = append(f, s, header, n);
-    s->header_bytes = s->at;
-    s->fig.frames = 1;
-    return err ? sp_file_io_fail(f, SP_ERR_BACKEND, "cannot write the output '%s': %s",
-                                 f->output, strerror(err))
-               : SP_OK;
+    return SP_OK;
 }
 
 void sp_compressed_sink_where(sp_compressed_sink *s, int parallel)
@@ -114,8 +89,8 @@ void sp_compressed_sink_where(sp_compressed_sink *s, int parallel)
     snprintf(s->fig.note, sizeof s->fig.note, "compressed on the host's %s (%s), %s",
              parallel ? "staging threads" : "run thread, in order (a sequential sp_io)",
              s->format == SP_INPUT_FORMAT_LZ4 ? "liblz4" : "libzstd",
-             s->format == SP_INPUT_FORMAT_LZ4 ? "one frame of independent 4 MiB blocks with "
-                                                "block checksums"
+             s->format == SP_INPUT_FORMAT_LZ4 ? "a frame per piece, of independent 4 MiB "
+                                                "blocks, with its size and checksums"
                                               : "a frame per piece with its size and checksum");
 }
 
@@ -148,8 +123,7 @@ static sp_status drain(sp_file_io *f, sp_compressed_sink *s)
         s->fig.stream_bytes += p->raw_bytes;
         s->fig.blocks += p->enc.blocks;
         s->fig.blocks_stored += p->enc.stored;
-        if (s->format == SP_INPUT_FORMAT_ZSTD)
-            s->fig.frames += p->enc.blocks;
+        s->fig.frames += p->enc.frames;
         atomic_fetch_add(&f->written, p->records);
         free_piece(p);
     }
@@ -211,28 +185,26 @@ sp_status sp_compressed_sink_reset(sp_file_io *f)
                     : SP_OK;
 }
 
-/* No results at all: one empty frame, so that zstd -d reads an empty file as empty (a file
- * of no bytes it calls truncated). */
-static int empty_zstd_frame(sp_file_io *f, sp_compressed_sink *s)
+/* No results at all: one empty frame, so that lz4 -d and zstd -d read an empty file as empty
+ * (zstd calls a file of no bytes truncated). */
+static int empty_frame(sp_file_io *f, sp_compressed_sink *s)
 {
     static const unsigned char nothing[1];
     unsigned char frame[64];
     sp_encoded enc;
     char why[128];
-    if (sp_encode_piece(SP_INPUT_FORMAT_ZSTD, nothing, 0, frame, sizeof frame, &enc, why,
-                        sizeof why) != SP_OK)
+    if (sp_encode_piece(s->format, nothing, 0, frame, sizeof frame, &enc, why, sizeof why) !=
+        SP_OK)
         return EINVAL;
     s->fig.frames = 1;
     return append(f, s, frame, enc.bytes);
 }
 
+/* Every piece is a whole frame already: only an output of no results needs one. */
 sp_status sp_compressed_sink_finish(sp_file_io *f)
 {
     sp_compressed_sink *s = f->sink;
-    static const unsigned char end_mark[4] = {0, 0, 0, 0};
-    int err = s->format == SP_INPUT_FORMAT_LZ4 ? append(f, s, end_mark, sizeof end_mark)
-              : s->fig.frames == 0             ? empty_zstd_frame(f, s)
-                                               : 0;
+    int err = s->fig.frames == 0 ? empty_frame(f, s) : 0;
     return err ? sp_file_io_fail(f, SP_ERR_BACKEND, "cannot write the output '%s': %s%s",
                                  f->output, strerror(err),
                                  err == ENOSPC ? " (no space left)" : "")

@@ -1,6 +1,8 @@
 #!/bin/sh
 # cli_run_compressed_out.sh STREAMPIPE SCRATCH: `streampipe run --output-format lz4|zstd` read
-# back by the real lz4 -d and zstd -d, byte for byte the raw run's output, over fresh random
+# back by the real lz4 -d and zstd -d, byte for byte the raw run's output; the LZ4 one (a frame
+# per piece) also passes lz4 -t (content checksums) and is read back by streampipe itself as
+# --input (auto, --input-format lz4), a wrong content checksum refused by both; over fresh random
 # float32 records (part of them compress, part do not: stored LZ4 blocks), at several chunk
 # sizes (one past 4 MiB, so a piece spans several LZ4 blocks), a record count that is no
 # multiple of any, an empty input, three staging threads (pieces finish out of order); the
@@ -33,6 +35,8 @@ with open("in.f32", "wb") as f:
 PY
 run() { "$cli" run --backend host --stages sinmix:iters=1 --threads 3 "$@"; }
 run --input in.f32 --output ref.out --chunk 65536 >/dev/null || { echo "FAIL: the raw run"; exit 1; }
+# what a run over the output gives: what our own reading of a compressed output must give too
+run --input ref.out --output ref2.out --chunk 65536 >/dev/null || { echo "FAIL: the raw run of ref.out"; exit 1; }
 if ! run --input in.f32 --output probe.lz4 --output-format lz4 >probe.txt 2>&1; then
     if grep -q "no liblz4" probe.txt; then echo "skipped: built without liblz4/libzstd"; exit 77; fi
     bad "the first lz4 run: $(tail -n 2 probe.txt)"
@@ -56,6 +60,30 @@ back() {
         echo "ok: $name ($(grep -m1 '  ratio' "$name.txt" | sed 's/^ *ratio *//'))"
     fi
     rm -f "$name.back"
+    [ "$format" = lz4 ] && own_lz4 "$name" "$chunk"
+}
+# own_lz4 NAME CHUNK: the LZ4 output is a frame per piece, each with its content checksum:
+# lz4 -t checks them; streampipe reads it back as --input (auto, and --input-format lz4 on the
+# staging threads, where every frame's content checksum is checked), at the same chunk size,
+# byte for byte what the run over the raw output gives
+own_lz4() {
+    name=$1 chunk=$2
+    frames=$(sed -n '/compressed output/,$s/^  frames  *\([0-9]*\).*/\1/p' "$name.txt" | head -n 1)
+    [ "${frames:-0}" -gt 1 ] || bad "$name: ${frames:-no} frames in the report, want one per piece"
+    lz4 -q -t "$name" || bad "$name: lz4 -t refused it"
+    for how in auto lz4; do
+        if [ "$how" = auto ]; then set -- ; else set -- --input-format lz4 --decompress staging; fi
+        if ! run --input "$name" --output "$name.own" --chunk "$chunk" "$@" >"$name.own.txt" 2>&1; then
+            bad "$name as --input ($how): exit $?: $(tail -n 2 "$name.own.txt")"
+        elif ! cmp -s ref2.out "$name.own"; then
+            bad "$name as --input ($how): other bytes than the run over the raw output"
+        elif [ "$how" = lz4 ] && ! grep -q "content checksums $frames checked" "$name.own.txt"; then
+            bad "$name as --input ($how): not all $frames content checksums checked: $(grep 'content checksums' "$name.own.txt")"
+        else
+            echo "ok: $name read back as --input ($how, $frames frames)"
+        fi
+        rm -f "$name.own" "$name.own.txt"
+    done
 }
 for chunk in 3001 65536 1200000; do
     back lz4 "$chunk"
@@ -69,11 +97,20 @@ for format in lz4 zstd; do
         bad "an empty input's $format output is not an empty $format file"
     fi
 done
+run --input empty.lz4 --output empty.own >/dev/null 2>&1 && [ -e empty.own ] && [ ! -s empty.own ] ||
+    bad "an empty input's lz4 output is not read back by streampipe as empty"
 # the stored blocks: the noise half does not shrink under LZ4
 grep -q "stored  *[1-9]" c1200000.lz4.txt || bad "no LZ4 block was stored in c1200000.lz4"
+# a content checksum that does not match (the last frame's, the file's last byte): lz4 -t and
+# streampipe's own reading refuse it
+python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[-1] ^= 1; open(sys.argv[2], "wb").write(d)' \
+    c65536.lz4 sum.lz4
+lz4 -q -t sum.lz4 2>/dev/null && bad "sum.lz4: lz4 -t passed a wrong content checksum"
+run --input sum.lz4 --output sum.out --no-journal --decompress staging >sum.txt 2>&1 &&
+    bad "sum.lz4: streampipe read a wrong content checksum"
+grep -q "content checksum" sum.txt && [ ! -e sum.out ] || bad "sum.lz4: $(cat sum.txt)"
 # the multi-frame Zstandard file is an input of ours too (several frames, read in parallel)
-run --input ref.out --output ref2.out --chunk 65536 >/dev/null &&
-    run --input c3001.zstd --output frames.out --chunk 65536 >/dev/null &&
+run --input c3001.zstd --output frames.out --chunk 65536 >/dev/null &&
     cmp -s ref2.out frames.out && echo "ok: c3001.zstd read back by streampipe run" ||
     bad "c3001.zstd: streampipe's own reading of it differs"
 # the JSON report names the group and its figures once

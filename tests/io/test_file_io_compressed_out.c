@@ -4,7 +4,10 @@
  * library's API on HOST (tests/cli/cli_run_compressed_out.sh covers the CLI). Fresh random
  * records through mix stages, small and large chunks on four staging threads (pieces finish
  * out of order), each output read back by the real lz4 -d / zstd -d and compared byte for byte
- * with the reference (the mix stages write noise: LZ4 stores its blocks);
+ * with the reference (the mix stages write noise: LZ4 stores its blocks); the LZ4 one (a frame
+ * per piece, each with its content checksum) also by this library's own file source, auto and
+ * as input_format LZ4, in pieces of the same chunk, every content checksum checked, and by
+ * lz4 -t;
  * sp_file_io_output_get's figures against the file. A pipe read to its end as the input; a
  * part record at its end fails the run and commits nothing. What cannot
  * be done in record order (a journal, a range, temp_output, a compressed stream) is refused
@@ -82,6 +85,50 @@ static void check_back(const fixture *x, const char *path, int format)
     unlink(at("back.bin"));
 }
 
+/* The LZ4 file at `path` read back by this library's own file source (a source-only handle,
+ * input_format `asked`: AUTO or LZ4) in pieces of `chunk` records, which cut frames and blocks
+ * anywhere: the reference, one frame per piece written (o_frames), every frame's content
+ * checksum present and checked. Then `lz4 -t`, which checks those checksums too. */
+static void read_own_lz4(const fixture *x, const char *path, int asked, size_t chunk,
+                         uint64_t o_frames)
+{
+    harness_context("reading %s back (input_format %d), pieces of %zu", path, asked, chunk);
+    sp_file_io_config c = SP_FILE_IO_CONFIG_INIT;
+    c.input = path;
+    c.in_record_bytes = c.out_record_bytes = x->out_rec;
+    c.input_format = asked;
+    sp_file_io *f = NULL;
+    unsigned char *got = malloc(x->n * x->out_rec);
+    if (CHECK(got) &&
+        CHECK_STATUS(sp_file_io_open(&c, &f), SP_OK, sp_file_io_last_error(f))) {
+        const sp_io *io = sp_file_io_get(f);
+        size_t done = 0;
+        while (io && io->n_records == x->n && done < x->n) {
+            size_t want = x->n - done < chunk ? x->n - done : chunk, records = 0;
+            if (!CHECK_STATUS(io->read(got + done * x->out_rec, done, want, &records,
+                                       io->read_user),
+                              SP_OK, sp_file_io_last_error(f)) ||
+                !CHECK_EQ(records, want))
+                break;
+            done += records;
+        }
+        sp_file_io_input in;
+        if (CHECK_EQ(done, x->n) && CHECK_EQ(sp_file_io_input_get(f, &in), SP_OK)) {
+            CHECK_EQ(compare_records(x->want, got, x->n, x->out_rec, "read back"), 0);
+            CHECK_EQ(in.format, SP_INPUT_FORMAT_LZ4);
+            CHECK_EQ(in.frames, o_frames);
+            CHECK_EQ(in.content_checksums, o_frames);
+            CHECK_EQ(in.content_checked, o_frames);
+        }
+    }
+    sp_file_io_close(f);
+    free(got);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "lz4 -q -t '%s'", path);
+    CHECK_MSG(system(cmd) == 0, "failed: %s", cmd);
+    harness_context("%s", "");
+}
+
 static void run_compressed(const fixture *x, int format, size_t chunk)
 {
     harness_context("%s, chunk %zu", format == SP_INPUT_FORMAT_LZ4 ? "lz4" : "zstd", chunk);
@@ -105,6 +152,10 @@ static void run_compressed(const fixture *x, int format, size_t chunk)
         CHECK(o.file_bytes > 0 && o.blocks > 0 && o.note[0]); /* mix output: noise */
         CHECK_HAS(o.note, "staging threads");
         check_back(x, at("out.z"), format);
+        if (format == SP_INPUT_FORMAT_LZ4 && CHECK(o.frames > 1)) { /* a frame per piece */
+            read_own_lz4(x, at("out.z"), SP_INPUT_FORMAT_AUTO, chunk, o.frames);
+            read_own_lz4(x, at("out.z"), SP_INPUT_FORMAT_LZ4, chunk, o.frames);
+        }
     }
     sp_file_io_close(f);
     sp_pipeline_destroy(p);

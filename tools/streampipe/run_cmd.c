@@ -34,9 +34,10 @@ static const cli_option options[] = {
                "by $SP_NVCOMP_LIBRARY or the library path; else on the staging\n"
                "threads, the report saying why). ring: fail where it cannot"),
     CLI_CHOICE("output-format", "raw|lz4|zstd", run_options, output_format,
-               "what --output holds (default raw; never told by its name): lz4, one\n"
-               "frame of independent 4 MiB blocks with block checksums; zstd, a frame\n"
-               "per piece of a chunk with its size and checksum (as pzstd writes).\n"
+               "what --output holds (default raw; never told by its name): lz4 or\n"
+               "zstd, a frame per piece of a chunk with its size and checksums (lz4:\n"
+               "independent 4 MiB blocks, block and content checksums; zstd: as pzstd\n"
+               "writes); --input reads either back.\n"
                "Compressed on the host's staging threads as the results are written,\n"
                "in parallel, appended in order; lz4 -d / zstd -d read it back. No\n"
                "journal: --resume needs --output-format raw"),
