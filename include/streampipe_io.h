@@ -26,7 +26,8 @@
  * Compressed inputs (config.input_format; by default told by the file's magic number, never
  * its name): the records are those of the decompressed stream, decompressed inside the ring
  * where it can (config.decompress, sp_decompress_where below) or on the staging threads
- * (liblz4, libzstd) straight into pinned memory; the output is always raw. At open the
+ * (liblz4, libzstd) straight into pinned memory (the output is raw unless output_format says
+ * otherwise: "Compressed outputs" below). At open the
  * frame and block headers alone are read into a block index (src/io/block_index.h: each
  * unit's compressed offset and size, decompressed offset and size, checksum presence; the
  * table a GPU decompressor would take), every size checked against the file and against what
@@ -37,8 +38,8 @@
  *   size, block checksums (-BX) and content checksum, several frames concatenated. Blocks
  *   must be independent (the default): linked blocks (-BD) are refused, not decoded in
  *   order. Every block but a frame's last must hold the frame's block size (as lz4 writes
- *   them); without a declared content size the last block is decoded once at open to size
- *   it. Block checksums are checked on every read; content checksums (XXH32, src/io/xxh32.c,
+ *   them; a shorter one is refused, naming it); without a declared content size the last
+ *   block is decoded once at open to size it. Block checksums are checked on every read; content checksums (XXH32, src/io/xxh32.c,
  *   written from the specification) while the blocks are decoded, out of order, for frames
  *   a run's range covers whole (sp_file_io_input.content_checked counts them).
  * - Zstandard files of several frames (pzstd, zstd's seekable format, frames concatenated),
@@ -53,6 +54,37 @@
  * offset; nothing is committed. A build without liblz4/libzstd refuses compressed inputs
  * (SP_ERR_UNSUPPORTED, saying so). sp_file_io_input_get gives the sizes, ratio and the
  * decompression's counters for a report.
+ *
+ * Compressed outputs (config.output_format, 0.7): the results compressed on the staging
+ * threads that write them (liblz4, libzstd; so on every backend, the device's results having
+ * come back by the d2h as they always do), each piece of a chunk compressed on its own, in
+ * parallel, then appended in record order, so the file is a standard one:
+ * - LZ4: one frame per piece (frames concatenated, as the frame format allows; lz4 -d reads
+ *   them all and lz4 -t checks them), each with its content size, independent blocks of
+ *   4 MiB (the piece's last block may be shorter: it is its frame's last), each with its
+ *   XXH32 block checksum, and the XXH32 content checksum of the piece; a block that does not
+ *   shrink is stored as it is. This file source reads it back (in parallel, every content
+ *   checksum checked where the blocks are decoded on the staging threads).
+ * - Zstandard: one frame per piece (a multi-frame file, as pzstd writes; zstd -d reads it),
+ *   each with its content size and checksum; this file source reads it back in parallel.
+ * The output's size is not known before the run, so the temporary output is not made at full
+ * size (a disk that fills fails the write that finds it full, "no space left", and nothing is
+ * committed) and the sp_io writes in record order: the whole input only (no range), no
+ * journal, no temp_output (SP_ERR_INVALID_ARGUMENT). sp_file_io_output_get gives the bytes
+ * before and after and the ratio. A build without liblz4/libzstd refuses (SP_ERR_UNSUPPORTED).
+ * (GPU compression before the d2h, nvCOMP's batched compress, would be a stage at the ring's
+ * end feeding this sink whole frames; it is not built.)
+ *
+ * Stream inputs (config.input_is_fd, 0.7): a descriptor read in order until its end (stdin, a
+ * pipe: no size, no offsets), raw records only (input_format AUTO or RAW: the compressed
+ * reader indexes a file's frames by their offsets, which a pipe does not have). With AUTO the
+ * open reads its first four bytes (waiting for them) and refuses an LZ4 or Zstandard magic
+ * number (SP_ERR_UNSUPPORTED: decompress into the pipe), those bytes then read as records
+ * as usual; RAW reads them as records without looking. The sp_io is
+ * then sequential with n_records 0 (until the source ends); a part record at the end fails
+ * the run naming the byte offset, and nothing is committed. Not with a range, a journal or
+ * temp_output; the output is not made at full size (its size is not known), and
+ * sp_file_io_records gives the records read so far.
  *
  * No output (config.output NULL, 0.7): the handle is a source only, for a run whose results
  * go to memory: its sp_io's write is NULL, to be replaced by sp_io.out (streampipe.h), e.g.
@@ -226,6 +258,15 @@ typedef struct sp_file_io_config {
                                  NULL-terminated: another run's writers) whose records are
                                  taken too, each checked as the handle's own; all must name
                                  the same work and temporary output. Removed by commit */
+    /* 0.7: what the output holds (see "Compressed outputs" at the top): SP_INPUT_FORMAT_RAW,
+       _LZ4 or _ZSTD (sp_input_format's names serve both ends); 0 (AUTO): RAW. Never told by
+       the output's name */
+    int output_format;
+    /* 0.7: read input_fd instead of opening INPUT (stdin, a pipe): a stream of raw records
+       until its end (see "Stream inputs" at the top); a duplicate is taken, the caller's
+       stays open; INPUT, when given, only names it in messages */
+    int input_is_fd;
+    int input_fd;
 } sp_file_io_config;
 
 /* Where a compressed input's blocks are decompressed (sp_file_io_config.decompress).
@@ -279,6 +320,20 @@ typedef struct sp_file_io_input {
     uint64_t reserved[2];
 } sp_file_io_input;
 
+/* A compressed output's figures (config.output_format), for the report: the runs' since the
+ * open. Room to grow: the library fills all of it, reserved words zero. */
+typedef struct sp_file_io_output {
+    int format;                  /* sp_input_format: RAW, LZ4 or ZSTD */
+    uint64_t file_bytes;         /* bytes written to the output (compressed, framing included) */
+    uint64_t stream_bytes;       /* the results' bytes before compression */
+    uint64_t frames, blocks;     /* frames (one per piece, either format; one empty frame for
+                                    no results); LZ4 blocks (Zstandard: its frames) */
+    uint64_t blocks_stored;      /* LZ4 blocks kept uncompressed (they did not shrink) */
+    double compress_s;           /* time in the compressors, summed over the staging threads */
+    char note[160];              /* where and how it was compressed, in words ("" for RAW) */
+    uint64_t reserved[4];
+} sp_file_io_output;
+
 /* Opens the files as the top of this file says. Whether or not it succeeds, *out is a handle
  * to close with sp_file_io_close (NULL only for SP_ERR_OUT_OF_MEMORY, no memory for the
  * handle, or out NULL: SP_ERR_INVALID_ARGUMENT). A failed open leaves no temporary output
@@ -302,6 +357,10 @@ SP_API size_t sp_file_io_records(const sp_file_io *f);
  * failed. During a run it gives the counters so far (they are atomic); a run's are complete
  * once it has returned. */
 SP_API sp_status sp_file_io_input_get(const sp_file_io *f, sp_file_io_input *out);
+/* The output's format and, for a compressed one, its figures (see sp_file_io_output), as
+ * sp_file_io_input_get: also after commit, until close. SP_OK, or SP_ERR_INVALID_ARGUMENT for
+ * NULL or a handle whose open failed. */
+SP_API sp_status sp_file_io_output_get(const sp_file_io *f, sp_file_io_output *out);
 /* Flushes the writes so far to disk (fsync; nothing for a FIFO or character device). */
 SP_API sp_status sp_file_io_sync(sp_file_io *f);
 /* Only after a run of the range that succeeded: flushes the output to disk, renames the

@@ -416,7 +416,7 @@ nb::object run_io(nb::pointer_and_handle<pipeline> self, nb::object read, nb::ob
 // The file I/O config of run_file and run_file_into (output nullptr: a source alone).
 sp_file_io_config file_config(const std::string &input, const char *output,
                               size_t in_record_bytes, size_t out_record_bytes, int input_format,
-                              int decompress)
+                              int decompress, int output_format = 0)
 {
     sp_file_io_config config{}; // SP_FILE_IO_CONFIG_INIT is C's
     config.size = sizeof config;
@@ -426,6 +426,7 @@ sp_file_io_config file_config(const std::string &input, const char *output,
     config.out_record_bytes = out_record_bytes;
     config.input_format = input_format; // sp_input_format
     config.decompress = decompress;     // sp_decompress_where
+    config.output_format = output_format; // sp_input_format's RAW, LZ4, ZSTD (0: RAW)
     return config;
 }
 
@@ -433,7 +434,8 @@ sp_file_io_config file_config(const std::string &input, const char *output,
 // its commit and close; GIL released by the caller. Fills why on failure with the run's text
 // and the file I/O's.
 sp_status run_open_files(pipeline &self, sp_file_io *files, const sp_io *io, sp_report *r,
-                         std::string &why)
+                         std::string &why, sp_file_io_input *in_fig = nullptr,
+                         sp_file_io_output *out_fig = nullptr)
 {
     sp_status status = SP_OK;
     if (sp_file_io_records(files) > 0) {
@@ -452,19 +454,35 @@ sp_status run_open_files(pipeline &self, sp_file_io *files, const sp_io *io, sp_
         status = sp_file_io_commit(files);
     if (status != SP_OK && why.empty())
         why = sp_file_io_last_error(files);
+    if (status == SP_OK && in_fig) // the figures outlive the commit, until the close
+        sp_file_io_input_get(files, in_fig);
+    if (status == SP_OK && out_fig)
+        sp_file_io_output_get(files, out_fig);
     sp_file_io_close(files);
     return status;
 }
 
+// A compressed end's figures: (format, compressed bytes, uncompressed bytes), None for raw.
+nb::object compression_figures(int format, uint64_t file_bytes, uint64_t stream_bytes)
+{
+    if (format == SP_INPUT_FORMAT_RAW || format == SP_INPUT_FORMAT_AUTO)
+        return nb::none();
+    return nb::make_tuple(format, file_bytes, stream_bytes);
+}
+
 // A file of records through the pipeline into another (streampipe_io.h): opened, run with
 // the GIL released, committed, closed. A failure raises its status with the file I/O's text
-// (and the run's, for a run that failed).
+// (and the run's, for a run that failed). With a report: (records, report, the input's
+// compression figures, the output's).
 nb::object run_file(pipeline &self, const std::string &input, const std::string &output,
                     size_t in_record_bytes, size_t out_record_bytes, bool want_report,
-                    int input_format, int decompress)
+                    int input_format, int decompress, int output_format)
 {
     sp_file_io_config config = file_config(input, output.c_str(), in_record_bytes,
-                                           out_record_bytes, input_format, decompress);
+                                           out_record_bytes, input_format, decompress,
+                                           output_format);
+    sp_file_io_input in_fig{};
+    sp_file_io_output out_fig{};
     report rep;
     sp_report *r = want_report ? &rep.r : nullptr;
     std::string why;
@@ -473,7 +491,7 @@ nb::object run_file(pipeline &self, const std::string &input, const std::string 
     sp_status status = sp_file_io_open(&config, &files);
     size_t n = sp_file_io_records(files);
     if (status == SP_OK)
-        status = run_open_files(self, files, sp_file_io_get(files), r, why);
+        status = run_open_files(self, files, sp_file_io_get(files), r, why, &in_fig, &out_fig);
     else {
         why = sp_file_io_last_error(files);
         sp_file_io_close(files);
@@ -483,7 +501,11 @@ nb::object run_file(pipeline &self, const std::string &input, const std::string 
         raise_status(status, why);
     if (!want_report)
         return nb::int_(n);
-    return nb::make_tuple(n, nb::cast(std::move(rep), nb::rv_policy::move));
+    return nb::make_tuple(n, nb::cast(std::move(rep), nb::rv_policy::move),
+                          compression_figures(in_fig.format, in_fig.file_bytes,
+                                              in_fig.stream_bytes),
+                          compression_figures(out_fig.format, out_fig.file_bytes,
+                                              out_fig.stream_bytes));
 }
 
 // A file of records through the pipeline into memory (sp_io.out: a device buffer, or host
@@ -641,7 +663,7 @@ void bind_pipeline(nb::module_ &m)
              nb::arg("out_dtype"), nb::arg("out_shape"), nb::arg("report"))
         .def("run_file", &run_file, nb::arg("input"), nb::arg("output"),
              nb::arg("in_record_bytes"), nb::arg("out_record_bytes"), nb::arg("report"),
-             nb::arg("input_format"), nb::arg("decompress"))
+             nb::arg("input_format"), nb::arg("decompress"), nb::arg("output_format"))
         .def("run_file_into", &run_file_into, nb::arg("input"), nb::arg("in_record_bytes"),
              nb::arg("out_record_bytes"), nb::arg("report"), nb::arg("input_format"),
              nb::arg("decompress"), nb::arg("make_out"))

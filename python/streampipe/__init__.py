@@ -37,7 +37,7 @@ from .errors import (
 from .group import Group
 from .mlp import MLPModel
 from .pipeline import Pipeline
-from .report import EngineReport, Report
+from .report import Compression, EngineReport, Report
 from .stats import EngineStats, Stats
 from .stage import Chunk, DeviceArray, Stage, CudaStream, normalize_u8, sinmix
 from .nvcomp import load_nvcomp, nvcomp_status
@@ -70,6 +70,7 @@ __all__ = [
     "MLPModel",
     "Report",
     "EngineReport",
+    "Compression",
     "Stats",
     "EngineStats",
     *errors.__all__,  # the exception classes, listed once, in errors.py

@@ -131,9 +131,11 @@ class Pipeline:
         report: bool,
         input_format: int,
         decompress: int,
+        output_format: int,
     ) -> Any:
         """sp_file_io_open, sp_pipeline_run_io (sp_group_run_io), commit, close: the records
-        run, or (records, Report)."""
+        run, or (records, Report, input figures, output figures), each figures
+        (format, compressed bytes, uncompressed bytes) or None for a raw end."""
     def run_file_into(
         self,
         input: str,

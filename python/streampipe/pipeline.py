@@ -35,7 +35,7 @@ from .device import DeviceBuffer, DeviceEnd, DevicePool, check_end, device_end, 
 from .errors import InvalidArgument, StageError, Unsupported, _from_status
 from .nvcomp import load_nvcomp
 from .stats import Stats, _stats_of
-from .report import Report
+from .report import Compression, Report
 from .stage import Stage, _Causes, _cuda_adapter, _host_adapter
 from .stream import PipelineStream
 
@@ -644,6 +644,7 @@ class Pipeline:
         input_format: str = "auto",
         decompress: str = "auto",
         out: Any = None,
+        output_format: str = "raw",
     ) -> Any:
         """Streams a file of raw records (the input dtype and record shape, nothing else in
         it) through the stages into another file, with the library's file source and sink
@@ -667,6 +668,14 @@ class Pipeline:
         :func:`streampipe.load_nvcomp` on the first such run), else on the staging threads;
         "ring" raises Unsupported where it cannot.
 
+        ``output_format`` ("raw", "lz4", "zstd"; never told by the name): the results
+        compressed on the host's staging threads as they are written (streampipe_io.h,
+        "Compressed outputs"): an LZ4 frame (independent blocks, content checksum) or a
+        Zstandard frame per piece, which ``lz4 -d`` / ``zstd -d`` read back, and so does
+        ``input_format``. With ``report=True`` the Report's
+        ``input_compression`` and ``output_compression`` (:class:`Compression`: format,
+        compressed and uncompressed bytes, ratio) describe the compressed ends (None: raw).
+
         ``out`` instead of ``output``: the results go to memory, not a file (the library's
         file source with no sink, sp_io.out). ``out="device"`` returns a
         :class:`DeviceBuffer` from the pipeline's pool holding every output record (a file
@@ -687,6 +696,12 @@ class Pipeline:
         if decompress not in wheres:
             raise InvalidArgument(f"run_file: decompress must be one of {list(wheres)}, "
                                   f"not {decompress!r}")
+        out_formats = {k: formats[k] for k in ("raw", "lz4", "zstd")}
+        if output_format not in out_formats:
+            raise InvalidArgument(f"run_file: output_format must be one of "
+                                  f"{list(out_formats)}, not {output_format!r}")
+        if out is not None and output_format != "raw":
+            raise InvalidArgument("run_file: output_format is for an output file, not out=")
         if decompress != "staging" and self.context.backend == "cuda":
             load_nvcomp()  # without it the run says why it decompressed on the staging threads
         if out is not None:
@@ -699,15 +714,18 @@ class Pipeline:
             try:
                 result = self._c.run_file(paths[0], paths[1], self.in_record_bytes,
                                           self.out_record_bytes, bool(report),
-                                          formats[input_format], wheres[decompress])
+                                          formats[input_format], wheres[decompress],
+                                          out_formats[output_format])
             except StageError as exc:
                 self._raise_stage_error(exc, self._kept_cause())
             finally:
                 self._causes.clear()
             if not report:
                 return int(result)
-            records, c_report = result
-            return int(records), Report._make(self, c_report, self._report_run())
+            records, c_report, in_fig, out_fig = result
+            return int(records), Report._make(self, c_report, self._report_run(),
+                                              Compression._make(in_fig),
+                                              Compression._make(out_fig))
 
     def _run_file_into(self, input: Any, out: Any, report: bool, input_format: int,
                        decompress: int) -> Any:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .errors import InvalidArgument
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
 
-__all__ = ["Report", "EngineReport"]
+__all__ = ["Report", "EngineReport", "Compression"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -25,6 +25,28 @@ class EngineReport:
     busy_s: float  # time it worked (the sum over chunks; the union over a stage's streams)
     max_chunk_s: float  # the longest single chunk
     bytes: int  # bytes moved (copies) or read (compute)
+
+
+@dataclass(frozen=True)
+class Compression:
+    """A compressed file's sizes (a run_file's input or output, ``Report.input_compression``
+    and ``output_compression``): the bytes in the file and the records' bytes they hold."""
+
+    format: str  # "lz4" or "zstd"
+    compressed_bytes: int  # the file's (framing included)
+    uncompressed_bytes: int  # the records' bytes before compression / after decompression
+
+    @property
+    def ratio(self) -> float:
+        """uncompressed / compressed bytes (0.0 for an empty file)."""
+        return self.uncompressed_bytes / self.compressed_bytes if self.compressed_bytes else 0.0
+
+    @classmethod
+    def _make(cls, figures: Optional[tuple[int, int, int]]) -> Optional["Compression"]:
+        if figures is None:
+            return None
+        format, compressed, uncompressed = figures
+        return cls({2: "lz4", 3: "zstd"}[format], int(compressed), int(uncompressed))
 
 
 @dataclass(frozen=True)
@@ -75,12 +97,17 @@ class Report:
     _pipeline: "Pipeline" = field(repr=False, compare=False)
     _c: Any = field(repr=False, compare=False)
     _run: int = field(repr=False, compare=False)
+    input_compression: Optional[Compression]  # a run_file's compressed input (None: raw)
+    output_compression: Optional[Compression]  # ... and output (None: raw, or not a file run)
 
     @classmethod
-    def _make(cls, pipeline: "Pipeline", c_report: Any, run: int) -> "Report":
+    def _make(cls, pipeline: "Pipeline", c_report: Any, run: int,
+              input_compression: Optional[Compression] = None,
+              output_compression: Optional[Compression] = None) -> "Report":
         d = c_report.to_dict()
         d["engines"] = tuple(EngineReport(**e) for e in d["engines"])
-        return cls(**d, _pipeline=pipeline, _c=c_report, _run=run)
+        return cls(**d, _pipeline=pipeline, _c=c_report, _run=run,
+                   input_compression=input_compression, output_compression=output_compression)
 
     def to_dict(self) -> dict[str, Any]:
         """The figures as plain Python values (engines as a list of dicts), e.g. for JSON."""

@@ -122,3 +122,37 @@ def test_an_lz4_file_through_a_group_in_the_ring(host_ctx: sp.Context, rng: np.r
     p = host_ctx.group(3).pipeline([sp.sinmix(2)], np.float32, chunk_records=16384)
     assert p.run_file(packed, dst, decompress="ring") == n
     assert_sinmix(np.fromfile(dst, np.float32), x, 2)
+
+
+@pytest.mark.skipif(os.system("command -v lz4 >/dev/null && command -v zstd >/dev/null") != 0,
+                    reason="no lz4 or zstd command")
+@pytest.mark.parametrize("output_format", ["lz4", "zstd"])
+def test_a_compressed_output_read_back_by_the_real_command(
+        host_ctx: sp.Context, rng: np.random.Generator, tmp_path, output_format: str) -> None:
+    """run_file(output_format=...) writes what `lz4 -d` / `zstd -d` read back as the raw run's
+    bytes; the Report gives both compressed ends' sizes and ratios (issue 26)."""
+    n = int(rng.integers(200_000, 300_000))  # not a multiple of the chunk
+    x = (np.round(rng.standard_normal(n) * 4) / 4).astype(np.float32)  # compresses
+    raw, packed = tmp_path / "in.f32", tmp_path / "in.zst"
+    x.tofile(raw)
+    assert os.system(f"zstd -q -f '{raw}' -o '{packed}'") == 0
+    p = host_ctx.pipeline(sp.sinmix(2), np.float32, chunk_records=16384, staging_threads=3)
+    assert p.run_file(raw, tmp_path / "ref.f32") == n
+    out = tmp_path / f"out.{output_format}"
+    records, rep = p.run_file(packed, out, report=True, output_format=output_format)
+    assert records == n
+    back = tmp_path / "back.f32"
+    assert os.system(f"{output_format} -q -d -c '{out}' > '{back}'") == 0
+    assert back.read_bytes() == (tmp_path / "ref.f32").read_bytes()
+    o, i = rep.output_compression, rep.input_compression
+    assert o is not None and o.format == output_format
+    assert o.uncompressed_bytes == n * 4 and o.compressed_bytes == out.stat().st_size
+    assert o.ratio == pytest.approx(n * 4 / out.stat().st_size)
+    assert i is not None and i.format == "zstd" and i.uncompressed_bytes == n * 4
+    assert i.compressed_bytes == packed.stat().st_size
+    # raw ends have none; a wrong name is refused before anything is written
+    _, plain = p.run_file(raw, tmp_path / "plain.f32", report=True)
+    assert plain.input_compression is None and plain.output_compression is None
+    with pytest.raises(sp.InvalidArgument, match="output_format must be one of"):
+        p.run_file(raw, tmp_path / "x.f32", output_format="gzip")
+    assert not (tmp_path / "x.f32").exists()

@@ -58,6 +58,9 @@ typedef struct sp_block_index {
     uint64_t max_dst_bytes;   /* and decompressed */
     size_t block_checksums;   /* units with a checksum of their own */
     size_t content_checksums; /* frames with a content checksum */
+    uint64_t short_block_frame; /* a failed build: 1 + the LZ4 frame whose content size says a
+                                   block before its last is short (which one only decoding
+                                   tells: compressed_open.c names it); else 0 */
     char error[512];          /* why building it failed, naming the file offset */
 } sp_block_index;
 

@@ -112,6 +112,40 @@ static sp_status size_open_units(sp_compressed *z, char *why, size_t why_size)
     return st;
 }
 
+/* The index refused an LZ4 frame whose content size says a block before its last is short
+ * (frame_lz4.c): its blocks are decoded, in order, until the short one, so that the message
+ * names it. why keeps the index's message when none is found (the size was wrong) or a block
+ * does not decode (that block's failure then). */
+static void name_short_block(sp_compressed *z, char *why, size_t why_size)
+{
+    sp_block_index *ix = &z->ix;
+    const sp_frame *fr = &ix->frames[ix->short_block_frame - 1];
+    char detail[400] = "";
+    sp_decoder *d = sp_decoder_take(z, SIZE_MAX, detail, sizeof detail);
+    for (uint64_t k = 0; d && k + 1 < fr->n_blocks; k++) {
+        size_t unit = (size_t)(fr->first_block + k), made = 0;
+        const sp_block *b = &ix->blocks[unit];
+        if (sp_decode_unit(z, d, unit, d->block, &made, detail, sizeof detail) != SP_OK) {
+            snprintf(why, why_size, "%s", detail);
+            break;
+        }
+        if (made < fr->block_bytes) {
+            snprintf(why, why_size, "the LZ4 frame at offset %llu: block %llu of %llu at offset "
+                     "%llu holds %zu bytes: it is shorter than the frame's block size of %llu "
+                     "and is not the frame's last (every block but a frame's last must hold "
+                     "the block size, as lz4 writes them; lz4 -d reads it: decompress it "
+                     "first)", (unsigned long long)fr->offset, (unsigned long long)(k + 1),
+                     (unsigned long long)fr->n_blocks,
+                     (unsigned long long)(b->src_offset - 4), made,
+                     (unsigned long long)fr->block_bytes);
+            break;
+        }
+    }
+    if (d)
+        sp_decoder_give(z, d);
+    sp_decoders_drop(z);
+}
+
 /* How it will be read, in words, for the report. */
 static void describe(sp_compressed *z)
 {
@@ -148,6 +182,8 @@ static sp_status index_input(sp_file_io *f, sp_compressed *z, int format, uint64
         st = size_open_units(z, why, sizeof why);
     else
         snprintf(why, sizeof why, "%s", z->ix.error);
+    if (st != SP_OK && z->ix.short_block_frame)
+        name_short_block(z, why, sizeof why);
     if (st == SP_OK && (st = sp_block_index_lay_out(&z->ix)) != SP_OK)
         snprintf(why, sizeof why, "%s", z->ix.error);
     if (st == SP_OK && sp_content_checks_make(&z->checks, &z->ix) != SP_OK) {

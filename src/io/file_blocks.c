@@ -93,6 +93,7 @@ static sp_status decode(const sp_block_source *bs, const sp_ring_unit *u, const 
     const sp_file_io *f = handle(bs);
     sp_compressed *z = f->compressed;
     const sp_block *b = &z->ix.blocks[u->index];
+    const sp_frame *fr = &z->ix.frames[b->frame];
     sp_decoder *d = sp_decoder_take(z, SIZE_MAX, why, why_size);
     if (!d)
         return SP_ERR_STAGE_FAILED;
@@ -104,6 +105,14 @@ static sp_status decode(const sp_block_source *bs, const sp_ring_unit *u, const 
     if (st != SP_OK)
         snprintf(why, why_size, "it does not decode to its %zu bytes (corrupt, or it expands "
                  "past that size): %s", u->dst_bytes, detail);
+    else if (made < u->dst_bytes && b->codec != SP_BLOCK_ZSTD_FRAME &&
+             u->index + 1 < fr->first_block + fr->n_blocks)
+        snprintf(why, why_size, "block %llu of %llu of the LZ4 frame at offset %llu decodes to "
+                 "%zu bytes: it is shorter than the frame's block size of %zu and is not the "
+                 "frame's last (every block but a frame's last must hold the block size, as "
+                 "lz4 writes them)", (unsigned long long)(u->index - fr->first_block + 1),
+                 (unsigned long long)fr->n_blocks, (unsigned long long)fr->offset, made,
+                 u->dst_bytes);
     else if (made != u->dst_bytes)
         snprintf(why, why_size, "it decodes to %zu bytes, not %zu", made, u->dst_bytes);
     return st != SP_OK || made != u->dst_bytes ? SP_ERR_STAGE_FAILED : SP_OK;

@@ -60,8 +60,18 @@ static sp_status open_input(sp_file_io *f, struct stat *st)
 
 static sp_status check_range(sp_file_io *f, size_t first, size_t n)
 {
+    if (f->stream_input && (first != 0 || n != 0))
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "records %zu..+%zu of '%s': a "
+                               "stream input is read whole, from its start (0, 0)", first, n,
+                               f->input);
     if (first == 0 && n == 0)
         n = f->n_input;
+    if (f->sink && (first != 0 || n != f->n_input))
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "records %zu..+%zu: a compressed "
+                               "output '%s' is written whole, in record order (0, 0)", first,
+                               n, f->output);
+    if (f->sink && sp_compressed_sink_reset(f) != SP_OK)
+        return SP_ERR_INVALID_ARGUMENT;
     if (first > f->n_input || n > f->n_input - first)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "records %zu..+%zu are past the "
                                "end of '%s' (%zu records)", first, n, f->input, f->n_input);
@@ -213,7 +223,7 @@ static sp_status create_temp(sp_file_io *f, const sp_file_io_config *c)
         return st;
     if (c->temp_created)
         c->temp_created(f->temp_path, c->temp_created_user);
-    if (f->out_bytes > 0) {
+    if (f->out_bytes > 0 && f->output_format == SP_INPUT_FORMAT_RAW) { /* else of unknown size */
         int err = posix_fallocate(f->out_fd, 0, (off_t)f->out_bytes);
         if (err != 0 && err != EOPNOTSUPP && err != EINVAL)
             return os_fail(f, "no space for the output", f->output, err);
@@ -244,7 +254,7 @@ static sp_status open_output(sp_file_io *f, const sp_file_io_config *c)
 
 static sp_status check_config(sp_file_io *f, const sp_file_io_config *c)
 {
-    if (!c->input)
+    if (!c->input && !c->input_is_fd)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "no input path");
     /* no output at all: the handle is a source for a run whose results go to memory */
     f->no_output = !c->output && !c->output_is_fd;
@@ -258,13 +268,55 @@ static sp_status check_config(sp_file_io *f, const sp_file_io_config *c)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "output_is_fd with %s: several "
                                "writers need a named output",
                                c->temp_output ? "temp_output" : "regular_output");
-    char fd_name[32];
+    char fd_name[32], in_name[32];
     snprintf(fd_name, sizeof fd_name, "descriptor %d", c->output_fd);
-    f->input = strdup(c->input);
+    snprintf(in_name, sizeof in_name, "descriptor %d", c->input_fd);
+    f->input = strdup(c->input ? c->input : in_name);
     f->output = strdup(c->output ? c->output : f->no_output ? "(no output)" : fd_name);
     if (!f->input || !f->output)
         return sp_file_io_fail(f, SP_ERR_OUT_OF_MEMORY, "no memory for the paths");
     return SP_OK;
+}
+
+/* What a stream input and a compressed output cannot do: both are written in record order
+ * from the first record, with no size known before (a stream) or no offsets (compressed). */
+static sp_status check_order_only(sp_file_io *f, const sp_file_io_config *c)
+{
+    if (c->output_format < SP_INPUT_FORMAT_AUTO || c->output_format > SP_INPUT_FORMAT_ZSTD)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "output_format %d is not one of "
+                               "sp_input_format's", c->output_format);
+    f->output_format = c->output_format ? c->output_format : SP_INPUT_FORMAT_RAW;
+    f->stream_input = c->input_is_fd;
+    if (f->no_output && f->output_format != SP_INPUT_FORMAT_RAW)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "output_format %d with no output: "
+                               "the results go to memory, raw", c->output_format);
+    const char *what = f->stream_input ? "a stream input" : "a compressed output";
+    if (!f->stream_input && f->output_format == SP_INPUT_FORMAT_RAW)
+        return SP_OK;
+    if (c->first_record != 0 || c->n_records != 0)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "records %zu..+%zu: %s is read "
+                               "and written whole, in record order (0, 0)", c->first_record,
+                               c->n_records, what);
+    if (c->journal || c->temp_output)
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "%s with %s: %s is written once, "
+                               "in record order, so it cannot be resumed or shared (a raw "
+                               "output from a file can)", what,
+                               c->journal ? "a journal" : "temp_output", what);
+    if (f->stream_input && c->input_format != SP_INPUT_FORMAT_AUTO &&
+        c->input_format != SP_INPUT_FORMAT_RAW)
+        return sp_file_io_fail(f, SP_ERR_UNSUPPORTED, "the stream input '%s' is read raw: a "
+                               "compressed input is indexed by its offsets, which a pipe "
+                               "has not (decompress it into the pipe: lz4 -dc, zstd -dc)",
+                               f->input);
+    return SP_OK;
+}
+
+/* A compressed output's sink, once the output is open. */
+static sp_status open_sink(sp_file_io *f)
+{
+    if (f->output_format == SP_INPUT_FORMAT_RAW)
+        return SP_OK;
+    return sp_compressed_sink_open(f, f->output_format);
 }
 
 static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
@@ -274,7 +326,7 @@ static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
     sp_status st = sp_sized_read(&c, sizeof c, config, SP_FILE_IO_CONFIG_SIZE_0_6, &why);
     if (st != SP_OK)
         return sp_file_io_fail(f, st, "the sp_file_io_config: %s", why);
-    if ((st = check_config(f, &c)) != SP_OK)
+    if ((st = check_config(f, &c)) != SP_OK || (st = check_order_only(f, &c)) != SP_OK)
         return st;
     f->in_record_bytes = c.in_record_bytes;
     f->out_record_bytes = c.out_record_bytes;
@@ -284,17 +336,17 @@ static sp_status open_files(sp_file_io *f, const sp_file_io_config *config)
                                "sp_decompress_where", c.decompress);
     f->decompress_where = c.decompress;
     struct stat in;
-    if ((st = open_input(f, &in)) != SP_OK || (st = check_range(f, c.first_record,
-                                                                 c.n_records)) != SP_OK)
+    st = f->stream_input ? sp_file_stream_open(f, c.input_fd, &in) : open_input(f, &in);
+    if (st != SP_OK || (st = check_range(f, c.first_record, c.n_records)) != SP_OK)
         return st;
     if (f->no_output) {
         f->positional = 1; /* the source is read at the records' offsets, several at once */
         return SP_OK;
     }
     if ((st = check_not_input(f, &c, &in)) != SP_OK ||
-        (st = sp_file_journal_prepare(f, &c)) != SP_OK)
+        (st = sp_file_journal_prepare(f, &c)) != SP_OK || (st = open_output(f, &c)) != SP_OK)
         return st;
-    return open_output(f, &c);
+    return open_sink(f);
 }
 
 /* Closes the files, and removes the temporary output unless committed or kept for a resume
@@ -311,6 +363,8 @@ static void release(sp_file_io *f)
     f->in_fd = f->out_fd = -1;
     sp_compressed_close(f->compressed);
     f->compressed = NULL;
+    sp_compressed_sink_free(f->sink);
+    f->sink = NULL;
     if (f->temp_path && !kept)
         unlink(f->temp_path);
     free(f->temp_path);
@@ -345,7 +399,9 @@ sp_status sp_file_io_open(const sp_file_io_config *config, sp_file_io **out)
     f->io = (sp_io){.size = sizeof(sp_io), .read = sp_file_io_read, .read_user = f,
                     .write = f->no_output ? NULL : sp_file_io_write, .write_user = f,
                     .n_records = f->count,
-                    .positional = f->positional && !in_order};
+                    .positional = f->positional && !in_order && !f->stream_input};
+    if (f->sink)
+        sp_compressed_sink_where(f->sink, f->io.positional);
     if (f->compressed) /* the ring may take its blocks (file_blocks.c) */
         f->io.blocks = sp_file_blocks_init(f);
     return SP_OK;
@@ -375,6 +431,8 @@ sp_status sp_file_io_set_range(sp_file_io *f, size_t first_record, size_t n_reco
 
 size_t sp_file_io_records(const sp_file_io *f)
 {
+    if (f && f->opened && f->stream_input)
+        return atomic_load(&f->stream_read); /* so far: a stream's end is not known before */
     return f && f->opened ? f->n_input : 0;
 }
 
@@ -447,6 +505,12 @@ sp_status sp_file_io_commit(sp_file_io *f)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: a read or write "
                                "failed (%s)", failed);
     }
+    if (f->stream_input && (!atomic_load(&f->stream_ended) ||
+                            written != atomic_load(&f->stream_read)))
+        return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: the stream input "
+                               "'%s' was not read to its end (%zu of its %zu records read so "
+                               "far were written)", f->input, written,
+                               atomic_load(&f->stream_read));
     if (f->no_output) {
         f->opened = 0; /* nothing was written here: nothing to move or flush */
         f->committed = 1;
@@ -466,6 +530,8 @@ sp_status sp_file_io_commit(sp_file_io *f)
         return sp_file_io_fail(f, SP_ERR_INVALID_ARGUMENT, "not committed: %zu of the %zu "
                                "records of the range were written (commit only after a run "
                                "that succeeded)", written, f->count);
+    if (f->sink && (st = sp_compressed_sink_finish(f)) != SP_OK)
+        return st; /* not moved into place: the close removes it */
     if (f->temp_path) {
         st = rename_into_place(f);
     } else { /* in place, or another handle's temporary output: flushed and closed */
@@ -515,6 +581,21 @@ sp_status sp_file_io_input_get(const sp_file_io *f, sp_file_io_input *out)
     }
     uint64_t bytes = (uint64_t)f->n_input * f->in_record_bytes;
     out->format = SP_INPUT_FORMAT_RAW;
+    out->file_bytes = out->stream_bytes = bytes;
+    return SP_OK;
+}
+
+sp_status sp_file_io_output_get(const sp_file_io *f, sp_file_io_output *out)
+{
+    if (!f || !out || (!f->opened && !f->committed))
+        return SP_ERR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    out->format = f->output_format;
+    if (f->sink) {
+        sp_compressed_sink_figures(f->sink, out);
+        return SP_OK;
+    }
+    uint64_t bytes = (uint64_t)atomic_load(&f->written) * f->out_record_bytes;
     out->file_bytes = out->stream_bytes = bytes;
     return SP_OK;
 }

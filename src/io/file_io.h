@@ -9,8 +9,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "io/compressed.h"
+#include "io/compressed_sink.h"
 #include "core/block_source.h"
 #include "streampipe_io.h"
 
@@ -27,6 +29,9 @@ struct sp_file_io {
     int input_format;        /* what the input is: SP_INPUT_FORMAT_RAW, _LZ4 or _ZSTD */
     sp_compressed *compressed; /* a compressed input's index and decoders; NULL for RAW */
     int decompress_where;    /* config.decompress (sp_decompress_where) */
+    int output_format;       /* config.output_format: SP_INPUT_FORMAT_RAW, _LZ4 or _ZSTD */
+    sp_compressed_sink *sink; /* a compressed output's compressor; NULL for RAW */
+    int stream_input;        /* config.input_is_fd: read in order until it ends, no size */
     sp_block_source blocks;  /* the compressed input's blocks for the ring (file_blocks.c) */
     int opened;              /* the open succeeded */
     int in_place;            /* written where it is (a device, a FIFO, a descriptor) */
@@ -42,6 +47,11 @@ struct sp_file_io {
     /* the run's: written by file_io_rw.c on the staging threads */
     atomic_size_t written;   /* records written since the range was set */
     atomic_int io_failed;    /* a read or write failed since then */
+    uint64_t stream_at;      /* a stream input's bytes read (the run's thread alone reads) */
+    atomic_size_t stream_read; /* ... its records read, and whether it has ended */
+    atomic_int stream_ended;
+    unsigned char stream_head[4]; /* its first bytes, read at open to tell a magic number */
+    size_t head_len, head_used;
     pthread_mutex_t lock;    /* the first I/O error's text */
     char error[1024];
 };
@@ -63,6 +73,12 @@ sp_status sp_file_io_fail_io(sp_file_io *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* file_source_stream.c: a stream input (config.input_is_fd): the open's part (a duplicate of
+ * `given`, its first bytes checked for a magic number) and the sequential read of whole
+ * records, `want` bytes at most, 0 records at its end. SP_OK or a failure (the handle's error;
+ * a read's through sp_file_io_fail_io). */
+sp_status sp_file_stream_open(sp_file_io *f, int given, struct stat *st);
+sp_status sp_file_stream_read(sp_file_io *f, char *dst, size_t want, size_t *records);
 /* file_io_rw.c: the sp_io's functions (user = the handle). */
 sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, size_t *records,
                           void *user);

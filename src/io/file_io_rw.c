@@ -1,8 +1,10 @@
 /* The file source and sink's read and write (file_io.h): pread and pwrite loops that take
  * short counts and EINTR, called from the staging threads, several at once; write() in record
  * order for an output that has no offsets. A compressed input's reads go to
- * file_source_compressed.c, with the same offsets in its decompressed stream. The first failure's text is kept for the handle's
- * last error; the run's own error names the records. */
+ * file_source_compressed.c, with the same offsets in its decompressed stream, a stream
+ * input's to file_source_stream.c; a compressed output's writes to file_sink_compressed.c.
+ * The first failure's text is kept for the handle's last error; the run's own error names
+ * the records. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -34,7 +36,8 @@ static int span(const sp_file_io *f, size_t first, size_t records, size_t rec, o
 {
     size_t record, end, offset;
     if (__builtin_add_overflow(first, f->first, &record) ||
-        __builtin_add_overflow(record, records, &end) || end > f->first + f->count ||
+        __builtin_add_overflow(record, records, &end) ||
+        (!f->stream_input && end > f->first + f->count) || /* a stream has no end known */
         __builtin_mul_overflow(record, rec, &offset) ||
         __builtin_mul_overflow(records, rec, bytes) || offset > (size_t)INT64_MAX ||
         *bytes > (size_t)INT64_MAX - offset)
@@ -47,6 +50,8 @@ sp_status sp_file_io_read(void *dst, size_t first_record, size_t max_records, si
                           void *user)
 {
     sp_file_io *f = user;
+    if (f->stream_input)
+        return sp_file_stream_read(f, dst, max_records * f->in_record_bytes, records);
     off_t at;
     size_t want, got = 0;
     if (!span(f, first_record, max_records, f->in_record_bytes, &at, &want))
@@ -101,6 +106,8 @@ sp_status sp_file_io_write(const void *src, size_t first_record, size_t records,
     if (!span(f, first_record, records, f->out_record_bytes, &at, &want))
         return sp_file_io_fail_io(f, "writing '%s': records %zu..+%zu are outside the range of %zu",
                          f->output, first_record, records, f->count);
+    if (f->sink) /* compressed here, appended in record order (file_sink_compressed.c) */
+        return sp_compressed_sink_write(f, src, first_record, records);
     if (f->journal && f->journal->cut.armed) {
         sp_status st = write_through_cut(f, src, want, at);
         put = want;

@@ -159,11 +159,20 @@ sp_status sp_decode_unit(sp_compressed *z, sp_decoder *d, size_t unit, void *out
         return SP_OK;
     }
     if (made != b->dst_bytes) {
-        snprintf(why, why_size, "the %s at offset %llu decodes to %zu bytes, not %llu%s",
-                 unit_name(b), (unsigned long long)header, made,
-                 (unsigned long long)b->dst_bytes, b->codec == SP_BLOCK_ZSTD_FRAME ? "" :
-                 " (every block but a frame's last must hold the frame's block size, as lz4 "
-                 "writes them)");
+        const sp_frame *fr = &z->ix.frames[b->frame];
+        uint64_t k = unit - fr->first_block;
+        if (b->codec != SP_BLOCK_ZSTD_FRAME && made < b->dst_bytes && k + 1 < fr->n_blocks)
+            snprintf(why, why_size, "the LZ4 frame at offset %llu: block %llu of %llu at offset "
+                     "%llu decodes to %zu bytes: it is shorter than the frame's block size of "
+                     "%llu and is not the frame's last (every block but a frame's last must "
+                     "hold the block size, as lz4 writes them; lz4 -d reads it: decompress it "
+                     "first)", (unsigned long long)fr->offset, (unsigned long long)(k + 1),
+                     (unsigned long long)fr->n_blocks, (unsigned long long)header, made,
+                     (unsigned long long)fr->block_bytes);
+        else
+            snprintf(why, why_size, "the %s at offset %llu decodes to %zu bytes, not %llu",
+                     unit_name(b), (unsigned long long)header, made,
+                     (unsigned long long)b->dst_bytes);
         return SP_ERR_UNSUPPORTED;
     }
     atomic_fetch_add(&z->blocks_decompressed, 1);

@@ -6,8 +6,10 @@
  * default): linked blocks (lz4 -BD) refer back into the previous block, so a block could only
  * be decoded after all before it; such frames are refused, not decoded in order. And a block
  * does not say how much it decompresses to, so every block but a frame's last is taken to
- * hold exactly the frame's block size, which is what the lz4 command and LZ4F_compressUpdate
- * without flushes write; the file source checks each block against it when it decodes it.
+ * hold exactly the frame's block size, which is what the lz4 command, LZ4F_compressUpdate
+ * without flushes and `streampipe run --output-format lz4` (a frame per piece) write; the
+ * file source checks each block against it when it decodes it, and a block before a frame's
+ * last that is shorter is refused as that, naming it.
  * The last block's size is the content size less the others' when the frame declares one,
  * and otherwise found by decompressing that one block at open (file_source_compressed.c). */
 #include <stdio.h>
@@ -113,29 +115,74 @@ static sp_status read_blocks(sp_block_index *ix, const sp_byte_source *src,
                             : SP_OK;
 }
 
+/* Block k (from 0) of frame f: "block N of M at offset X", for messages. */
+static void name_block(const sp_block_index *ix, const sp_frame *f, uint64_t k, char *out,
+                       size_t size)
+{
+    snprintf(out, size, "block %llu of %llu at offset %llu", (unsigned long long)(k + 1),
+             (unsigned long long)f->n_blocks,
+             (unsigned long long)(ix->blocks[f->first_block + k].src_offset - 4));
+}
+
 /* The last block's size from the declared content size, which must fit the blocks: all but
- * the last full, the last holding 1 to block_bytes. Without one it stays to be found. */
+ * the last full, the last holding 1 to block_bytes. Without one it stays to be found. A
+ * content size too small for the blocks before the last means one of them is short (or the
+ * size is wrong): a stored one is named here; a compressed one says its size only when
+ * decoded, so short_block_frame asks the open to find it (compressed_open.c). */
 static sp_status size_last_block(sp_block_index *ix, sp_frame *f, const lz4_descriptor *d)
 {
     sp_block *last = f->n_blocks ? &ix->blocks[f->first_block + f->n_blocks - 1] : NULL;
     uint64_t before = f->n_blocks ? (f->n_blocks - 1) * d->block_bytes : 0;
+    unsigned long long off = (unsigned long long)f->offset;
     if (!d->has_content_size) {
         f->last_size_unknown = last && last->codec == SP_BLOCK_LZ4;
         return SP_OK;
     }
+    if (!last)
+        return d->content_size == 0
+                   ? SP_OK
+                   : sp_index_fail(ix, SP_ERR_UNSUPPORTED, "the LZ4 frame at offset %llu "
+                                   "declares %llu bytes of content but has no blocks", off,
+                                   (unsigned long long)d->content_size);
     uint64_t last_bytes = d->content_size - before;
-    int fits = last ? d->content_size > before && last_bytes <= d->block_bytes &&
-                          (last->codec == SP_BLOCK_LZ4 || last_bytes == last->dst_bytes)
-                    : d->content_size == 0;
-    if (!fits)
+    if (d->content_size <= before) {
+        char name[96];
+        for (uint64_t k = 0; k + 1 < f->n_blocks; k++) {
+            const sp_block *b = &ix->blocks[f->first_block + k];
+            if (b->codec == SP_BLOCK_STORED && b->dst_bytes < d->block_bytes) {
+                name_block(ix, f, k, name, sizeof name);
+                return sp_index_fail(ix, SP_ERR_UNSUPPORTED, "the LZ4 frame at offset %llu: %s "
+                                     "(stored, %llu bytes) is shorter than the frame's block "
+                                     "size of %llu and is not the frame's last: every block "
+                                     "but a frame's last must hold the block size, as lz4 "
+                                     "writes them (lz4 -d reads it: decompress it first)", off,
+                                     name, (unsigned long long)b->dst_bytes,
+                                     (unsigned long long)d->block_bytes);
+            }
+        }
+        ix->short_block_frame = (uint64_t)(f - ix->frames) + 1;
         return sp_index_fail(ix, SP_ERR_UNSUPPORTED, "the LZ4 frame at offset %llu declares "
-                             "%llu bytes of content, which its %llu blocks of %llu bytes cannot "
-                             "hold", (unsigned long long)f->offset,
-                             (unsigned long long)d->content_size,
+                             "%llu bytes of content, fewer than its first %llu blocks would "
+                             "hold at the frame's block size of %llu: a block before the "
+                             "frame's last is shorter than the block size (every block but a "
+                             "frame's last must hold it, as lz4 writes them), or the declared "
+                             "size is wrong", off, (unsigned long long)d->content_size,
+                             (unsigned long long)(f->n_blocks - 1),
+                             (unsigned long long)d->block_bytes);
+    }
+    if (last_bytes > d->block_bytes)
+        return sp_index_fail(ix, SP_ERR_UNSUPPORTED, "the LZ4 frame at offset %llu declares "
+                             "%llu bytes of content, more than its %llu blocks of %llu bytes "
+                             "can hold", off, (unsigned long long)d->content_size,
                              (unsigned long long)f->n_blocks,
                              (unsigned long long)d->block_bytes);
-    if (last)
-        last->dst_bytes = last_bytes;
+    if (last->codec == SP_BLOCK_STORED && last_bytes != last->dst_bytes)
+        return sp_index_fail(ix, SP_ERR_UNSUPPORTED, "the LZ4 frame at offset %llu declares "
+                             "%llu bytes of content, which leaves %llu for its last block, "
+                             "stored with %llu", off, (unsigned long long)d->content_size,
+                             (unsigned long long)last_bytes,
+                             (unsigned long long)last->dst_bytes);
+    last->dst_bytes = last_bytes;
     return SP_OK;
 }
 

@@ -6,7 +6,8 @@
 # run over the raw file: fresh random integer-valued float32 records, which compress. Then bad
 # files: truncated, a block corrupted with its checksum present and absent, a frame that
 # expands past its declared size, a decompressed size that is not whole records, an unknown
-# magic, linked blocks: each exits 1 naming the offset, and leaves no output. Skips (77) when
+# magic, linked blocks, a short block before a frame's last (named as that, with and without a
+# content size): each exits 1 naming the offset, and leaves no output. Skips (77) when
 # lz4, zstd or pzstd is missing, or the build has no decompressors.
 set -u
 cli=$1
@@ -112,6 +113,66 @@ head -c 4000002 in.f32 >odd.raw && lz4 -q -f odd.raw odd.lz4 && refused odd.lz4 
 refused in.f32 "unknown magic" --input-format lz4
 refused in.f32 "unknown magic" --input-format zstd
 lz4 -q -f -BD in.f32 linked.lz4 && refused linked.lz4 "linked"
+# A block before a frame's last that is shorter than the frame's block size (two lz4 frames'
+# blocks in one frame: lz4 -d reads it, this reader needs every block but the last full):
+# refused naming that block, without a content size (found when it is decoded, on the staging
+# threads or in the ring) and with one (found at open).
+cat >short.py <<'PY'
+# mk.py A.lz4 B.lz4 OUT SIZED: A's and B's blocks in one frame (A's last, short, no longer the
+# frame's last); SIZED=1: the frame declares the content size, its header checksum recomputed.
+import sys
+M = 0xFFFFFFFF
+P1, P2, P3, P4, P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+def rotl(x, r): return ((x << r) | (x >> (32 - r))) & M
+def xxh32(d, seed=0):
+    n, i = len(d), 0
+    if n >= 16:
+        v = [(seed + P1 + P2) & M, (seed + P2) & M, seed, (seed - P1) & M]
+        while i + 16 <= n:
+            for k in range(4):
+                v[k] = (rotl((v[k] + int.from_bytes(d[i:i + 4], "little") * P2) & M, 13) * P1) & M
+                i += 4
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & M
+    else:
+        h = (seed + P5) & M
+    h = (h + n) & M
+    while i + 4 <= n:
+        h = (rotl((h + int.from_bytes(d[i:i + 4], "little") * P3) & M, 17) * P4) & M
+        i += 4
+    while i < n:
+        h = (rotl((h + d[i] * P5) & M, 11) * P1) & M
+        i += 1
+    h ^= h >> 15; h = (h * P2) & M; h ^= h >> 13; h = (h * P3) & M; h ^= h >> 16
+    return h
+def blocks(path):  # the frame's FLG, BD and its blocks (lz4 -B4 --no-frame-crc: 7-byte header)
+    d = open(path, "rb").read()
+    flg, bd = d[4], d[5]
+    assert flg & 0x0C == 0, "made with a content size or checksum"
+    assert d[6] == (xxh32(d[4:6]) >> 8) & 0xFF, "xxh32 disagrees with lz4's header checksum"
+    at, out = 7, b""
+    while True:
+        w = int.from_bytes(d[at:at + 4], "little")
+        if w == 0:
+            return flg, bd, out
+        n = 4 + (w & 0x7FFFFFFF) + (4 if flg & 0x10 else 0)
+        out += d[at:at + n]
+        at += n
+a, b, out, sized, size = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", int(sys.argv[5])
+flg, bd, ba = blocks(a)
+_, _, bb = blocks(b)
+desc = bytes([flg | (0x08 if sized else 0), bd]) + (size.to_bytes(8, "little") if sized else b"")
+open(out, "wb").write(b"\x04\x22\x4d\x18" + desc + bytes([(xxh32(desc) >> 8) & 0xFF]) + ba + bb + b"\0\0\0\0")
+PY
+head -c 100000 in.f32 >shortA && tail -c +100001 in.f32 >shortB
+lz4 -q -f -B4 -BX --no-frame-crc shortA shortA.lz4 && lz4 -q -f -B4 -BX --no-frame-crc shortB shortB.lz4
+for sized in 0 1; do
+    python3 short.py shortA.lz4 shortB.lz4 "short$sized.lz4" $sized "$(wc -c <in.f32)"
+    lz4 -q -d -c "short$sized.lz4" | cmp -s - in.f32 || bad "short$sized.lz4: lz4 -d does not read it (the test's file is wrong)"
+done
+words="block 2 of [0-9]* .*shorter than the frame's block size of 65536 and is not the frame's last"
+refused short0.lz4 "$words" --decompress staging
+refused short0.lz4 "$words" --chunk 524288 --decompress ring
+refused short1.lz4 "$words"
 # With its journal (the default), a run that fails mid-way keeps the partial output and the
 # journal for --resume, says so, and never puts the output in place.
 run --input sum.lz4 --output out.kept >/dev/null 2>err.txt

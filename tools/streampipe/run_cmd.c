@@ -19,7 +19,9 @@
 static const cli_option options[] = {
     CLI_REQUIRED("input", "FILE", run_options, input_path,
                  "little-endian records to read (a regular file): raw, or an LZ4\n"
-                 "or Zstandard file of them, told by its magic number (--input-format)"),
+                 "or Zstandard file of them, told by its magic number (--input-format);\n"
+                 "'-' is stdin, raw records read until it ends (a pipe: lz4 -dc F |),\n"
+                 "a part record at its end an error; no journal, no --resume"),
     CLI_CHOICE("input-format", "auto|raw|lz4|zstd", run_options, input_format,
                "what --input holds (default auto: by its first four bytes, never its\n"
                "name). LZ4: frames of independent blocks (lz4's default); zstd:\n"
@@ -31,6 +33,14 @@ static const cli_option options[] = {
                "compressed and the device decodes them, on CUDA with nvCOMP, found\n"
                "by $SP_NVCOMP_LIBRARY or the library path; else on the staging\n"
                "threads, the report saying why). ring: fail where it cannot"),
+    CLI_CHOICE("output-format", "raw|lz4|zstd", run_options, output_format,
+               "what --output holds (default raw; never told by its name): lz4 or\n"
+               "zstd, a frame per piece of a chunk with its size and checksums (lz4:\n"
+               "independent 4 MiB blocks, block and content checksums; zstd: as pzstd\n"
+               "writes); --input reads either back.\n"
+               "Compressed on the host's staging threads as the results are written,\n"
+               "in parallel, appended in order; lz4 -d / zstd -d read it back. No\n"
+               "journal: --resume needs --output-format raw"),
     CLI_REQUIRED("output", "FILE", run_options, output_path,
                  "where the results go; written beside it under a temporary name and\n"
                  "moved into place only when the whole run succeeded. An existing\n"
@@ -232,6 +242,32 @@ static void print_input(fig_out *out, const run_files *f, const sp_report *repor
     fig_group_end(out);
 }
 
+/* A compressed output: its sizes and ratio as the input's are shown, and where it ran. */
+static void print_output(fig_out *out, const run_files *f)
+{
+    sp_file_io_output o;
+    if (sp_file_io_output_get(f->io, &o) != SP_OK || o.format == SP_INPUT_FORMAT_RAW)
+        return;
+    static const char *const names[] = {"auto", "raw", "lz4", "zstd"};
+    double ratio = o.file_bytes ? (double)o.stream_bytes / (double)o.file_bytes : 0.0;
+    fig_group(out, "output_compression", "compressed output:");
+    fig_str(out, "format", "format", "%s", names[o.format]);
+    fig_uint(out, "compressed_bytes", NULL, NULL, o.file_bytes);
+    fig_uint(out, "uncompressed_bytes", NULL, NULL, o.stream_bytes);
+    fig_text(out, "bytes", "%.1f MiB compressed, %.1f MiB uncompressed\n",
+             (double)o.file_bytes / (1 << 20), (double)o.stream_bytes / (1 << 20));
+    fig_num(out, "ratio", "ratio", "%.2f (uncompressed / compressed)", ratio);
+    fig_uint(out, "frames", "frames", "%llu", o.frames);
+    fig_uint(out, "blocks", "blocks", "%llu", o.blocks);
+    fig_uint(out, "blocks_stored", "stored", "%llu blocks (did not shrink)", o.blocks_stored);
+    fig_num(out, "compress_s", "compression", "%.4f s (staging threads, summed)",
+            o.compress_s);
+    fig_num(out, "compress_gbps", "compression rate", "%.2f GB/s per thread busy",
+            cli_gbps((double)o.stream_bytes, o.compress_s));
+    fig_str(out, "how", "how", "%s", o.note);
+    fig_group_end(out);
+}
+
 static void print_result(const run_job *job, const run_options *o, const sp_report *report,
                          size_t records_run, double makespan_s)
 {
@@ -246,6 +282,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
             cli_gbps(bytes, makespan_s));
     fig_num(&out, "peak_rss_mib", "peak RSS", "%.1f MiB", run_peak_rss_mib());
     print_input(&out, f, report, makespan_s);
+    print_output(&out, f);
     cli_report_figures(&out, "report:", report);
     fig_end(&out);
 }
@@ -314,6 +351,13 @@ static sp_status run_ranges(run_job *job, live_watch *watch, sp_report *report,
     memset(report, 0, sizeof *report);
     *records_run = 0;
     *makespan_s = 0;
+    if (job->files.from_stdin) { /* one run, until stdin ends: its size is known after */
+        st = sp_pipeline_run_io(job->pipeline, run_files_range(&job->files, 0, 0), report);
+        live_watch_fold(watch);
+        job->files.n_records = *records_run = sp_file_io_records(job->files.io);
+        *makespan_s = st == SP_OK ? report->makespan_s : 0;
+        return st;
+    }
     while (st == SP_OK && (job->files.journaled ? sp_file_io_todo(job->files.io, &first, &count)
                                                 : *records_run < count)) {
         const sp_io *io = run_files_range(&job->files, first, count);
@@ -329,15 +373,21 @@ static sp_status run_ranges(run_job *job, live_watch *watch, sp_report *report,
     return st;
 }
 
-/* The files, with a journal unless --no-journal. */
+/* The files, with a journal unless --no-journal, a compressed output or stdin (written or
+ * read once, in order: nothing to resume from). */
 static int open_files(run_job *job, const run_options *o)
 {
-    if (o->no_journal && o->resume) {
-        fprintf(stderr, "streampipe: run: --resume needs the journal that --no-journal "
-                "turns off\n");
+    int raw = o->output_format == 0, from_stdin = strcmp(o->input_path, "-") == 0;
+    run_files_set_output_format(SP_INPUT_FORMAT_RAW + o->output_format);
+    if (o->resume && (o->no_journal || !raw || from_stdin)) {
+        fprintf(stderr, "streampipe: run: --resume needs %s\n",
+                o->no_journal ? "the journal that --no-journal turns off"
+                : !raw ? "--output-format raw (a compressed output is written once, in "
+                         "order, with no journal)"
+                       : "a file --input (stdin is read once, with no journal)");
         return CLI_EXIT_USAGE;
     }
-    if (o->no_journal)
+    if (o->no_journal || !raw || from_stdin)
         return run_files_open(&job->files, o->input_path, o->output_path,
                               job->stages.in_record_bytes, job->stages.out_record_bytes, 0,
                               NULL, o->input_format);

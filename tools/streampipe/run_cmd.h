@@ -20,6 +20,7 @@ typedef struct run_options {
     int device;
     int input_format; /* sp_input_format: --input-format's choices are in its order */
     int decompress;   /* sp_decompress_where: --decompress's, in its order */
+    int output_format; /* --output-format: raw|lz4|zstd, sp_input_format's order from RAW */
     unsigned long long chunk_records, depth, max_pinned, max_device, staging_threads;
     int json;
     int resume;          /* --resume: carry on from the journal beside the output */

@@ -62,6 +62,11 @@ static int g_decompress = SP_DECOMPRESS_AUTO;
 
 void run_files_set_decompress(int where) { g_decompress = where; }
 
+/* --output-format, likewise. */
+static int g_output_format = SP_INPUT_FORMAT_RAW;
+
+void run_files_set_output_format(int format) { g_output_format = format; }
+
 static int open_files(run_files *f, const char *input, const char *output,
                       size_t in_record_bytes, size_t out_record_bytes, int ranked,
                       const char *temp_output, int input_format,
@@ -74,14 +79,25 @@ static int open_files(run_files *f, const char *input, const char *output,
     f->output_path = output;
     f->ranked = ranked;
     f->to_stdout = strcmp(output, "-") == 0;
+    f->from_stdin = strcmp(input, "-") == 0;
     atomic_init(&f->written, 0);
     f->lock_made = pthread_mutex_init(&f->lock, NULL) == 0;
     f->progress = !ranked && isatty(STDERR_FILENO); /* R lines on one terminal: noise */
     f->started = f->shown = cli_now_s();
     if (ranked && refuse_for_ranks(output) != CLI_EXIT_OK)
         return CLI_EXIT_FAILURE;
+    if (ranked && (f->from_stdin || g_output_format != SP_INPUT_FORMAT_RAW)) {
+        /* the ranks read and write their ranges at their offsets: neither has offsets */
+        fprintf(stderr, "streampipe: run: %s under mpirun: the ranks read and write their "
+                "ranges at their offsets; use a file --input and --output-format raw\n",
+                f->from_stdin ? "--input -" : "--output-format lz4|zstd");
+        return CLI_EXIT_USAGE;
+    }
     sp_file_io_config config = SP_FILE_IO_CONFIG_INIT;
-    config.input = input;
+    config.input = f->from_stdin ? "standard input" : input;
+    config.input_is_fd = f->from_stdin;
+    config.input_fd = STDIN_FILENO;
+    config.output_format = g_output_format;
     config.output = output;
     config.in_record_bytes = in_record_bytes;
     config.out_record_bytes = out_record_bytes;
@@ -182,10 +198,14 @@ static void show_progress(run_files *f)
         f->shown = now;
         size_t done = atomic_load(&f->written);
         double mib = (double)(done * f->in_record_bytes) / (1 << 20);
-        fprintf(stderr, "\rstreampipe run: %.0f of %.0f MiB (%.0f%%), %.2f GB/s    ", mib,
-                (double)(f->n_records * f->in_record_bytes) / (1 << 20),
-                f->n_records ? 100.0 * (double)done / (double)f->n_records : 100.0,
-                cli_gbps((double)(done * f->in_record_bytes), now - f->started));
+        if (f->from_stdin) /* no size known before it ends */
+            fprintf(stderr, "\rstreampipe run: %.0f MiB from stdin, %.2f GB/s    ", mib,
+                    cli_gbps((double)(done * f->in_record_bytes), now - f->started));
+        else
+            fprintf(stderr, "\rstreampipe run: %.0f of %.0f MiB (%.0f%%), %.2f GB/s    ", mib,
+                    (double)(f->n_records * f->in_record_bytes) / (1 << 20),
+                    f->n_records ? 100.0 * (double)done / (double)f->n_records : 100.0,
+                    cli_gbps((double)(done * f->in_record_bytes), now - f->started));
     }
     pthread_mutex_unlock(&f->lock);
 }

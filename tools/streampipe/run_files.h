@@ -29,6 +29,8 @@ typedef struct run_files {
     pthread_mutex_t lock;    /* the progress line */
     int lock_made;
     int journaled;           /* a journal (".NAME.journal") beside the temporary output */
+    int from_stdin;          /* --input -: raw records read until stdin ends (n_records: so
+                                far, then all of them once the run has ended) */
 } run_files;
 
 /* Opens the input and the output (sp_file_io_open): the temporary output beside OUTPUT, made
@@ -40,6 +42,9 @@ typedef struct run_files {
  * input_format: sp_input_format (--input-format). */
 /* sp_decompress_where (--decompress) for the opens that follow. */
 void run_files_set_decompress(int where);
+/* The output's format (--output-format: SP_INPUT_FORMAT_RAW, _LZ4 or _ZSTD) for the opens
+ * that follow. INPUT "-" is stdin, for every open. */
+void run_files_set_output_format(int format);
 int run_files_open(run_files *f, const char *input, const char *output,
                    size_t in_record_bytes, size_t out_record_bytes, int ranked,
                    const char *temp_output, int input_format);
