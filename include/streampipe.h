@@ -309,8 +309,8 @@ typedef struct sp_pipeline_config {
     size_t chunk_records;     /* records per chunk; 0 = choose (about 8 MiB per chunk, fewer
                                  for short runs so that there are enough chunks to overlap),
                                  and re-choose while a run goes (sp_pipeline_run, run_io,
-                                 not a stream's batches, not a run timed for a report nor
-                                 one replayed as graphs): chunks then differ in size within
+                                 a stream's batches; not a run timed for a report nor one
+                                 replayed as graphs): chunks then differ in size within
                                  a run, never above the size chosen at create, each change
                                  in sp_pipeline_tune_changes; a stage must take each chunk's
                                  own first_record and records */

@@ -13,7 +13,8 @@
  * Not tuned, keeping the create-time pick: a batch timed for a report (its timeline is made
  * for the chunks planned at its start), one replayed as graphs (they are captured for one
  * chunk size), a compressed input decompressed in the ring (its chunks are whole blocks),
- * a stream's batches, and any batch on a backend without event_query or event_elapsed. */
+ * and any batch on a backend without event_query or event_elapsed. A stream's batches are
+ * tuned as a run's (stream.c takes each batch's count of chunks once it is fed). */
 #ifndef SP_TUNE_RUN_H
 #define SP_TUNE_RUN_H
 

@@ -4,7 +4,8 @@
  * element (poisoned first, fresh random input; the stage's output depends on each record's
  * own number, so a wrong chunk geometry shows), that the chunk size was changed and the
  * change list says why, that the HOST allocator's peak stays in the budget across changes,
- * that settings the user fixed never change, and run_io and run_feed across changes. */
+ * that settings the user fixed never change, and run_io, run_feed and a stream across
+ * changes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,6 +332,53 @@ TEST(run_feed_across_changes)
     return TEST_OK;
 }
 
+/* A stream's batches, submitted behind each other, numbered from the stream's start. */
+TEST(stream_across_changes)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed());
+    sp_context *ctx = host_context();
+    cost_model m = {40.0, N_RECORDS / 3};
+    sp_stage stage;
+    sp_pipeline_config cfg = config_of(&stage, &m, 0, 0);
+    sp_pipeline *p = NULL;
+    CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK);
+    size_t bytes = (size_t)N_RECORDS * REC;
+    uint32_t *in = malloc(bytes), *out = malloc(bytes);
+    sp_stream *stream = NULL;
+    if (p && in && out && CHECK_EQ(sp_stream_open(p, NULL, &stream), SP_OK)) {
+        rng_fill(&rng, in, bytes);
+        memset(out, 0xA5, bytes);
+        size_t fed = 0, batches = 0, done = 0;
+        while (fed < N_RECORDS) {
+            size_t n = 20000 + rng_below(&rng, 150000);
+            n = n < N_RECORDS - fed ? n : N_RECORDS - fed;
+            CHECK_EQ(sp_stream_submit(stream, in + fed * 4, n, out + fed * 4, batches++), SP_OK);
+            fed += n;
+        }
+        sp_stream_event ev;
+        while (done < batches && CHECK_EQ(sp_stream_next(stream, &ev, 60.0), SP_OK)) {
+            if (ev.kind != SP_EVENT_DONE)
+                continue;
+            CHECK_MSG(ev.status == SP_OK && ev.tag == done, "batch %llu: %s",
+                      (unsigned long long)ev.tag, sp_status_name(ev.status));
+            done++;
+        }
+        CHECK_EQ(sp_stream_close(stream, NULL), SP_OK);
+        output_right(in, out, 0, N_RECORDS);
+        int depth_changed = 1;
+        char reason[160];
+        CHECK_MSG(chunk_changes(p, &depth_changed, reason, sizeof reason) >= 1,
+                  "the stream made no change");
+        CHECK(!depth_changed);
+    }
+    free(in);
+    free(out);
+    sp_pipeline_destroy(p);
+    sp_context_destroy(ctx);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -338,6 +386,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(fixed_settings_never_change),
         TEST_ENTRY(run_io_across_changes),
         TEST_ENTRY(run_feed_across_changes),
+        TEST_ENTRY(stream_across_changes),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }
