@@ -307,7 +307,13 @@ typedef struct sp_pipeline_config {
     const sp_stage *stages;   /* n_stages entries, copied at creation */
     size_t n_stages;          /* 0..SP_MAX_STAGES; 0 copies to the device and back */
     size_t chunk_records;     /* records per chunk; 0 = choose (about 8 MiB per chunk, fewer
-                                 for short runs so that there are enough chunks to overlap) */
+                                 for short runs so that there are enough chunks to overlap),
+                                 and re-choose while a run goes (sp_pipeline_run, run_io,
+                                 a stream's batches; not a run timed for a report nor one
+                                 replayed as graphs): chunks then differ in size within
+                                 a run, never above the size chosen at create, each change
+                                 in sp_pipeline_tune_changes; a stage must take each chunk's
+                                 own first_record and records */
     unsigned depth;           /* K, slots in the buffer ring (1..SP_MAX_DEPTH); 0 = choose:
                                  stages + 4, at most 8; in graph mode with chunks of at most
                                  2 MiB in + out, 16 to 64: enough for four groups of 2 MiB
@@ -429,7 +435,8 @@ typedef struct sp_engine_report {
 typedef struct sp_report {
     size_t records;        /* records in the run */
     size_t chunks;         /* chunks the run was cut into */
-    size_t chunk_records;  /* records per chunk (the last may be short) */
+    size_t chunk_records;  /* records per chunk (the last may be short); where the library
+                              re-chose the size while the run went, its last chunks' size */
     unsigned depth;        /* slots in the ring */
     unsigned staging_threads;
     int staged_in;         /* 1 when input was pageable and went through pinned staging */

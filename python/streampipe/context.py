@@ -88,8 +88,8 @@ class Context:
         stages: Union[Stage, Sequence[Stage]],
         in_dtype: Any,
         in_shape: ShapeLike = (),
-        chunk_records: int = 0,
-        depth: int = 0,
+        chunk_records: Union[int, str] = 0,
+        depth: Union[int, str] = 0,
         graph: str = "off",
         staging_threads: int = 0,
         priority: int = 0,
@@ -102,8 +102,10 @@ class Context:
         """A pipeline of `stages` (a list, possibly empty: then it copies to the device and
         back) over records of `in_shape` and `in_dtype`. Every buffer is allocated here once.
 
-        ``chunk_records``: records per chunk (0: the library chooses, about 8 MiB a chunk);
-        ``depth``: slots in the ring, 1..64 (0: chosen); ``graph``: "off", "on" or "auto"
+        ``chunk_records``: records per chunk (0 or "auto": the library chooses, about 8 MiB a
+        chunk, and re-chooses it while runs without a timed report go, never above that;
+        ``tune_changes()`` lists each change); ``depth``: slots in the ring, 1..64 (0 or
+        "auto": chosen); ``graph``: "off", "on" or "auto"
         (replay groups of chunks from CUDA graphs; stages must then not depend on
         ``chunk.index``); ``staging_threads``: host threads copying pageable memory (0:
         chosen); ``priority``: stream priority (negative is higher, CUDA);

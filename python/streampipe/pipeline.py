@@ -44,6 +44,13 @@ if TYPE_CHECKING:
 
 __all__ = ["Pipeline"]
 
+
+def _auto_is_0(value: Any) -> Any:
+    """chunk_records and depth: "auto" is 0, the library's choice (the chunk re-chosen while
+    runs go); anything else is checked as a count."""
+    return 0 if isinstance(value, str) and value == "auto" else value
+
+
 _GRAPH_MODES = {"off": _c.GRAPH_OFF, "on": _c.GRAPH_ON, "auto": _c.GRAPH_AUTO}
 _TIMELINE_MODES = {
     "sampled": _c.TIMELINE_SAMPLED,
@@ -180,8 +187,8 @@ class Pipeline:
         stages: Union[Stage, Sequence[Stage]],
         in_dtype: Any,
         in_shape: Any = (),
-        chunk_records: int = 0,
-        depth: int = 0,
+        chunk_records: Union[int, str] = 0,
+        depth: Union[int, str] = 0,
         graph: str = "off",
         staging_threads: int = 0,
         priority: int = 0,
@@ -210,8 +217,8 @@ class Pipeline:
         self.graph: str = graph
         if not isinstance(timeline, str) or timeline not in _TIMELINE_MODES:
             raise InvalidArgument(f"timeline is {timeline!r}; use 'sampled', 'events', 'cupti' or 'off'")
-        chunk_records = as_count(chunk_records, "chunk_records", 0, _c.SIZE_MAX)
-        depth = as_count(depth, "depth", 0, _c.MAX_DEPTH)
+        chunk_records = as_count(_auto_is_0(chunk_records), "chunk_records", 0, _c.SIZE_MAX)
+        depth = as_count(_auto_is_0(depth), "depth", 0, _c.MAX_DEPTH)
         staging_threads = as_count(staging_threads, "staging_threads", 0, 2**32 - 1)
         priority = as_count(priority, "priority", -(2**31), 2**31 - 1)
         copy_piece_bytes = as_count(copy_piece_bytes, "copy_piece_bytes", 0, _c.SIZE_MAX)

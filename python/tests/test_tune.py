@@ -51,3 +51,26 @@ def test_no_budget_changes_nothing(ctx: sp.Context) -> None:
     _, report = p.run(np.zeros(10_000, dtype=np.float32), report=True)
     assert report.tune_changes == 0 and p.tune_changes() == []
     assert report.slot_records == 4096 and report.depth == 3
+
+
+def test_auto_is_the_default_and_the_chunk_follows_the_work(ctx: sp.Context) -> None:
+    """chunk_records="auto" and depth="auto" are 0; under a budget that makes many chunks, a
+    run without a timed report re-picks the chunk (listed with a reason) and every element
+    is right; a fixed chunk is never changed; other words are refused."""
+    rng = np.random.default_rng()
+    held = ctx.pipeline(sp.sinmix(5), np.float32).stats().pinned_bytes
+    p = ctx.pipeline(sp.sinmix(5), np.float32, chunk_records="auto", depth="auto",
+                     max_pinned_bytes=held // 64)
+    x = rng.standard_normal(4_000_000).astype(np.float32)
+    want = ctx.pipeline(sp.sinmix(5), np.float32).run(x)
+    assert np.array_equal(p.run(x), want)
+    assert np.array_equal(p.run(x), want)
+    changes = p.tune_changes()
+    assert "at create" in changes[0]["reason"]
+    later = [c for c in changes[1:] if c["from_chunk"] != c["to_chunk"]]
+    assert later and all(c["reason"] for c in later)
+    fixed = ctx.pipeline(sp.sinmix(5), np.float32, chunk_records=4096, depth="auto")
+    assert np.array_equal(fixed.run(x), want)
+    assert all(c["from_chunk"] == c["to_chunk"] for c in fixed.tune_changes())
+    with pytest.raises(sp.InvalidArgument, match="chunk_records"):
+        ctx.pipeline(sp.sinmix(5), np.float32, chunk_records="often")

@@ -171,3 +171,16 @@ sp_status sp_batch_fail_chunk(sp_batch *b, size_t i, const char *fmt, ...)
     va_end(ap);
     return st;
 }
+
+void sp_batch_resegment(sp_batch *b, size_t i, size_t chunk)
+{
+    b->seg_first = sp_chunk_first(b, i);
+    b->seg_chunk = i - b->base;
+    b->plan.chunk_records = chunk;
+    size_t n = b->io ? b->io->n_records : b->plan.n_records;
+    if (b->io && n == 0)
+        return; /* a source of unknown length ends where it ends */
+    size_t left = n > b->seg_first ? n - b->seg_first : 0;
+    b->end = i + (left ? (left - 1) / chunk + 1 : 0);
+    b->plan.chunks = b->end - b->base;
+}

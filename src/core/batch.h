@@ -15,7 +15,12 @@ typedef struct sp_batch {
     const sp_io *io;         /* a source and sink instead of in and out (run_io) */
     void *owner;             /* the caller's handle for it (a stream's batch), handed back as
                                 its chunks leave the ring (sched.h); NULL: nothing handed back */
-    sp_run_plan plan;
+    sp_run_plan plan;        /* plan.chunk_records: the current segment's chunk size */
+    size_t seg_chunk;        /* the current segment of equal chunks begins at chunk
+                                base + seg_chunk ... */
+    size_t seg_first;        /* ... and at this record of the batch (tune_run.c starts
+                                segments when it re-picks the chunk size; 0, 0: one segment) */
+    int tuned;               /* its chunk size is re-picked while it runs (tune_run.c) */
     size_t base;             /* the ring's index of this batch's chunk 0: chunk i of the ring
                                 is chunk i - base of the batch, in slot i mod K */
     size_t end;              /* one past the batch's last chunk (base + chunks once known) */
@@ -66,11 +71,16 @@ sp_status sp_batch_fail(sp_batch *b, sp_status status, const char *fmt, ...) SP_
 sp_status sp_batch_fail_chunk(sp_batch *b, size_t i, const char *fmt, ...) SP_PRINTF(3, 4);
 
 /* Chunk geometry: chunk i's first record within its batch (a chunk is full but for the
- * batch's last), and its records. A source's chunk holds what was read into its slot. */
+ * batch's last), and its records, for a chunk of the current segment (i at or past its
+ * start): a chunk fed before a change of size is read from its slot (ring_state.h), never
+ * from here. A source's chunk holds what was read into its slot. */
 static inline size_t sp_chunk_first(const sp_batch *b, size_t i)
 {
-    return (i - b->base) * b->plan.chunk_records;
+    return b->seg_first + (i - b->base - b->seg_chunk) * b->plan.chunk_records;
 }
+/* A new segment from chunk i (the next to feed) on, of `chunk` records each; a batch of
+ * known length gets its end and its count of chunks again. */
+void sp_batch_resegment(sp_batch *b, size_t i, size_t chunk);
 static inline size_t sp_chunk_records(const sp_batch *b, size_t i)
 {
     if (b->io)

@@ -13,6 +13,7 @@
 #include "core/stage_call.h"
 #include "core/submit_graph.h"
 #include "core/tune.h"
+#include "core/tune_run.h"
 
 
 /* ---- config checks ------------------------------------------------------------------- */
@@ -241,6 +242,7 @@ static void release_events(sp_pipeline *p)
     free(p->timing.rank);
     if (p->timing.base)
         ops->event_destroy(p->ctx->impl, p->timing.base);
+    sp_tune_run_release(p); /* the tuner's watch events */
 }
 
 /* Frees whatever exists; queues are drained by their destroy. */

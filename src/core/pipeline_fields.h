@@ -9,6 +9,7 @@
  *   stats.c           stats, the live counters (stats_state.h)
  *   tune.c            tune: the budget, the tuner, the changes made (tune_state.h); at
  *                     create it also sets chunk_capacity and depth within the budget
+ *   tune_run.c        tune.watch, and tune.tuner while runs go (the scheduler's thread)
  *   pipeline_state.c  busy, holder, group_member, the last run's figures, error
  *
  * Buffers. Boundary 0 is the device input; boundary s (1..M) is stage s's device output. Slot

@@ -12,6 +12,7 @@
 #include "core/submit_direct.h"
 #include "core/submit_graph.h"
 #include "core/timing.h"
+#include "core/tune_run.h"
 
 /* ---- the host's turn ------------------------------------------------------------------ */
 
@@ -60,6 +61,7 @@ static sp_status host_turn(sp_batch *b, size_t i, int waited, sp_done_list *done
     st = sp_staging_turn(b, i, leaving, takes, &got);
     if (leaving) {
         sp_timing_retired(b, leaving->chunk); /* the flight recorder's, when kept */
+        sp_tune_run_retired(p, leaving->chunk); /* a watched chunk's costs, once known */
         hand_back(done, leaving->owner, SP_DONE_CHUNK);
         sp_stats_vacated(p, st == SP_OK ? leaving->records : 0);
         sp_ring_vacate(slot);
@@ -75,6 +77,8 @@ static sp_status host_turn(sp_batch *b, size_t i, int waited, sp_done_list *done
 
 static sp_status feed_chunk(sp_batch *b, size_t i, sp_done_list *done)
 {
+    /* a tuned batch's host engine: the turn and the enqueueing, the wait for the slot aside */
+    double t = b->tuned ? sp_now() : 0.0, waited = b->wait_s;
     sp_status st = host_turn(b, i, 0, done);
     if (st != SP_OK)
         return st;
@@ -82,10 +86,13 @@ static sp_status feed_chunk(sp_batch *b, size_t i, sp_done_list *done)
         b->source_done = 1; /* the source ended exactly at a chunk's start */
         return SP_OK;
     }
+    sp_tune_run_arm(b, i);
     if ((st = sp_submit_chunk(b, i)) != SP_OK)
         return st;
     sp_ring_occupy(b, i, NULL);
     sp_stats_occupied(b->p, 1);
+    if (b->tuned)
+        sp_tune_run_submitted(b, i, sp_now() - t - (b->wait_s - waited));
     if (b->io)
         b->plan.n_records = sp_chunk_first(b, i) + sp_chunk_records(b, i);
     b->next = i + 1;
@@ -156,6 +163,7 @@ sp_status sp_sched_feed(sp_batch *b, sp_done_list *done, int *fed)
             break;
         }
         size_t i = b->next;
+        sp_tune_run_boundary(b, i); /* a tuned batch's chunk size may change from here on */
         sp_status st = sp_graph_fits(b, i) ? feed_bundle(b, i, done) : feed_chunk(b, i, done);
         if (st != SP_OK)
             return st;
@@ -254,6 +262,7 @@ void sp_sched_recover(sp_pipeline *p, sp_status st, sp_sched_failure *f, sp_done
 void sp_sched_reset(sp_pipeline *p)
 {
     sp_ring_reset(p);
+    sp_tune_run_reset(p);
     sp_failure_reset(&p->failure);
 }
 
@@ -277,8 +286,10 @@ sp_status sp_sched_start(sp_batch *b, sp_pipeline *p, const void *in, size_t n_r
     b->record_base = record_base;
     b->owner = owner;
     b->t0 = sp_now();
-    if (n_records > 0)
+    if (n_records > 0) {
         choose_submission(b);
+        sp_tune_run_begin(b);
+    }
     return SP_OK;
 }
 
@@ -329,6 +340,7 @@ static sp_status feed_and_retire(sp_batch *b)
 sp_status sp_sched_run(sp_batch *b, sp_report *report)
 {
     choose_submission(b); /* graph mode measures no per-operation times */
+    sp_tune_run_begin(b);
     sp_status st = b->timing ? sp_timing_timeline_start(b) : SP_OK;
     if (st != SP_OK)
         return st;

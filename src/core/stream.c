@@ -52,7 +52,9 @@ typedef struct stream_batch {
     void *consumer;      /* sp_stream_submit_to's stream, made to wait for the output */
     int cut_short;       /* ... and it stopped: complete with SP_ERR_CANCELLED */
     size_t base;         /* the engine's number of its first chunk (once started) */
-    size_t chunks;       /* chunks the engine cuts it into (known once started) */
+    size_t chunks;       /* chunks the engine cuts it into (known once started; the
+                            library's re-picks of the chunk size settle it once fed) */
+    size_t records_fed;  /* records that went into the ring (all but for a cancel) */
     size_t retired;      /* of those, chunks that have left their slots */
     int started;         /* the engine has begun feeding it to the ring */
     int submitted;       /* every chunk is in the ring (or the batch failed first) */
@@ -235,10 +237,7 @@ static void chunks_done(sp_stream *s, stream_batch *b)
     if (b->cut_short)
         fail_batch(s, b, SP_ERR_CANCELLED, "batch %llu: cancelled after %zu of its %zu records "
                    "(their output is written, the rest left as it was)",
-                   (unsigned long long)b->tag, b->chunks * s->p->chunk_capacity < b->n_records
-                                                   ? b->chunks * s->p->chunk_capacity
-                                                   : b->n_records,
-                   b->n_records);
+                   (unsigned long long)b->tag, b->records_fed, b->n_records);
     else
         complete(s, b, SP_OK);
 }
@@ -353,13 +352,16 @@ static sp_status feed_batch(sp_stream *s, stream_batch *b, int *staged_in, int *
     *replayed = job.replayed;
     pthread_mutex_lock(&s->lock); /* failed or cut short too: what went in crossed */
     s->pcie_bytes += sp_report_pcie_bytes(&job);
-    pthread_mutex_unlock(&s->lock);
+    /* the chunks it was cut into: as planned at its start unless the chunk size was re-picked
+     * as it went (tune_run.h) or a cancel stopped it; nothing reads them before it is fed
+     * but a failure's settling, which comes after this */
+    b->chunks = job.end - job.base;
+    b->records_fed = b->n_records;
     if (st == SP_OK && job.stopped) {
-        pthread_mutex_lock(&s->lock);
-        b->chunks = job.end - job.base; /* what went in before the cancel */
+        b->records_fed = job.end > job.base ? sp_chunk_first(&job, job.end) : 0;
         b->cut_short = 1;
-        pthread_mutex_unlock(&s->lock);
     }
+    pthread_mutex_unlock(&s->lock);
     return st;
 }
 

@@ -11,6 +11,7 @@
 #include "core/stage_call.h"
 #include "core/submit_direct.h"
 #include "core/timing.h"
+#include "core/tune_run.h"
 
 /* Whether something `d` lists is unfinished now: *running for an operation that has timing
  * events, *blind for one that has none (a sampled run's chunk outside its windows), whose
@@ -75,6 +76,9 @@ static sp_status op_begin(sp_batch *r, size_t g, size_t i, sp_bqueue *q)
         st = ops->queue_wait(r->p->ctx->impl, q, sp_ring_finished(r->p, deps.waits[k].g, deps.waits[k].i));
     if (st == SP_OK && sp_timing_timed(r, i))
         st = op_start(r, g, i, q, &deps);
+    sp_bevent *watch = sp_tune_run_event(r, g, i, 0); /* after the waits: when it starts */
+    if (st == SP_OK && watch)
+        st = ops->event_record(r->p->ctx->impl, watch, q);
     if (st == SP_OK && r->activity_timing) /* last: a failure above leaves nothing pushed */
         st = ops->activity_push(r->p->ctx->impl, sp_timing_activity_id(r, g, i));
     return st;
@@ -93,6 +97,9 @@ static sp_status op_end(sp_batch *r, size_t g, size_t i, sp_bqueue *q, sp_status
     sp_status st = SP_OK;
     if (sp_timing_timed(r, i))
         st = ops->event_record(r->p->ctx->impl, sp_timing_event(r, g, i, 1), q);
+    sp_bevent *watch = sp_tune_run_event(r, g, i, 1);
+    if (st == SP_OK && watch)
+        st = ops->event_record(r->p->ctx->impl, watch, q);
     return st == SP_OK ? ops->event_record(r->p->ctx->impl, sp_ring_finished(r->p, g, i), q) : st;
 }
 

@@ -20,7 +20,10 @@ void sp_tune_shape_of(const sp_pipeline *p, sp_tune_shape *shape)
     shape->n_buffers = n;
 }
 
-static void limits_of(const sp_pipeline *p, sp_tune_limits *lim)
+/* The limits of the pick at create; `running`: those of the re-picks while runs go
+ * (tune_run.c), which change the chunk within the slots made at create and keep the depth:
+ * re-making the slots (a deeper ring, larger chunks) is not done while a run goes. */
+static void limits_of(const sp_pipeline *p, int running, sp_tune_limits *lim)
 {
     const sp_tune_state *t = &p->tune;
     *lim = (sp_tune_limits){
@@ -29,6 +32,11 @@ static void limits_of(const sp_pipeline *p, sp_tune_limits *lim)
         .depth_min = 1, .depth_max = SP_MAX_DEPTH,
         .chunk_fixed = !t->chunk_auto, .depth_fixed = !t->depth_auto,
     };
+    if (running) {
+        lim->depth_min = lim->depth_max = p->depth;
+        lim->depth_fixed = 1;
+        lim->slots_held = 1;
+    }
 }
 
 static sp_status refuse(sp_pipeline *p, sp_tune_settings want, const sp_tune_shape *shape)
@@ -65,7 +73,7 @@ sp_status sp_tune_setup(sp_pipeline *p, const sp_pipeline_config *cfg)
     sp_tune_shape shape;
     sp_tune_limits lim;
     sp_tune_shape_of(p, &shape);
-    limits_of(p, &lim);
+    limits_of(p, 0, &lim);
     sp_tune_settings want = {p->chunk_capacity, p->depth}, got = want;
     /* no budget: the settings stand as chosen (a size that overflows is pipeline.c's to
      * refuse, saying so) */
@@ -74,7 +82,7 @@ sp_status sp_tune_setup(sp_pipeline *p, const sp_pipeline_config *cfg)
         return refuse(p, want, &shape);
     p->chunk_capacity = got.chunk;
     p->depth = got.depth;
-    limits_of(p, &lim);
+    limits_of(p, 1, &lim);
     sp_tuner_init(&t->tuner, &shape, &lim, got, sp_now());
     if (!budget)
         return SP_OK;

@@ -56,6 +56,14 @@ static size_t memory_total(const sp_tune_shape *shape, sp_tune_settings s)
     return pinned > SIZE_MAX - device ? SIZE_MAX : pinned + device;
 }
 
+/* What s holds: its own memory, or the slots' when they stay allocated whatever s is. */
+static size_t memory_held(const sp_tuner *t, sp_tune_settings s)
+{
+    if (t->lim.slots_held)
+        s.chunk = t->lim.chunk_max;
+    return memory_total(&t->shape, s);
+}
+
 /* The largest chunk in [lim->chunk_min, want] that fits at `depth`; 0: none. Memory grows
  * with the chunk, so a binary search finds it. */
 static size_t largest_chunk(const sp_tune_shape *shape, const sp_tune_limits *lim,
@@ -303,7 +311,7 @@ static pick best_pick(const sp_tuner *t, const sp_tune_fit fit[SP_TUNE_ENGINES],
                 if (!sp_tune_fits(&t->shape, &t->lim, s))
                     continue;
                 double r = rate_with(fit, s, remaining);
-                size_t mem = memory_total(&t->shape, s);
+                size_t mem = memory_held(t, s);
                 if (pass == 0)
                     best = fmax(best, r);
                 else if (r >= (1.0 - SP_TUNE_NEAR) * best &&
@@ -425,7 +433,7 @@ void sp_tuner_decide(sp_tuner *t, double now, size_t remaining, sp_tune_decision
         return;
     double now_rate = rate_with(fit, t->cur, remaining);
     double gain = now_rate > 0.0 ? to.rate / now_rate - 1.0 : INFINITY;
-    size_t mem = memory_total(&t->shape, t->cur);
+    size_t mem = memory_held(t, t->cur);
     size_t freed = mem > to.memory ? mem - to.memory : 0;
     int frees = gain > -SP_TUNE_NEAR && (double)freed >= SP_TUNE_FREE * (double)mem;
     if (in_budget && gain <= SP_TUNE_GAIN && !frees)

@@ -61,6 +61,9 @@ typedef struct sp_tune_limits {
     size_t chunk_min, chunk_max;   /* records per chunk the caller can run */
     unsigned depth_min, depth_max;
     int chunk_fixed, depth_fixed;  /* the user's: never changed */
+    int slots_held;                /* the slots stay allocated at chunk_max and the depth
+                                      whatever the chunk (a run re-picks within them): a
+                                      smaller setting frees nothing, so memory is no reason */
 } sp_tune_limits;
 
 /* What a chunk cost: seconds of each engine for `records` records, seen at `now`. */

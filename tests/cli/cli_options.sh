@@ -56,6 +56,15 @@ expect 0 "--request-copy engine|kernel" latency --help
 expect 0 "--quick" probe --help
 expect 0 "--max-pinned BYTES" run --help
 expect 0 "--max-device BYTES" run --help
+# chunk and depth: a count, or auto (0, the library's choice); one declaration (options.h)
+expect 0 "--chunk N|auto" bench --help
+expect 0 "--chunk N|auto" run --help
+for cmd in bench infer run; do
+    expect 0 "--depth K|auto" "$cmd" --help
+done
+expect 64 "--chunk: 'often' is not a count in \[0, " bench --chunk often
+expect 64 "--depth: 'autox' is not a count in \[0, 64\]" run --depth autox
+expect 64 "run: --input, --output and --stages are required" run --chunk auto --depth auto
 expect 0 "--max-pinned BYTES" bench --help
 expect 0 "--max-device BYTES" bench --help
 # Every option's help says its default, and a count's its range ("[1, 2^40]", made from the

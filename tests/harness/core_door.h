@@ -13,6 +13,7 @@
  *   live_objects.h  the live-handle count after every test: harness_test.c
  *   pipeline.h      a pipeline's timeline and inferred starts: test_timing_infer
  *   plan.h          chunk and depth arithmetic: test_core_units
+ *   runs.h          batches fed behind each other (sp_pipeline_run_feed): test_tune_run
  *   staging_pool.h  the staging threads: test_core_units
  *   timing.h        which chunks a sampled run times: test_sampled
  *   timeline.h      the timeline and its figures: test_core_units, test_timing_infer,
@@ -27,6 +28,7 @@
 #include "core/live_objects.h"
 #include "core/pipeline.h"
 #include "core/plan.h"
+#include "core/runs.h"
 #include "core/staging_pool.h"
 #include "core/timeline.h"
 #include "core/tuner.h"

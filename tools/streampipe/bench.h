@@ -17,6 +17,7 @@
 #include "figures.h"
 #include "flight.h"
 #include "live.h"
+#include "report_out.h"
 #include "stats.h"
 #include "streampipe_ops.h"
 
@@ -147,6 +148,7 @@ typedef struct bench_results {
     sp_report full_sampled[BENCH_MAX_REPEAT]; /* each of those runs' figures from the
                                sampled windows alone (sp_pipeline_sampled_figures) */
     bench_totals checks;
+    cli_tune_list tune;     /* the pipelined pipeline's chunk and depth changes */
 } bench_results;
 
 /* One row of a sweep: the pipelined run at one value of the swept setting. */

@@ -305,6 +305,7 @@ void bench_print_result(const bench_plan *plan, const bench_expected *expected,
     fig_text(&o, NULL, "\n");
     cli_report_figures(&o, "pipelined run with a report (the median run's):",
                        median_report(&results->traced));
+    cli_tune_figures(&o, &results->tune);
     alone_figures(&o, results);
     bench_exports_figures(&o, exports);
     fig_end(&o);

@@ -182,12 +182,12 @@ static const cli_option options[] = {
     CLI_COUNT("iters", "N", bench_plan, iters, 0, CLI_SINMIX_MAX_ITERS,
               "sinmix iterations per element, the compute weight\n"
               "(default: the workload's)"),
-    CLI_COUNT("chunk", "N", bench_plan, chunk_records, 0, MAX_RECORDS,
-              "records per chunk, 0 = library's choice (default:\n"
-              "the workload's); one above --records is cut to them\n"
-              "(the notes say so)"),
-    CLI_COUNT("depth", "K", bench_plan, depth, 0, SP_MAX_DEPTH,
-              "slots in the buffer ring (default 0: the library's\nchoice)"),
+    CLI_CHUNK_OPTION(bench_plan, chunk_records, MAX_RECORDS,
+                     "records per chunk, auto or 0 = the library's choice,\n"
+                     "re-picked while runs without a report go (default:\n"
+                     "the workload's); one above --records is cut to them\n"
+                     "(the notes say so)"),
+    CLI_DEPTH_OPTION(bench_plan, depth),
     CLI_COUNT("threads", "T", bench_plan, staging_threads, 0, 1024,
               "host staging threads (default 0: the library's\nchoice)"),
     CLI_COUNT("streams", "S", bench_plan, stage_streams, 0, SP_MAX_STAGE_STREAMS,

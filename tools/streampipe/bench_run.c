@@ -203,6 +203,7 @@ int bench_run_all(const bench_session *s, bench_results *results)
     }
     if (rc == CLI_EXIT_OK)
         rc = export_last_traced(s, pipelines[PIPELINED], &results->traced);
+    cli_tune_list_read(&results->tune, pipelines[PIPELINED]);
     for (size_t k = 0; k < N_PIPELINES; k++)
         sp_pipeline_destroy(pipelines[k]);
     return rc;

@@ -128,7 +128,10 @@ static int apply_value(const cli_option *o, const char *text, void *config)
     unsigned long long count = 0;
     int index = 0;
     switch (o->kind) {
+    case CLI_OPT_AUTO: /* "auto": count stays 0, the library's choice; else a count */
     case CLI_OPT_COUNT:
+        if (o->kind == CLI_OPT_AUTO && strcmp(text, "auto") == 0)
+            break;
         if (cli_parse_count(text, o->max, &count) != 0 || count < o->min)
             return cli_usage_error("--%s: '%s' is not a count in [%llu, %llu]", o->name, text,
                                    o->min, o->max);
@@ -172,7 +175,7 @@ static void format_count(unsigned long long value, char *buf, size_t size)
 static const char *range_text(const cli_option *o, char *buf, size_t size)
 {
     char min[32], max[32];
-    if (o->kind != CLI_OPT_COUNT)
+    if (o->kind != CLI_OPT_COUNT && o->kind != CLI_OPT_AUTO)
         return "";
     format_count(o->min, min, sizeof min);
     format_count(o->max, max, sizeof max);

@@ -9,8 +9,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "streampipe.h"
+
 typedef enum cli_option_kind {
     CLI_OPT_COUNT,  /* a count in [min, max] into an unsigned field (see cli_parse_count) */
+    CLI_OPT_AUTO,   /* the same, or "auto" for 0: the library's choice (chunk, depth) */
     CLI_OPT_CHOICE, /* one of "a|b|c" into an int or enum field: its index in the list */
     CLI_OPT_FLAG,   /* no value; sets an int field to 1 */
     CLI_OPT_STRING, /* the text itself into a const char * field */
@@ -22,7 +25,7 @@ typedef struct cli_option {
     cli_option_kind kind;
     const char *value;            /* the value's name in the usage ("N", "FILE"); CHOICE:
                                      the names, "off|on|auto"; NULL for a flag */
-    unsigned long long min, max;  /* COUNT */
+    unsigned long long min, max;  /* COUNT, AUTO */
     size_t offset, size;          /* the field in the command's configuration struct */
     int required;                 /* the command refuses to run without it */
     int (*apply)(const char *value, void *config); /* APPLY: CLI_EXIT_OK or a usage error */
@@ -33,6 +36,8 @@ typedef struct cli_option {
 
 #define CLI_COUNT(name, value, type, field, min, max, help) \
     {name, CLI_OPT_COUNT, value, min, max, CLI_FIELD(type, field), 0, NULL, help}
+#define CLI_AUTO_COUNT(name, value, type, field, min, max, help) \
+    {name, CLI_OPT_AUTO, value, min, max, CLI_FIELD(type, field), 0, NULL, help}
 #define CLI_CHOICE(name, names, type, field, help) \
     {name, CLI_OPT_CHOICE, names, 0, 0, CLI_FIELD(type, field), 0, NULL, help}
 #define CLI_FLAG(name, type, field, help) \
@@ -50,6 +55,16 @@ typedef struct cli_option {
                "backend (default auto: CUDA when a GPU is present)")
 #define CLI_DEVICE_OPTION(type) \
     CLI_COUNT("device", "N", type, device, 0, INT_MAX, "GPU index (default 0)")
+/* The ring's settings where the library may choose them: auto, or 0, the library's pick
+ * within --max-pinned / --max-device, the chunk re-picked while a run goes when no per-chunk
+ * timeline is being taken (sp_pipeline_tune_changes lists each change). The chunk's help
+ * says the command's default (a bench workload may set one). */
+#define CLI_CHUNK_OPTION(type, field, max, help) \
+    CLI_AUTO_COUNT("chunk", "N|auto", type, field, 0, max, help)
+#define CLI_DEPTH_OPTION(type, field)                                                    \
+    CLI_AUTO_COUNT("depth", "K|auto", type, field, 0, SP_MAX_DEPTH,                      \
+                   "slots in the buffer ring (default auto, also 0:\n"                   \
+                   "the library's choice)")
 #define CLI_JSON_OPTION(type) \
     CLI_FLAG("json", type, json, "one JSON object on stdout instead of text")
 /* The most sinmix iterations per element that bench --iters (and its iters sweep) and run's

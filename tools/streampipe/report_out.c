@@ -138,3 +138,39 @@ void cli_report_figures(fig_out *o, const char *title, const sp_report *r)
     fig_str(o, "notes", "notes", "%s", r->notes[0] != '\0' || o->json ? r->notes : "(none)");
     fig_group_end(o);
 }
+
+void cli_tune_list_read(cli_tune_list *list, const sp_pipeline *pipeline)
+{
+    list->n = 0;
+    list->total = 0;
+    if (pipeline && sp_pipeline_tune_changes(pipeline, list->change, SP_TUNE_CHANGES_KEPT,
+                                             &list->n, &list->total) != SP_OK)
+        list->n = 0;
+}
+
+static const fig_column tune_columns[] = {
+    {"since_first_s", "after (s)", 9, "%.3f", FIG_NUM}, /* the first change's: at create */
+    {"from_chunk", "chunk", 9, "%llu", FIG_UINT},
+    {"to_chunk", "-> chunk", 9, "%llu", FIG_UINT},
+    {"from_depth", "depth", 6, "%llu", FIG_UINT},
+    {"to_depth", "-> depth", 9, "%llu", FIG_UINT},
+    {"reason", "  why", -1, "  %s", FIG_STR},
+};
+#define N_TUNE_COLUMNS (sizeof tune_columns / sizeof tune_columns[0])
+
+void cli_tune_figures(fig_out *o, const cli_tune_list *list)
+{
+    if (list->n == 0)
+        return;
+    fig_text(o, NULL, "tune changes (%llu made; the first and the latest are kept):\n",
+             (unsigned long long)list->total);
+    fig_table(o, "tune_changes_list", tune_columns, N_TUNE_COLUMNS);
+    for (size_t k = 0; k < list->n; k++) {
+        const sp_tune_change *c = &list->change[k];
+        fig_value v[N_TUNE_COLUMNS] = {{.num = c->at_s - list->change[0].at_s}, {.uint = c->from_chunk},
+                                       {.uint = c->to_chunk}, {.uint = c->from_depth},
+                                       {.uint = c->to_depth}, {.str = c->reason}};
+        fig_row(o, NULL, tune_columns, N_TUNE_COLUMNS, v);
+    }
+    fig_table_end(o);
+}

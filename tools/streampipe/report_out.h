@@ -4,6 +4,7 @@
 #define SP_CLI_REPORT_OUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "figures.h"
 #include "streampipe.h"
@@ -18,5 +19,16 @@ const char *cli_format_bytes(double bytes, char *buf, size_t size);
  * held, the engine table, makespan, bound, efficiency, hidden transfer, model, copy rates,
  * bottleneck and notes. */
 void cli_report_figures(fig_out *o, const char *title, const sp_report *report);
+
+/* The chunk and depth changes a pipeline made (sp_pipeline_tune_changes): read before it is
+ * destroyed, shown after its report as the "tune_changes_list" table (text: one line each,
+ * when, from and to, and why). */
+typedef struct cli_tune_list {
+    sp_tune_change change[SP_TUNE_CHANGES_KEPT];
+    size_t n;
+    uint64_t total;
+} cli_tune_list;
+void cli_tune_list_read(cli_tune_list *list, const sp_pipeline *pipeline);
+void cli_tune_figures(fig_out *o, const cli_tune_list *list);
 
 #endif

@@ -53,11 +53,10 @@ static const cli_option options[] = {
                  "head's records: one little-endian int32 label per image, 0..9)"),
     CLI_BACKEND_OPTION(run_options),
     CLI_DEVICE_OPTION(run_options),
-    CLI_COUNT("chunk", "N", run_options, chunk_records, 1, 1ULL << 32,
-              "records per chunk (default: the library's, about 8 MiB; less to fit\n"
-              "--max-pinned)"),
-    CLI_COUNT("depth", "K", run_options, depth, 0, SP_MAX_DEPTH,
-              "slots in the buffer ring (default: the library's choice)"),
+    CLI_CHUNK_OPTION(run_options, chunk_records, 1ULL << 32,
+                     "records per chunk (default auto, also 0: the library's, about 8 MiB;\n"
+                     "less to fit --max-pinned)"),
+    CLI_DEPTH_OPTION(run_options, depth),
     CLI_COUNT("max-pinned", "BYTES", run_options, max_pinned, 4096, 1ULL << 40,
               "most pinned staging memory to hold (depth x chunk x the bytes\n"
               "of a record in and out); the library's depth, then chunk, shrink\n"
@@ -284,6 +283,9 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
     print_input(&out, f, report, makespan_s);
     print_output(&out, f);
     cli_report_figures(&out, "report:", report);
+    cli_tune_list tune;
+    cli_tune_list_read(&tune, job->pipeline);
+    cli_tune_figures(&out, &tune);
     fig_end(&out);
 }
 
