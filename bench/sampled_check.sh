@@ -22,6 +22,10 @@ REPEATS=${1:-9}
 BUILD=${BUILD:-build-gpu}
 BACKEND=${BACKEND:-cuda}
 WORKLOADS=${SAMPLED_WORKLOADS:-seed transfer}
+# A fixed chunk (the library's own pick for these workloads on the H200, 8 MiB): with the
+# chunk left to the library, runs without a report are re-tuned while they go, and the
+# tuner's timing events would make OFF a run with some timing (src/core/tune_run.c)
+CHUNK=${SAMPLED_CHUNK:-2097152}
 LOG=$OUT/sampled.log
 JSONL=$OUT/sampled.jsonl
 : >"$LOG"
@@ -42,7 +46,7 @@ for w in $WORKLOADS; do
         # pageable runs spread 2-3x between repeats on the lent machine: more of them
         repeats=$REPEATS
         [[ $m == pageable ]] && repeats=${PAGEABLE_REPEATS:-$((3 * REPEATS))}
-        if ! "$CLI" bench --backend "$BACKEND" --workload "$w" --memory "$m" \
+        if ! "$CLI" bench --backend "$BACKEND" --workload "$w" --memory "$m" --chunk "$CHUNK" \
             --repeat "$repeats" --timeline-full --json >"$raw" 2>>"$LOG"; then
             say "$w $m: bench failed (see $LOG)"
             status=1

@@ -21,7 +21,7 @@
 #include "core/batch.h"
 
 /* One chunk in this many is watched: its events cost the GPU about 2 us per operation. */
-#define SP_TUNE_WATCH_EVERY 4
+#define SP_TUNE_WATCH_EVERY 16
 
 /* Whether b is tuned (b->tuned), decided once its submission is chosen; a tuned batch
  * starts at the tuner's chunk when its plan did not cut it shorter. */
