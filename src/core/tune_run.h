@@ -20,8 +20,10 @@
 
 #include "core/batch.h"
 
-/* One chunk in this many is watched: its events cost the GPU about 2 us per operation. */
-#define SP_TUNE_WATCH_EVERY 16
+/* One chunk in this many is watched: its events cost the GPU about 2 us per operation, and
+ * one chunk in 4 (then 16) left the seed workload 1.8% (1.4%) slower than before the tuner
+ * ran at all (bench/PERF.md, eleventh session). */
+#define SP_TUNE_WATCH_EVERY 64
 
 /* Whether b is tuned (b->tuned), decided once its submission is chosen; a tuned batch
  * starts at the tuner's chunk when its plan did not cut it shorter. */
