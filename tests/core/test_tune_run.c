@@ -16,7 +16,7 @@
 #include "testbuf.h"
 
 #define REC 16          /* bytes per record, in and out: four words */
-#define N_RECORDS (1u << 20)
+#define N_RECORDS (1u << 21) /* 512 slot-sized chunks: the tuner watches one in 64 */
 #define SLOT_RECORDS 4096
 #define DEPTH 4
 
@@ -301,24 +301,28 @@ static int next_batch(void *user, sp_feed_batch *b)
     return 1;
 }
 
+/* Twice a run's records: a feed's units are batches of their own, and the tuner needs its
+ * watched chunks (one in 64) at one setting before its first probe. */
+#define FEED_RECORDS (2 * N_RECORDS)
+
 TEST(run_feed_across_changes)
 {
     test_rng rng;
     rng_init(&rng, harness_seed());
     sp_context *ctx = host_context();
-    cost_model m = {40.0, N_RECORDS / 3};
+    cost_model m = {40.0, FEED_RECORDS / 3};
     sp_stage stage;
     sp_pipeline_config cfg = config_of(&stage, &m, 0, 0);
     sp_pipeline *p = NULL;
     CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK);
-    size_t bytes = (size_t)N_RECORDS * REC;
+    size_t bytes = (size_t)FEED_RECORDS * REC;
     uint32_t *in = malloc(bytes), *out = malloc(bytes);
     if (p && in && out) {
         rng_fill(&rng, in, bytes);
         memset(out, 0xA5, bytes);
-        feed_state f = {in, out, N_RECORDS, 0, &rng};
+        feed_state f = {in, out, FEED_RECORDS, 0, &rng};
         CHECK_EQ(sp_pipeline_run_feed(p, next_batch, &f, NULL), SP_OK);
-        output_right(in, out, 0, N_RECORDS);
+        output_right(in, out, 0, FEED_RECORDS);
         int depth_changed = 1;
         char reason[160];
         CHECK_MSG(chunk_changes(p, &depth_changed, reason, sizeof reason) >= 1,
