@@ -308,8 +308,9 @@ typedef struct sp_pipeline_config {
     size_t n_stages;          /* 0..SP_MAX_STAGES; 0 copies to the device and back */
     size_t chunk_records;     /* records per chunk; 0 = choose (about 8 MiB per chunk, fewer
                                  for short runs so that there are enough chunks to overlap),
-                                 and re-choose while a run goes (sp_pipeline_run, run_io,
-                                 a stream's batches; not a run timed for a report nor one
+                                 and, under a budget (max_pinned_bytes, max_device_bytes),
+                                 re-choose while a run goes (sp_pipeline_run, run_io, a
+                                 stream's batches; not a run timed for a report nor one
                                  replayed as graphs): chunks then differ in size within
                                  a run, never above the size chosen at create, each change
                                  in sp_pipeline_tune_changes; a stage must take each chunk's

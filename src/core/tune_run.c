@@ -50,8 +50,9 @@ static int tunable(const sp_batch *b)
 {
     const sp_pipeline *p = b->p;
     const sp_backend_ops *ops = p->ctx->ops;
-    return p->tune.chunk_auto && b->plan.chunk_records > 0 && !b->timing && !b->graphs &&
-           !b->decode && ops->event_query && ops->event_elapsed;
+    int budget = p->tune.max_pinned || p->tune.max_device;
+    return p->tune.chunk_auto && budget && b->plan.chunk_records > 0 && !b->timing &&
+           !b->graphs && !b->decode && ops->event_query && ops->event_elapsed;
 }
 
 void sp_tune_run_begin(sp_batch *b)

@@ -10,7 +10,12 @@
  * turn (event_query, never a wait), and the host's turn for it (staging and enqueueing,
  * waits for slots aside) on the host clock.
  *
- * Not tuned, keeping the create-time pick: a batch timed for a report (its timeline is made
+ * Not tuned, keeping the create-time pick: a pipeline without a budget (max_pinned_bytes,
+ * max_device_bytes: 0). Its pick is the planner's, within 1% of the best fixed settings
+ * tried on the bulk workloads, and a re-pick can only make chunks smaller than it (the
+ * slots are not re-made), so watching cost more than it could win: one chunk in 16 watched
+ * left the H200's seed workload 1.4% slower (bench/PERF.md, eleventh session). Nor a batch
+ * timed for a report (its timeline is made
  * for the chunks planned at its start), one replayed as graphs (they are captured for one
  * chunk size), a compressed input decompressed in the ring (its chunks are whole blocks),
  * and any batch on a backend without event_query or event_elapsed. A stream's batches are

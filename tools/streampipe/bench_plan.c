@@ -184,8 +184,9 @@ static const cli_option options[] = {
               "(default: the workload's)"),
     CLI_CHUNK_OPTION(bench_plan, chunk_records, MAX_RECORDS,
                      "records per chunk, auto or 0 = the library's choice,\n"
-                     "re-picked while runs without a report go (default:\n"
-                     "the workload's); one above --records is cut to them\n"
+                     "re-picked under --max-pinned/--max-device while runs\n"
+                     "without a report go (default: the workload's); one\n"
+                     "above --records is cut to them\n"
                      "(the notes say so)"),
     CLI_DEPTH_OPTION(bench_plan, depth),
     CLI_COUNT("threads", "T", bench_plan, staging_threads, 0, 1024,

@@ -56,8 +56,9 @@ typedef struct cli_option {
 #define CLI_DEVICE_OPTION(type) \
     CLI_COUNT("device", "N", type, device, 0, INT_MAX, "GPU index (default 0)")
 /* The ring's settings where the library may choose them: auto, or 0, the library's pick
- * within --max-pinned / --max-device, the chunk re-picked while a run goes when no per-chunk
- * timeline is being taken (sp_pipeline_tune_changes lists each change). The chunk's help
+ * within --max-pinned / --max-device, the chunk re-picked (under such a budget) while a run
+ * goes when no per-chunk timeline is being taken (sp_pipeline_tune_changes lists each
+ * change). The chunk's help
  * says the command's default (a bench workload may set one). */
 #define CLI_CHUNK_OPTION(type, field, max, help) \
     CLI_AUTO_COUNT("chunk", "N|auto", type, field, 0, max, help)
