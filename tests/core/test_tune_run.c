@@ -237,6 +237,10 @@ static sp_status write_memory(const void *src, size_t first, size_t n, void *use
     return SP_OK;
 }
 
+/* Each run on a pipeline of its own: a fresh tuner probes and picks within the run's 8
+ * watched chunks for certain, where a tuner carried over from the run before has already
+ * probed and changes again only if it sees the shift in time (under TSan on a 2-core machine
+ * it did not, once). */
 TEST(run_io_across_changes)
 {
     test_rng rng;
@@ -245,12 +249,13 @@ TEST(run_io_across_changes)
     cost_model m = {40.0, N_RECORDS / 3};
     sp_stage stage;
     sp_pipeline_config cfg = config_of(&stage, &m, 0, 0);
-    sp_pipeline *p = NULL;
-    CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK);
     size_t bytes = (size_t)N_RECORDS * REC;
     uint32_t *in = malloc(bytes), *out = malloc(bytes);
-    for (int known = 0; p && in && out && known < 2; known++) {
+    for (int known = 0; in && out && known < 2; known++) {
         harness_context("length %s", known ? "known" : "unknown");
+        sp_pipeline *p = NULL;
+        if (!CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK))
+            break;
         rng_fill(&rng, in, bytes);
         memset(out, 0xA5, bytes);
         io_memory mem = {in, out, N_RECORDS, 0, 0};
@@ -260,23 +265,21 @@ TEST(run_io_across_changes)
         io.write = write_memory;
         io.write_user = &mem;
         io.n_records = known ? N_RECORDS : 0;
-        uint64_t before = 0;
-        size_t got = 0;
-        CHECK_EQ(sp_pipeline_tune_changes(p, NULL, 0, &got, &before), SP_OK);
         CHECK_EQ(sp_pipeline_run_io(p, &io, NULL), SP_OK);
         CHECK(!mem.out_of_order);
         CHECK_EQ(mem.next_write, N_RECORDS);
         output_right(in, out, 0, N_RECORDS);
-        uint64_t after = 0;
-        CHECK_EQ(sp_pipeline_tune_changes(p, NULL, 0, &got, &after), SP_OK);
-        CHECK_MSG(after > before, "run_io made no change (%llu before and after)",
-                  (unsigned long long)before);
+        int depth_changed = 1;
+        char reason[160];
+        CHECK_MSG(chunk_changes(p, &depth_changed, reason, sizeof reason) >= 1,
+                  "run_io made no change");
+        CHECK(!depth_changed);
+        sp_pipeline_destroy(p);
         m.shift_at = N_RECORDS / 2; /* the second run shifts elsewhere */
     }
     harness_context("%s", "");
     free(in);
     free(out);
-    sp_pipeline_destroy(p);
     sp_context_destroy(ctx);
     return TEST_OK;
 }
