@@ -21,6 +21,8 @@ typedef struct sp_batch {
     size_t seg_first;        /* ... and at this record of the batch (tune_run.c starts
                                 segments when it re-picks the chunk size; 0, 0: one segment) */
     int tuned;               /* its chunk size is re-picked while it runs (tune_run.c) */
+    int chunk_by_tuner;      /* 1: it began at the tuner's pick from the runs before; 2: it
+                                was re-picked while it ran (for the report's note) */
     size_t base;             /* the ring's index of this batch's chunk 0: chunk i of the ring
                                 is chunk i - base of the batch, in slot i mod K */
     size_t end;              /* one past the batch's last chunk (base + chunks once known) */

@@ -47,9 +47,13 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
     report->flight_recorder_bytes = sp_flight_bytes(p->flight);
     report->submit_s = p->last_submit_s;
     report->wait_s = p->last_wait_s;
-    if (run->tuned && run->plan.chunk_records != p->chunk_capacity)
+    if (run->chunk_by_tuner == 2)
         snprintf(report->notes, sizeof report->notes, "chunks of %zu records (slots of %zu) "
                  "at the end: re-picked while the run went (the tune changes say why)",
+                 run->plan.chunk_records, p->chunk_capacity);
+    else if (run->chunk_by_tuner == 1)
+        snprintf(report->notes, sizeof report->notes, "chunks of %zu records (slots of %zu): "
+                 "the size the tuner picked in the runs before (the tune changes say why)",
                  run->plan.chunk_records, p->chunk_capacity);
     else if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
         snprintf(report->notes, sizeof report->notes,

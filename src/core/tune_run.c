@@ -6,9 +6,13 @@
 #include "core/tune.h"
 #include "core/tune_run.h"
 
-/* Chunk i's entry in the watch: two per slot, so that its events outlive its slot by K
- * chunks, time for them to complete before they are re-recorded. */
-static size_t entry_of(const sp_pipeline *p, size_t i) { return i % (2 * (size_t)p->depth); }
+/* Watched chunk i's entry in the watch: watched chunks take the two in turn, so that an
+ * entry is re-recorded 2 * SP_TUNE_WATCH_EVERY chunks after it was recorded, when its chunk
+ * has long left its slot (which takes K <= SP_MAX_DEPTH chunks) and so is complete. */
+_Static_assert(2 * SP_TUNE_WATCH_EVERY >= SP_MAX_DEPTH && SP_TUNE_WATCH_SLOTS == 2,
+               "a watch entry must outlive its chunk's slot");
+static size_t entry_of(size_t i) { return (i / SP_TUNE_WATCH_EVERY) % SP_TUNE_WATCH_SLOTS; }
+static int watched(size_t i) { return i % SP_TUNE_WATCH_EVERY == 0; }
 
 void sp_tune_run_release(sp_pipeline *p)
 {
@@ -23,12 +27,12 @@ void sp_tune_run_release(sp_pipeline *p)
     w->entries = w->engines = 0;
 }
 
-/* The watch's events, made at the first tuned batch (the depth and the engines are fixed
- * from create on); 0 when the backend could not make them: the batch is then not tuned. */
+/* The watch's events, made at the first tuned batch (the engines are fixed from create
+ * on); 0 when the backend could not make them: the batch is then not tuned. */
 static int make_events(sp_pipeline *p)
 {
     sp_tune_watch *w = &p->tune.watch;
-    size_t entries = 2 * (size_t)p->depth, engines = sp_gpu_engines(p);
+    size_t entries = SP_TUNE_WATCH_SLOTS, engines = sp_gpu_engines(p);
     if (w->entries)
         return w->entries == entries && w->engines == engines;
     for (int end = 0; end < 2; end++)
@@ -60,12 +64,17 @@ void sp_tune_run_begin(sp_batch *b)
     b->tuned = tunable(b) && make_events(b->p);
     if (!b->tuned)
         return;
-    sp_tuner *t = &b->p->tune.tuner;
-    size_t want = sp_tuner_next_chunk(t);
-    if (b->plan.chunk_records < want) /* the plan cut a short run: the tuner goes on from it */
-        sp_tuner_applied(t, (sp_tune_settings){b->plan.chunk_records, t->cur.depth}, sp_now());
-    else if (want < b->plan.chunk_records && want > 0)
+    size_t want = sp_tuner_next_chunk(&b->p->tune.tuner);
+    if (b->plan.chunk_records < want) {
+        /* the plan cut a short run's chunks to overlap its few: its chunks stay the plan's,
+         * and the tuner's pick, untouched, stands for the runs after it */
+        b->tuned = 0;
+        return;
+    }
+    if (want < b->plan.chunk_records && want > 0) {
         sp_batch_resegment(b, b->base, want); /* the tuner's standing pick, not a change */
+        b->chunk_by_tuner = 1;
+    }
 }
 
 /* Records still to come from chunk i on; 0 when unknown (a source of unknown length). */
@@ -102,6 +111,7 @@ void sp_tune_run_boundary(sp_batch *b, size_t i)
                  want);
     sp_tune_settings from = {b->plan.chunk_records, p->depth}, to = {want, p->depth};
     sp_batch_resegment(b, i, want);
+    b->chunk_by_tuner = 2;
     sp_tune_record(p, now, from, to, why);
 }
 
@@ -109,10 +119,12 @@ void sp_tune_run_arm(sp_batch *b, size_t i)
 {
     if (!b->tuned)
         return;
+    if (!watched(i))
+        return;
     sp_tune_watch *w = &b->p->tune.watch;
-    size_t v = entry_of(b->p, i);
-    w->pending[v] = w->left[v] = 0; /* the chunk 2K before, if still unread: dropped */
-    w->armed[v] = i % SP_TUNE_WATCH_EVERY == 0;
+    size_t v = entry_of(i);
+    w->pending[v] = w->left[v] = 0; /* the watched chunk before last, if unread: dropped */
+    w->armed[v] = 1;
     w->chunk[v] = i;
 }
 
@@ -121,7 +133,7 @@ sp_bevent *sp_tune_run_event(const sp_batch *b, size_t g, size_t i, int end)
     if (!b->tuned)
         return NULL;
     const sp_tune_watch *w = &b->p->tune.watch;
-    size_t v = entry_of(b->p, i);
+    size_t v = entry_of(i);
     if (!w->armed[v] || w->chunk[v] != i || g >= w->engines)
         return NULL;
     return w->event[end ? 1 : 0][g][v];
@@ -132,7 +144,7 @@ void sp_tune_run_submitted(sp_batch *b, size_t i, double host_s)
     if (!b->tuned)
         return;
     sp_tune_watch *w = &b->p->tune.watch;
-    size_t v = entry_of(b->p, i);
+    size_t v = entry_of(i);
     if (!w->armed[v] || w->chunk[v] != i)
         return;
     w->armed[v] = 0;
@@ -178,7 +190,7 @@ void sp_tune_run_retired(sp_pipeline *p, size_t chunk)
     sp_tune_watch *w = &p->tune.watch;
     if (!w->entries)
         return;
-    size_t v = entry_of(p, chunk);
+    size_t v = entry_of(chunk);
     if (w->pending[v] && w->chunk[v] == chunk)
         w->left[v] = 1;
     for (size_t k = 0; k < w->entries; k++)

@@ -14,12 +14,12 @@
 
 /* What the re-picks while a run goes see of chunks (tune_run.c writes it, on the scheduler's
  * thread): a start and an end timing event for each GPU engine of every watched chunk, in
- * two sets per slot (chunk i uses entry i mod 2K), so that a chunk's events are read at a
- * later host turn once complete, never waited for, before a chunk re-records them. */
-#define SP_TUNE_WATCH_SLOTS (2 * SP_MAX_DEPTH)
+ * two sets that watched chunks take in turn, so that a chunk's events are read at a later
+ * host turn once complete, never waited for, before a chunk re-records them. */
+#define SP_TUNE_WATCH_SLOTS 2
 typedef struct sp_tune_watch {
     sp_bevent *event[2][SP_MAX_STAGES + 2][SP_TUNE_WATCH_SLOTS]; /* [end][engine][entry] */
-    size_t entries;               /* entries whose events exist (2K once made), 0: none */
+    size_t entries;               /* entries whose events exist (2 once made), 0: none */
     size_t engines;               /* GPU engines they were made for */
     int armed[SP_TUNE_WATCH_SLOTS];   /* the entry's chunk is being enqueued with events */
     int pending[SP_TUNE_WATCH_SLOTS]; /* enqueued, not read yet */
