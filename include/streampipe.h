@@ -667,23 +667,38 @@ SP_API sp_status sp_stream_close(sp_stream *stream, sp_report *report);
  * device's pipeline). sp_pipeline_run_serial numbers its run and times it, but counts no
  * chunks (it has no ring).
  *
- * Busy time: measured only for the host's staging engines (stage-in, stage-out: the time of
- * the turns' staging copies, on the host clock the scheduler reads anyway). A GPU engine's
- * busy time is not known without timing events, which a run without a report does not
- * record: its busy_s is 0 and busy_measured 0. Sampled timing of the GPU engines is later
- * work (issue 27). */
+ * Busy time: the host's staging engines (stage-in, stage-out) always: the time of the
+ * turns' staging copies, on the host clock the scheduler reads anyway. The GPU engines
+ * (h2d, the stages, d2h) only in a run that times its chunks with events, that is one made
+ * with a report (sp_pipeline_run / _run_io with a non-NULL report, the config's timeline
+ * not SP_TIMELINE_OFF nor SP_TIMELINE_CUPTI): the scheduler reads a timed chunk's events
+ * once the chunk has left its slot (they are complete then: reading never waits) and hands
+ * its busy times over. With SP_TIMELINE_SAMPLED (the default) only the windows' chunks are
+ * timed, so a GPU engine's busy_s is an estimate: the timed chunks' busy time extrapolated
+ * to the records done so far by records, as the report extrapolates to the run (the first
+ * and last windows stand for themselves, the middle ones for the rest); once the run has
+ * ended it equals the report's figure (sp_engine_report.busy_s; for a stage on several
+ * queues it is the sum of its chunks' times, where the report takes their union). With
+ * SP_TIMELINE_EVENTS every chunk is timed and busy_s is exact. Being an estimate, a GPU
+ * engine's busy_s may step down a little when a newly timed chunk moves the mean. Runs
+ * without a report, streams, sp_pipeline_run_feed and graph-mode runs time nothing: their
+ * GPU engines keep busy_s 0 and busy_measured 0, and hidden_transfer is -1. */
 
 /* Fixed (see the top of this file): one engine's counters. */
 typedef struct sp_engine_stats {
     char name[32];        /* as sp_engine_report's: "stage-in", "h2d", a stage's, "d2h", ... */
     sp_engine_kind kind;
-    int busy_measured;    /* 1: busy_s is measured; 0: not measured (a GPU engine), busy_s 0 */
+    int busy_measured;    /* 1: busy_s is measured (a GPU engine's: from its timed chunks,
+                             see above); 0: not measured (a GPU engine in a run that times
+                             nothing), busy_s 0 */
     uint64_t records;     /* records this engine has done: staged in or out (the host
                              engines, counted as staged), or of chunks that left the ring
                              (h2d, the stages, d2h: counted when the chunk's slot is retired,
                              so a chunk is counted once its d2h is complete) */
     uint64_t bytes;       /* records x the bytes of a record this engine reads (copies: moves) */
-    double busy_s;        /* host staging: seconds its copies took; else 0 (busy_measured) */
+    double busy_s;        /* host staging: seconds its copies took; a GPU engine: seconds
+                             busy over the records done (estimated from the timed chunks,
+                             see above); 0 when not measured */
 } sp_engine_stats;
 
 /* Sized (see the top of this file): SP_STATS_INIT; the library fills it, writing only the
@@ -715,6 +730,15 @@ typedef struct sp_stats {
     sp_engine_stats engines[SP_MAX_ENGINES];
     uint64_t tune_changes;     /* 0.7: the library's changes of chunk size or depth so far */
     char tune_reason[160];     /* 0.7: why the last one was made; "" when none */
+    double hidden_transfer;    /* 0.7: fraction of copy time (h2d, d2h) that overlapped
+                                  compute so far (0..1), by the report's estimator over the
+                                  timing windows complete so far, for the records done; -1:
+                                  unknown (a run that times nothing, or before its first
+                                  window is complete: with SP_TIMELINE_EVENTS the whole run is
+                                  one window, known once the run has ended). Once a run has
+                                  ended it equals its sp_report.hidden_transfer */
+    uint64_t timed_chunks;     /* 0.7: chunks whose GPU operations were timed and read so
+                                  far (sp_report.timed_chunks once the run has ended) */
 } sp_stats;
 
 #define SP_STATS_INIT {.size = sizeof(sp_stats)}

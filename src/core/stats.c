@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/sized.h"
 #include "core/stats.h"
+#include "core/timeline.h"
 #include "core/tune.h"
 
 #define RELAXED memory_order_relaxed
@@ -31,7 +32,37 @@ static inline uint64_t ns_of(double seconds)
 
 static uint64_t now_ns(void) { return ns_of(sp_now()); }
 
+/* One writer: a load and a store of a double, released (see sp_stats_begin, tseq). */
+static inline void addd(_Atomic double *c, double x)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, RELAXED) + x, memory_order_release);
+}
+
+static inline void add64_release(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, RELAXED) + n, memory_order_release);
+}
+
 /* ---- the writer ----------------------------------------------------------------------- */
+
+/* The timed group, at a run's start (inside seq odd, released as the rest). */
+static void zero_timed(sp_stats_state *s)
+{
+    atomic_store_explicit(&s->timing, 0, memory_order_release);
+    atomic_store_explicit(&s->timed_chunks, 0, memory_order_release);
+    atomic_store_explicit(&s->windows, 0, memory_order_release);
+    atomic_store_explicit(&s->sums_lost, 0, memory_order_release);
+    for (size_t k = 0; k < 2; k++) {
+        atomic_store_explicit(&s->timed_records[k], 0, memory_order_release);
+        for (size_t g = 0; g < SP_MAX_STAGES + 2; g++)
+            atomic_store_explicit(&s->timed_s[k][g], 0.0, memory_order_release);
+        for (size_t w = 0; w < SP_WINDOW_PARTS; w++) {
+            atomic_store_explicit(&s->sums_records[k][w], 0, memory_order_release);
+            for (size_t f = 0; f < 3; f++)
+                atomic_store_explicit(&s->sums[k][w][f], 0.0, memory_order_release);
+        }
+    }
+}
 
 void sp_stats_begin(sp_pipeline *p, uint64_t records)
 {
@@ -44,6 +75,7 @@ void sp_stats_begin(sp_pipeline *p, uint64_t records)
                                 &s->stage_in_ns, &s->stage_out_ns, &s->wait_ns, &s->errors};
     for (size_t k = 0; k < sizeof zero / sizeof zero[0]; k++)
         atomic_store_explicit(zero[k], 0, memory_order_release);
+    zero_timed(s);
     atomic_store_explicit(&s->chunks_in_flight, 0, memory_order_release);
     atomic_store_explicit(&s->batches_in_flight, 0, memory_order_release);
     atomic_store_explicit(&s->records_total, records, memory_order_release);
@@ -106,6 +138,58 @@ void sp_stats_staged(sp_pipeline *p, uint64_t in_records, uint64_t out_records,
     }
 }
 
+void sp_stats_timing(sp_pipeline *p)
+{
+    atomic_store_explicit(&p->stats.timing, 1, memory_order_release);
+}
+
+/* tseq odd, then the stores (each released, so none is seen before the odd tseq), then even:
+ * a reader that saw any of them sees tseq moved and reads again (load_counts). */
+static uint64_t tseq_open(sp_stats_state *s)
+{
+    uint64_t q = atomic_load_explicit(&s->tseq, RELAXED);
+    atomic_store_explicit(&s->tseq, q + 1, RELAXED);
+    return q;
+}
+
+static void tseq_close(sp_stats_state *s, uint64_t q)
+{
+    atomic_store_explicit(&s->tseq, q + 2, memory_order_release);
+}
+
+void sp_stats_timed(sp_pipeline *p, int edge, uint64_t records, const double *busy,
+                    size_t gpu_engines)
+{
+    sp_stats_state *s = &p->stats;
+    size_t k = edge ? 0 : 1;
+    uint64_t q = tseq_open(s);
+    for (size_t g = 0; g < gpu_engines && g < SP_MAX_STAGES + 2; g++)
+        addd(&s->timed_s[k][g], busy[g]);
+    add64_release(&s->timed_records[k], records);
+    add64_release(&s->timed_chunks, 1);
+    tseq_close(s, q);
+}
+
+void sp_stats_window(sp_pipeline *p, const sp_window_sums *sums)
+{
+    sp_stats_state *s = &p->stats;
+    uint64_t q = tseq_open(s);
+    if (!sums)
+        atomic_store_explicit(&s->sums_lost, 1, memory_order_release);
+    for (size_t k = 0; sums && k < 2; k++)
+        for (size_t w = 0; w < SP_WINDOW_PARTS; w++) {
+            const sp_copy_sums *c = &sums->part[k][w];
+            if (c->records == 0 && c->whole == 0.0)
+                continue; /* a window adds to one part: the others' stores are spared */
+            addd(&s->sums[k][w][0], c->copy);
+            addd(&s->sums[k][w][1], c->hidden);
+            addd(&s->sums[k][w][2], c->whole);
+            add64_release(&s->sums_records[k][w], c->records);
+        }
+    add64_release(&s->windows, 1);
+    tseq_close(s, q);
+}
+
 /* ---- the reader ----------------------------------------------------------------------- */
 
 /* The counters of one run, read between two equal even values of seq (a run starting
@@ -117,12 +201,40 @@ typedef struct counts {
     uint64_t stage_in_ns, stage_out_ns, wait_ns, errors;
     unsigned chunks, batches;
     int active;
+    /* the timed group */
+    int timing, sums_lost;
+    uint64_t timed_chunks, timed_records[2], windows;
+    double timed_s[2][SP_MAX_STAGES + 2];
+    sp_window_sums sums;
 } counts;
+
+static void load_timed(const sp_stats_state *s, counts *c)
+{
+    c->timing = atomic_load_explicit(&s->timing, memory_order_acquire);
+    c->timed_chunks = atomic_load_explicit(&s->timed_chunks, memory_order_acquire);
+    c->windows = atomic_load_explicit(&s->windows, memory_order_acquire);
+    c->sums_lost = atomic_load_explicit(&s->sums_lost, memory_order_acquire);
+    for (size_t k = 0; k < 2; k++) {
+        c->timed_records[k] = atomic_load_explicit(&s->timed_records[k], memory_order_acquire);
+        for (size_t g = 0; g < SP_MAX_STAGES + 2; g++)
+            c->timed_s[k][g] = atomic_load_explicit(&s->timed_s[k][g], memory_order_acquire);
+        for (size_t w = 0; w < SP_WINDOW_PARTS; w++) {
+            sp_copy_sums *x = &c->sums.part[k][w];
+            x->copy = atomic_load_explicit(&s->sums[k][w][0], memory_order_acquire);
+            x->hidden = atomic_load_explicit(&s->sums[k][w][1], memory_order_acquire);
+            x->whole = atomic_load_explicit(&s->sums[k][w][2], memory_order_acquire);
+            x->records = (size_t)atomic_load_explicit(&s->sums_records[k][w],
+                                                      memory_order_acquire);
+        }
+    }
+}
 
 static void load_counts(const sp_stats_state *s, counts *c)
 {
     for (;;) {
         uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+        uint64_t tseq = atomic_load_explicit(&s->tseq, memory_order_acquire);
+        load_timed(s, c);
         c->run = atomic_load_explicit(&s->run, memory_order_acquire);
         c->active = atomic_load_explicit(&s->active, memory_order_seq_cst);
         c->t_begin_ns = atomic_load_explicit(&s->t_begin_ns, memory_order_acquire);
@@ -139,35 +251,57 @@ static void load_counts(const sp_stats_state *s, counts *c)
         c->batches = atomic_load_explicit(&s->batches_in_flight, memory_order_acquire);
         int ending = c->run && !c->active && c->t_end_ns == 0; /* sp_stats_end between its
                                                                    two stores: nanoseconds */
-        if (!(seq & 1) && !ending && atomic_load_explicit(&s->seq, RELAXED) == seq)
+        if (!(seq & 1) && !(tseq & 1) && !ending &&
+            atomic_load_explicit(&s->seq, RELAXED) == seq &&
+            atomic_load_explicit(&s->tseq, RELAXED) == tseq)
             return;
     }
 }
 
 static void engine(sp_engine_stats *e, const char *name, sp_engine_kind kind, uint64_t records,
-                   size_t record_bytes, int measured, uint64_t busy_ns)
+                   size_t record_bytes, int measured, double busy_s)
 {
     snprintf(e->name, sizeof e->name, "%s", name);
     e->kind = kind;
     e->busy_measured = measured;
     e->records = records;
     e->bytes = records * record_bytes;
-    e->busy_s = measured ? (double)busy_ns * 1e-9 : 0.0;
+    e->busy_s = measured ? busy_s : 0.0;
+}
+
+/* GPU engine g's busy seconds over the records done so far, from its timed chunks: the
+ * report's extrapolation (timeline.h, sp_sampled_total) with the records done for the run's. */
+static double gpu_busy(const counts *c, size_t g)
+{
+    return sp_sampled_total(c->timed_s[0][g], c->timed_s[1][g], (size_t)c->timed_records[0],
+                            (size_t)c->timed_records[1], (size_t)c->left);
 }
 
 static void engines(const sp_pipeline *p, const counts *c, sp_stats *st)
 {
     size_t M = p->n_stages, n = 0;
+    int t = c->timing;
     engine(&st->engines[n++], "stage-in", SP_ENGINE_STAGE_IN, c->staged_in, p->record_bytes[0],
-           1, c->stage_in_ns);
-    engine(&st->engines[n++], "h2d", SP_ENGINE_H2D, c->left, p->record_bytes[0], 0, 0);
+           1, (double)c->stage_in_ns * 1e-9);
+    engine(&st->engines[n++], "h2d", SP_ENGINE_H2D, c->left, p->record_bytes[0], t,
+           gpu_busy(c, 0));
     for (size_t s = 0; s < M; s++)
         engine(&st->engines[n++], p->stage_names[s], SP_ENGINE_COMPUTE, c->left,
-               p->record_bytes[s], 0, 0);
-    engine(&st->engines[n++], "d2h", SP_ENGINE_D2H, c->left, p->record_bytes[M], 0, 0);
+               p->record_bytes[s], t, gpu_busy(c, s + 1));
+    engine(&st->engines[n++], "d2h", SP_ENGINE_D2H, c->left, p->record_bytes[M], t,
+           gpu_busy(c, M + 1));
     engine(&st->engines[n++], "stage-out", SP_ENGINE_STAGE_OUT, c->staged_out,
-           p->record_bytes[M], 1, c->stage_out_ns);
+           p->record_bytes[M], 1, (double)c->stage_out_ns * 1e-9);
     st->n_engines = n;
+}
+
+/* Hidden transfer over the windows timed so far, by the report's estimator for a run of the
+ * records done; -1 while unknown (no timing, no window complete yet, or one lost). */
+static double hidden_so_far(const counts *c)
+{
+    if (!c->timing || c->windows == 0 || c->sums_lost)
+        return -1.0;
+    return sp_window_sums_hidden(&c->sums, (size_t)c->left);
 }
 
 /* Memory the pipeline holds: fixed at its creation. */
@@ -191,6 +325,7 @@ static void fill(const sp_pipeline *p, sp_stats *st)
     st->size = sizeof *st;
     memory(p, st);
     st->run = c.run;
+    st->hidden_transfer = -1.0;
     if (c.run == 0)
         return;
     st->active = c.active;
@@ -205,6 +340,8 @@ static void fill(const sp_pipeline *p, sp_stats *st)
     st->wait_s = (double)c.wait_ns * 1e-9;
     st->errors = c.errors;
     engines(p, &c, st);
+    st->hidden_transfer = hidden_so_far(&c);
+    st->timed_chunks = c.timed_chunks;
     sp_tune_last(p, &st->tune_changes, st->tune_reason, sizeof st->tune_reason);
 }
 

@@ -26,6 +26,16 @@ void sp_stats_waited(sp_pipeline *p, double seconds);
 void sp_stats_staged(sp_pipeline *p, uint64_t in_records, uint64_t out_records,
                      double seconds);
 
+/* timing.c, on the scheduler's thread: this run times chunks with events; a timed chunk's
+ * events were read: its records, whether it is an edge chunk (in the first or last window)
+ * and each GPU engine's busy seconds busy[0 .. gpu_engines); a window's copy sums are
+ * complete (NULL: they could not be made, hidden transfer is then unknown for the run).
+ * A few relaxed stores each, the second per timed chunk, the third per window. */
+void sp_stats_timing(sp_pipeline *p);
+void sp_stats_timed(sp_pipeline *p, int edge, uint64_t records, const double *busy,
+                    size_t gpu_engines);
+void sp_stats_window(sp_pipeline *p, const sp_window_sums *sums);
+
 /* The reader: the counters as the caller's sp_stats (sized: its size says how much to
  * write). SP_ERR_INVALID_ARGUMENT for NULL or a size smaller than the size field. */
 sp_status sp_stats_read(const sp_pipeline *p, sp_stats *out);

@@ -18,6 +18,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core/timeline.h"
+
 typedef struct sp_stats_state {
     _Atomic uint64_t seq;              /* odd while a run's start resets the fields below */
     _Atomic uint64_t run;              /* runs and streams begun on the pipeline */
@@ -37,6 +39,23 @@ typedef struct sp_stats_state {
     _Atomic unsigned chunks_in_flight; /* slots holding a chunk */
     _Atomic unsigned batches_in_flight;/* a stream's held batches */
     _Atomic uint64_t errors;           /* failed runs, or a stream's failed batches */
+
+    /* The GPU engines' timing while a run with a report goes (sp_stats_timed, _window):
+     * timing.c hands over each timed chunk's busy times once it has read its events, and
+     * each window's copy sums once its last chunk is read. One writer, the scheduler's
+     * thread, under its own counter `tseq` (odd while it writes; zeroed by a run's start
+     * with the rest), so that a reader never mixes a chunk's engines or a window's sums. */
+    _Atomic int timing;                /* this run times chunks with events */
+    _Atomic uint64_t tseq;
+    _Atomic uint64_t timed_chunks;     /* chunks whose events were read */
+    _Atomic uint64_t timed_records[2]; /* their records: [0] the edges' (the first and last
+                                          windows': they stand for themselves), [1] the
+                                          middle windows' (they stand for the rest) */
+    _Atomic double timed_s[2][SP_MAX_STAGES + 2]; /* their busy seconds per GPU engine g */
+    _Atomic uint64_t windows;          /* windows whose copy sums are below */
+    _Atomic int sums_lost;             /* a window's sums found no memory: hidden unknown */
+    _Atomic double sums[2][SP_WINDOW_PARTS][3];   /* sp_window_sums: copy, hidden, whole */
+    _Atomic uint64_t sums_records[2][SP_WINDOW_PARTS];
 } sp_stats_state;
 
 #endif

@@ -127,10 +127,7 @@ static double engine_totals(const sp_timeline *t, size_t e, sp_engine_report *r)
         if (d > r->max_chunk_s)
             r->max_chunk_s = d;
     }
-    double weight = middle_records > 0 && t->n_records > edge_records + middle_records
-                        ? (double)(t->n_records - edge_records) / (double)middle_records
-                        : 1.0;
-    r->busy_s = edge + weight * middle;
+    r->busy_s = sp_sampled_total(edge, middle, edge_records, middle_records, t->n_records);
     double work = edge + middle;
     return work > 0.0 ? r->busy_s / work : 1.0;
 }

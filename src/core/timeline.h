@@ -76,6 +76,39 @@ size_t sp_spans_merge(sp_span *spans, size_t n);
 void sp_timeline_edges(const sp_timeline *t, size_t *first_end, size_t *last_start);
 /* Fraction of copy time (h2d, d2h) under compute (timeline_windows.c). */
 double sp_timeline_hidden_transfer(const sp_timeline *t);
+
+/* The hidden-transfer estimator in two steps, so that the live counters (stats.c) apply the
+ * report's very arithmetic to the windows timed so far: each window of consecutive recorded
+ * chunks [a, b] adds its copies' sums to the part it stands for (the first window, a == 0;
+ * the last, b + 1 == chunks; the middle ones), and the sums give the fraction for a run of
+ * n_records. sp_timeline_hidden_transfer is every window's sums, then the fraction. */
+typedef struct sp_copy_sums {
+    double copy, hidden; /* inside the windows' regions: copy time, and of it under compute */
+    double whole;        /* the same copies' whole time, in the regions or not */
+    size_t records;      /* the windows' records */
+} sp_copy_sums;
+enum { SP_WINDOW_FIRST, SP_WINDOW_MIDDLE, SP_WINDOW_LAST, SP_WINDOW_PARTS };
+typedef struct sp_window_sums {
+    sp_copy_sums part[2][SP_WINDOW_PARTS]; /* [0: h2d, 1: d2h][part] */
+} sp_window_sums;
+/* Adds window [a, b]'s sums into *sums; SP_ERR_OUT_OF_MEMORY (nothing added) when the
+ * window's compute spans find no memory. */
+sp_status sp_timeline_window_sums(const sp_timeline *t, size_t a, size_t b,
+                                  sp_window_sums *sums);
+/* The fraction for a run of n_records from the sums (0 when they hold no copy time). */
+double sp_window_sums_hidden(const sp_window_sums *sums, size_t n_records);
+
+/* A sampled engine's busy time over a run of n_records: the edges' (the first and last
+ * windows' chunks, which stand for themselves) plus the middle's scaled by records to the
+ * chunks it stands for (timeline.c's figures and the live counters both use it). */
+static inline double sp_sampled_total(double edge, double middle, size_t edge_records,
+                                      size_t middle_records, size_t n_records)
+{
+    double weight = middle_records > 0 && n_records > edge_records + middle_records
+                        ? (double)(n_records - edge_records) / (double)middle_records
+                        : 1.0;
+    return edge + weight * middle;
+}
 /* Chunks with their GPU spans (told by the h2d row; all of them in a timeline without one). */
 size_t sp_timeline_timed_chunks(const sp_timeline *t);
 

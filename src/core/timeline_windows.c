@@ -20,15 +20,11 @@
  * is depth + 2 chunks long (timing.c), so the ramp's copies have their overlap partners in
  * it; the middle and last windows are shorter, each holding a steady state or the drain. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/timeline.h"
-
-typedef struct copy_sums {
-    double copy, hidden; /* inside the regions: copy time, and of it under compute */
-    double whole;        /* the same copies' whole time, in the regions or not */
-    size_t records;
-} copy_sums;
 
 static sp_span span_at(const sp_timeline *t, size_t e, size_t c)
 {
@@ -96,11 +92,11 @@ static void window_region(const sp_timeline *t, size_t a, size_t b, double *lo, 
  * positions, and +0.0 from whole copies (bench/PERF.md, eleventh session). A window whose
  * copies all straddle its region (a queue lagging by more than the window) has only the cut
  * ones to go by. */
-static copy_sums window_copies(const sp_timeline *t, size_t a, size_t b, sp_engine_kind kind,
+static sp_copy_sums window_copies(const sp_timeline *t, size_t a, size_t b, sp_engine_kind kind,
                                const sp_span *merged, size_t m)
 {
     int middle = a > 0 && b + 1 < t->chunks;
-    copy_sums whole = {0.0, 0.0, 0.0, 0}, cut = whole;
+    sp_copy_sums whole = {0.0, 0.0, 0.0, 0}, cut = whole;
     double lo, hi;
     window_region(t, a, b, &lo, &hi);
     for (size_t c = a; c <= b; c++)
@@ -132,13 +128,16 @@ static copy_sums window_copies(const sp_timeline *t, size_t a, size_t b, sp_engi
     return whole;
 }
 
-static size_t merge_compute(const sp_timeline *t, sp_span *out)
+/* The compute spans of chunks [a, b], merged into out (room for engines x (b - a + 1)):
+ * inside the window's region every compute queue runs the window's chunks only (each queue
+ * runs its chunks in order), so these are all the compute a copy measured there can meet. */
+static size_t merge_compute(const sp_timeline *t, size_t a, size_t b, sp_span *out)
 {
     size_t n = 0;
     for (size_t e = 0; e < t->engines; e++) {
         if (!t->active[e] || t->kind[e] != SP_ENGINE_COMPUTE)
             continue;
-        for (size_t c = 0; c < t->chunks; c++) {
+        for (size_t c = a; c <= b; c++) {
             sp_span s = span_at(t, e, c);
             if (s.end >= s.start)
                 out[n++] = s;
@@ -147,15 +146,63 @@ static size_t merge_compute(const sp_timeline *t, sp_span *out)
     return sp_spans_merge(out, n);
 }
 
-/* One direction's copy time over the run and the part of it under compute. The copy time is
- * the windows' whole copies, the middle's scaled by records to the chunks it stands for. Of
- * it, what the first and last windows' regions hold is measured exactly (the ramp and the
- * drain, which happen once and are unlike the rest); everything else is taken to be hidden
- * as the middle windows' regions show (the edges' if there is no middle window). */
-static void direction(const sp_timeline *t, sp_engine_kind kind, const sp_span *merged,
-                      size_t m, double *copy, double *hidden)
+static void add_sums(sp_copy_sums *into, sp_copy_sums w)
 {
-    copy_sums first = {0.0, 0.0, 0.0, 0}, last = first, middle = first;
+    into->copy += w.copy;
+    into->hidden += w.hidden;
+    into->whole += w.whole;
+    into->records += w.records;
+}
+
+sp_status sp_timeline_window_sums(const sp_timeline *t, size_t a, size_t b,
+                                  sp_window_sums *sums)
+{
+    size_t n = (b - a + 1) * t->engines + 1;
+    sp_span *merged = n <= SIZE_MAX / sizeof *merged ? malloc(n * sizeof *merged) : NULL;
+    if (!merged)
+        return SP_ERR_OUT_OF_MEMORY;
+    size_t m = merge_compute(t, a, b, merged);
+    int part = a == 0 ? SP_WINDOW_FIRST : b + 1 == t->chunks ? SP_WINDOW_LAST : SP_WINDOW_MIDDLE;
+    add_sums(&sums->part[0][part], window_copies(t, a, b, SP_ENGINE_H2D, merged, m));
+    add_sums(&sums->part[1][part], window_copies(t, a, b, SP_ENGINE_D2H, merged, m));
+    free(merged);
+    return SP_OK;
+}
+
+/* One direction's copy time over a run of n_records and the part of it under compute. The
+ * copy time is the windows' whole copies, the middle's scaled by records to the chunks it
+ * stands for. Of it, what the first and last windows' regions hold is measured exactly (the
+ * ramp and the drain, which happen once and are unlike the rest); everything else is taken
+ * to be hidden as the middle windows' regions show (the edges' if there is no middle window). */
+static void direction(const sp_copy_sums *part, size_t n_records, double *copy, double *hidden)
+{
+    const sp_copy_sums *first = &part[SP_WINDOW_FIRST], *last = &part[SP_WINDOW_LAST];
+    const sp_copy_sums *middle = &part[SP_WINDOW_MIDDLE];
+    size_t edge_records = first->records + last->records;
+    double weight = middle->records > 0 && n_records > edge_records
+                        ? (double)(n_records - edge_records) / (double)middle->records
+                        : 1.0;
+    double f_middle = middle->copy > 0.0 ? middle->hidden / middle->copy
+                      : first->copy + last->copy > 0.0
+                          ? (first->hidden + last->hidden) / (first->copy + last->copy) : 0.0;
+    *copy = first->whole + last->whole + weight * middle->whole;
+    double known = first->copy + last->copy; /* measured exactly: the ramp's and the drain's */
+    *hidden = first->hidden + last->hidden + f_middle * (*copy > known ? *copy - known : 0.0);
+}
+
+double sp_window_sums_hidden(const sp_window_sums *sums, size_t n_records)
+{
+    double in_copy, in_hidden, out_copy, out_hidden;
+    direction(sums->part[0], n_records, &in_copy, &in_hidden);
+    direction(sums->part[1], n_records, &out_copy, &out_hidden);
+    double copy = in_copy + out_copy;
+    return copy > 0.0 ? (in_hidden + out_hidden) / copy : 0.0;
+}
+
+double sp_timeline_hidden_transfer(const sp_timeline *t)
+{
+    sp_window_sums sums;
+    memset(&sums, 0, sizeof sums);
     for (size_t a = 0; a < t->chunks;) {
         if (!recorded(t, a)) {
             a++;
@@ -164,36 +211,9 @@ static void direction(const sp_timeline *t, sp_engine_kind kind, const sp_span *
         size_t b = a;
         while (b + 1 < t->chunks && recorded(t, b + 1))
             b++;
-        copy_sums w = window_copies(t, a, b, kind, merged, m);
-        copy_sums *into = a == 0 ? &first : b + 1 == t->chunks ? &last : &middle;
-        into->copy += w.copy;
-        into->hidden += w.hidden;
-        into->whole += w.whole;
-        into->records += w.records;
+        if (sp_timeline_window_sums(t, a, b, &sums) != SP_OK)
+            return 0.0;
         a = b + 1;
     }
-    size_t edge_records = first.records + last.records;
-    double weight = middle.records > 0 && t->n_records > edge_records
-                        ? (double)(t->n_records - edge_records) / (double)middle.records
-                        : 1.0;
-    double f_middle = middle.copy > 0.0 ? middle.hidden / middle.copy
-                      : first.copy + last.copy > 0.0
-                          ? (first.hidden + last.hidden) / (first.copy + last.copy) : 0.0;
-    *copy = first.whole + last.whole + weight * middle.whole;
-    double known = first.copy + last.copy; /* measured exactly: the ramp's and the drain's */
-    *hidden = first.hidden + last.hidden + f_middle * (*copy > known ? *copy - known : 0.0);
-}
-
-double sp_timeline_hidden_transfer(const sp_timeline *t)
-{
-    sp_span *merged = malloc((t->engines * t->chunks + 1) * sizeof *merged);
-    if (!merged)
-        return 0.0;
-    size_t m = merge_compute(t, merged);
-    double in_copy, in_hidden, out_copy, out_hidden;
-    direction(t, SP_ENGINE_H2D, merged, m, &in_copy, &in_hidden);
-    direction(t, SP_ENGINE_D2H, merged, m, &out_copy, &out_hidden);
-    free(merged);
-    double copy = in_copy + out_copy;
-    return copy > 0.0 ? (in_hidden + out_hidden) / copy : 0.0;
+    return sp_window_sums_hidden(&sums, t->n_records);
 }

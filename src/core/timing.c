@@ -1,7 +1,11 @@
-/* Per-chunk timing of GPU operations, all read once the run has drained. Reading them during
- * the run would make the host wait for each chunk and stall the enqueueing it exists to keep
- * ahead. The run's makespan is taken before they are read (sched.c, sp_sched_finish), so it is
- * measured alike with and without timing; the reading is the caller's time, not the run's.
+/* Per-chunk timing of GPU operations. Waiting for them during the run would make the host
+ * wait for each chunk and stall the enqueueing it exists to keep ahead, so a timed chunk's
+ * events are read while the run goes only once its chunk has left its slot and its last
+ * operation is complete (sp_timing_retired: reading then never waits), for the live counters
+ * (stats.c: its busy times, and each window's copy sums once the window is read) and the
+ * flight recorder; the chunks left are read once the run has drained. The run's makespan is
+ * taken before those are read (sched.c, sp_sched_finish), so it is measured alike with and
+ * without timing; that reading is the caller's time, not the run's.
  *
  * Every operation records an end event (beside its slot's ordering event, which the waits
  * use: ring.c, sp_ring_finished), but a start event only where its queue was idle when it was
@@ -16,6 +20,7 @@
 #include "core/clock.h"
 #include "core/flight.h"
 #include "core/pipeline_state.h"
+#include "core/stats.h"
 #include "core/timing.h"
 
 static uint64_t sp_flight_run(const sp_pipeline *p)
@@ -177,6 +182,7 @@ sp_status sp_timing_start(sp_batch *r)
     if (st != SP_OK)
         return sp_batch_fail(r, st, "recording the timing base event");
     r->event_timing = 1;
+    sp_stats_timing(p);
     return SP_OK;
 }
 
@@ -218,9 +224,9 @@ static double inferred_start(const sp_batch *r, size_t g, size_t i)
     return start;
 }
 
-/* Chunk i's GPU spans into the timeline (and, when `record`, the flight recorder); a
- * backend status when an event cannot be read, nothing failed. */
-static sp_status collect_chunk(sp_batch *r, size_t i, int record)
+/* Chunk i's GPU spans into the timeline (and, when `record`, the flight recorder), their
+ * lengths into busy[g]; a backend status when an event cannot be read, nothing failed. */
+static sp_status collect_chunk(sp_batch *r, size_t i, int record, double *busy)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
@@ -239,6 +245,7 @@ static sp_status collect_chunk(sp_batch *r, size_t i, int record)
         if (inferred)
             a = inferred_start(r, g, i);
         sp_timeline_set(&p->timeline, SP_TL_GPU(g), i, a, z);
+        busy[g] = z - a;
         spans[g] = (sp_flight_span){p->timing.t0 + a, p->timing.t0 + z, i + r->base,
                                     (uint32_t)SP_TL_GPU(g), (uint32_t)sp_flight_run(p)};
     }
@@ -247,12 +254,46 @@ static sp_status collect_chunk(sp_batch *r, size_t i, int record)
     return SP_OK;
 }
 
+/* Timed chunk i (read into the timeline) to the live counters: its busy times, as an edge
+ * chunk (every chunk before it or every chunk after it timed: the first or last window,
+ * sp_timeline_edges) or a middle one; and when it ends a window (the next chunk untimed, or
+ * none), the window's copy sums, from the timeline that holds the window whole by now
+ * (chunks are read in order). */
+static void to_stats(sp_batch *r, size_t i, const double *busy)
+{
+    sp_pipeline *p = r->p;
+    const sp_timing_pool *t = &p->timing;
+    size_t n = r->plan.chunks, rank = t->rank[i];
+    int edge = rank == i || n - 1 - i == t->timed - 1 - rank;
+    sp_stats_timed(p, edge, sp_timeline_chunk_records(&p->timeline, i), busy,
+                   sp_gpu_engines(p));
+    if (i + 1 < n && t->rank[i + 1] != SP_TIMING_UNTIMED)
+        return;
+    size_t a = i;
+    while (a > 0 && t->rank[a - 1] != SP_TIMING_UNTIMED)
+        a--;
+    sp_window_sums sums;
+    memset(&sums, 0, sizeof sums);
+    sp_status st = sp_timeline_window_sums(&p->timeline, a, i, &sums);
+    sp_stats_window(p, st == SP_OK ? &sums : NULL);
+}
+
+/* Chunk i read into the timeline, the live counters and, when `record`, the recorder. */
+static sp_status read_chunk(sp_batch *r, size_t i, int record)
+{
+    double busy[SP_MAX_STAGES + 2];
+    sp_status st = collect_chunk(r, i, record, busy);
+    if (st == SP_OK)
+        to_stats(r, i, busy);
+    return st;
+}
+
+/* The timed chunks not read while the run went (sp_timing_retired), once it has drained. */
 sp_status sp_timing_collect(sp_batch *r)
 {
     sp_pipeline *p = r->p;
-    for (size_t i = 0; i < r->plan.chunks; i++) {
-        int record = p->timing.recording && i >= p->timing.recorded_below;
-        sp_status st = sp_timing_timed(r, i) ? collect_chunk(r, i, record) : SP_OK;
+    for (size_t i = p->timing.recorded_below; i < r->plan.chunks; i++) {
+        sp_status st = sp_timing_timed(r, i) ? read_chunk(r, i, p->timing.recording) : SP_OK;
         if (st != SP_OK)
             return sp_batch_fail(r, st, "chunk %zu: reading its timing events", i);
     }
@@ -260,40 +301,45 @@ sp_status sp_timing_collect(sp_batch *r)
     return SP_OK;
 }
 
-/* ---- the flight recorder ------------------------------------------------------------- */
+/* ---- while the run goes: the live counters and the flight recorder ---------------------- */
 
 /* Reads the timed chunks up to `below` whose last operation is done, in order, into the
- * timeline and the recorder; stops at the first that is not done, or cannot be read (a
- * failed run's chunks that never ran): the rest wait for the next call, or are not kept. */
-static void record_up_to(sp_batch *r, size_t below)
+ * timeline, the live counters and the recorder; stops at the first that is not done, or
+ * cannot be read (a failed run's chunks that never ran): the rest wait for the next call,
+ * or sp_timing_collect (which says why one cannot be read), or are not kept. An untimed
+ * chunk costs the loop a step and nothing else. */
+static void read_up_to(sp_batch *r, size_t below)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
     size_t G = sp_gpu_engines(p);
+    int asked = 0;
     for (size_t i = p->timing.recorded_below; i < below; i = ++p->timing.recorded_below) {
         if (!sp_timing_timed(r, i))
             continue;
         int complete = 1;
+        asked = 1;
         if (ops->event_query && (ops->event_query(p->ctx->impl,
                                                   sp_timing_event(r, G - 1, i, 1),
                                                   &complete) != SP_OK || !complete))
             break;
-        if (collect_chunk(r, i, 1) != SP_OK)
+        if (read_chunk(r, i, p->timing.recording) != SP_OK)
             break;
     }
-    sp_backend_error_clear(); /* nothing failed: the recorder keeps what it could read */
+    if (asked)
+        sp_backend_error_clear(); /* nothing failed: what could not be read waits */
 }
 
 void sp_timing_retired(sp_batch *r, size_t chunk)
 {
-    if (r->p->timing.recording && r->event_timing && chunk >= r->base)
-        record_up_to(r, chunk - r->base + 1);
+    if (r->event_timing && chunk >= r->base)
+        read_up_to(r, chunk - r->base + 1);
 }
 
 void sp_timing_drained(sp_batch *r)
 {
     if (r->p->timing.recording && r->event_timing)
-        record_up_to(r, r->plan.chunks);
+        read_up_to(r, r->plan.chunks);
 }
 
 /* ---- activity records ----------------------------------------------------------------- */

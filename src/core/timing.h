@@ -48,8 +48,9 @@ int sp_timing_timed(const sp_batch *b, size_t i);
  * here; timed batches start at ring chunk 0), and its "inferred" flag. */
 sp_bevent *sp_timing_event(const sp_batch *b, size_t g, size_t i, int end);
 void sp_timing_set_inferred(sp_batch *b, size_t g, size_t i, int inferred);
-/* After the drain: every end and every start that was recorded read into the timeline, with
- * the other starts inferred from ends (submit_direct.c, op_start says why that is exact). */
+/* After the drain: every end and every start that was recorded and not read while the run
+ * went (sp_timing_retired) read into the timeline and the live counters, with the other
+ * starts inferred from ends (submit_direct.c, op_start says why that is exact). */
 sp_status sp_timing_collect(sp_batch *b);
 /* The same from the backend's activity records: the id of engine g's operation on chunk i,
  * and after the drain every span read into the timeline. Called after every batch whose
@@ -57,9 +58,11 @@ sp_status sp_timing_collect(sp_batch *b);
 uint64_t sp_timing_activity_id(const sp_batch *b, size_t g, size_t i);
 sp_status sp_timing_activity_collect(sp_batch *b);
 
-/* The flight recorder (flight.h), when the pipeline keeps one: chunk `chunk` (ring
- * numbering) has left its slot, so it and those before it are read into it once their last
- * operation is done; and after the drain, what is left (failed or not). */
+/* While a batch timed with events goes: chunk `chunk` (ring numbering) has left its slot,
+ * so it and the timed chunks before it are read, once their last operation is done, into
+ * the timeline, the live counters (stats.h: busy times, a window's copy sums) and the flight
+ * recorder (flight.h) when the pipeline keeps one; and after the drain of a failed batch,
+ * what is left, for the recorder. */
 void sp_timing_retired(sp_batch *b, size_t chunk);
 void sp_timing_drained(sp_batch *b);
 
