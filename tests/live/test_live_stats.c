@@ -2,10 +2,14 @@
  * test_live_stats host [filter]: the live counters (sp_pipeline_stats, sp_stream_stats) read
  * from another thread in a tight loop while a run and a stream go on: every counter only
  * grows within a run, the figures stay within the ring's bounds, and the final counts are
- * the records and bytes that were run (every record counted once per engine). TSan (CI's
- * HOST sanitizer build) sees the reader beside the engine. Exits 77 when the backend is
- * absent.
+ * the records and bytes that were run (every record counted once per engine). A long run
+ * with a report (sampled timing, and the full timeline) shows the GPU engines' busy time and
+ * hidden transfer while it goes, and once it has ended the report's figures (HOST has
+ * counter events, so timing works without a GPU); a run without a report shows neither.
+ * TSan (CI's HOST sanitizer build) sees the reader beside the engine. Exits 77 when the
+ * backend is absent.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,12 +32,13 @@ static sp_backend_kind g_kind;
 
 typedef struct slow {
     long fail_chunk; /* -1: none */
+    long delay_us;   /* per chunk; 0: 300 */
 } slow;
 
 static sp_status slow_double(const sp_chunk *c, void *user)
 {
     const slow *s = user;
-    struct timespec t = {0, 300 * 1000}; /* 0.3 ms a chunk */
+    struct timespec t = {0, (s->delay_us ? s->delay_us : 300) * 1000}; /* 0.3 ms a chunk */
     nanosleep(&t, NULL);
     if (s->fail_chunk >= 0 && (long)c->index == s->fail_chunk)
         return sp_chunk_fail(c, SP_ERR_INVALID_ARGUMENT, "chunk %zu refused", c->index);
@@ -52,8 +57,13 @@ typedef struct rig {
     double *out;
 } rig;
 
-/* 1 when the rig is ready (a failed CHECK says why otherwise). */
-static int rig_open(rig *r)
+/* 1 when the rig is ready (a failed CHECK says why otherwise): chunks of `chunk` records
+ * (0: CHUNK), timed as `mode` in runs with a report, room for n records (0: N). */
+static int rig_open_as(rig *r, size_t chunk, sp_timeline_mode mode, size_t n);
+
+static int rig_open(rig *r) { return rig_open_as(r, 0, SP_TIMELINE_SAMPLED, 0); }
+
+static int rig_open_as(rig *r, size_t chunk, sp_timeline_mode mode, size_t n)
 {
     memset(r, 0, sizeof *r);
     r->stage.fail_chunk = -1;
@@ -65,13 +75,15 @@ static int rig_open(rig *r)
     cfg.in_record_bytes = 4;
     cfg.stages = &st;
     cfg.n_stages = 1;
-    cfg.chunk_records = CHUNK;
+    cfg.chunk_records = chunk ? chunk : CHUNK;
     cfg.depth = DEPTH;
-    r->in = malloc(N * sizeof *r->in); /* pageable: both staging engines work */
-    r->out = malloc(N * sizeof *r->out);
+    cfg.timeline = mode;
+    n = n ? n : N;
+    r->in = malloc(n * sizeof *r->in); /* pageable: both staging engines work */
+    r->out = malloc(n * sizeof *r->out);
     if (!CHECK(r->in && r->out))
         return 0;
-    for (size_t i = 0; i < N; i++)
+    for (size_t i = 0; i < n; i++)
         r->in[i] = (float)i;
     return CHECK_EQ(sp_pipeline_create(r->ctx, &cfg, &r->p), SP_OK);
 }
@@ -93,6 +105,8 @@ typedef struct reader {
     long reads, bad;        /* bad: a read that broke a rule (first one described) */
     char why[160];
     uint64_t seen_run;
+    long live_hidden, live_busy; /* reads during a run with hidden transfer known, and with
+                                    a GPU engine's busy time measured and above 0 */
 } reader;
 
 static void broke(reader *r, const char *rule, unsigned long long a, unsigned long long b)
@@ -113,13 +127,41 @@ static void check_step(reader *r, const sp_stats *was, const sp_stats *now)
         broke(r, "elapsed_s went down", 0, 0);
     if (now->wait_s < was->wait_s)
         broke(r, "wait_s went down", 0, 0);
+    if (now->timed_chunks < was->timed_chunks)
+        broke(r, "timed_chunks went down", was->timed_chunks, now->timed_chunks);
+    if (was->hidden_transfer >= 0.0 && now->hidden_transfer < 0.0)
+        broke(r, "hidden transfer known, then unknown", 0, 0);
     for (size_t e = 0; e < now->n_engines && e < was->n_engines; e++) {
-        if (now->engines[e].records < was->engines[e].records)
-            broke(r, "an engine's records went down", was->engines[e].records,
-                  now->engines[e].records);
-        if (now->engines[e].busy_s < was->engines[e].busy_s)
-            broke(r, "an engine's busy time went down", e, 0);
+        const sp_engine_stats *n = &now->engines[e];
+        if (n->records < was->engines[e].records)
+            broke(r, "an engine's records went down", was->engines[e].records, n->records);
+        /* a GPU engine's busy time is an estimate that a newly timed chunk may move down */
+        int host = n->kind == SP_ENGINE_STAGE_IN || n->kind == SP_ENGINE_STAGE_OUT;
+        if (host && n->busy_s < was->engines[e].busy_s)
+            broke(r, "a staging engine's busy time went down", e, 0);
+        if (was->engines[e].busy_measured && !n->busy_measured)
+            broke(r, "an engine's busy time measured, then not", e, 0);
     }
+}
+
+/* Rules of one read on its own: the GPU engines' figures are sane. */
+static void check_read(reader *r, const sp_stats *s)
+{
+    if (!(s->hidden_transfer == -1.0 || (s->hidden_transfer >= 0.0 && s->hidden_transfer <= 1.0)))
+        broke(r, "hidden transfer outside [0, 1] and not -1", 0, 0);
+    for (size_t e = 0; e < s->n_engines; e++) {
+        const sp_engine_stats *n = &s->engines[e];
+        if (!(n->busy_s >= 0.0) || (!n->busy_measured && n->busy_s != 0.0))
+            broke(r, "a busy time below 0, or one not measured above 0", e, 0);
+        /* each engine runs one chunk at a time here: an estimate far past the time elapsed
+           is wrong (the bound is loose: the estimate extrapolates from the chunks timed) */
+        if (n->busy_s > 2.0 * s->elapsed_s + 0.05)
+            broke(r, "a busy time far past the time elapsed", e, 0);
+    }
+    if (s->active && s->hidden_transfer >= 0.0)
+        r->live_hidden++;
+    if (s->active && s->n_engines > 1 && s->engines[1].busy_measured && s->engines[1].busy_s > 0.0)
+        r->live_busy++;
 }
 
 static void *read_loop(void *arg)
@@ -131,6 +173,7 @@ static void *read_loop(void *arg)
         sp_status st = r->s ? sp_stream_stats(r->s, &now) : sp_pipeline_stats(r->p, &now);
         if (st != SP_OK)
             broke(r, "the read failed", 0, (unsigned long long)-st);
+        check_read(r, &now);
         if (r->reads > 0)
             check_step(r, &was, &now);
         if (now.run > r->seen_run)
@@ -171,11 +214,21 @@ static void check_final(const sp_stats *s, uint64_t n)
     }
     CHECK(strcmp(s->engines[2].name, "double") == 0);
     CHECK_EQ(s->engines[0].busy_measured, 1);
-    CHECK_EQ(s->engines[1].busy_measured, 0);
-    CHECK(s->engines[1].busy_s == 0.0);
     CHECK(s->engines[0].busy_s > 0.0 && s->engines[4].busy_s > 0.0);
     CHECK(s->engines[0].busy_s <= s->elapsed_s);
     CHECK(s->pinned_bytes > 0 && s->device_bytes > 0);
+}
+
+/* A run without a report times nothing: no GPU engine's busy time, hidden transfer unknown
+ * (s is the whole layout). */
+static void check_untimed(const sp_stats *s)
+{
+    for (size_t e = 1; e + 1 < s->n_engines; e++) { /* h2d, the stage, d2h */
+        CHECK_EQ(s->engines[e].busy_measured, 0);
+        CHECK(s->engines[e].busy_s == 0.0);
+    }
+    CHECK(s->hidden_transfer == -1.0);
+    CHECK_EQ(s->timed_chunks, 0);
 }
 
 /* ---- the tests --------------------------------------------------------------------------- */
@@ -221,7 +274,96 @@ TEST(a_run_read_from_another_thread)
     CHECK(s.wait_s <= wait + 1e-9 && s.wait_s >= wait - 1e-6 * CHUNKS);
     CHECK(s.elapsed_s >= sp_pipeline_last_makespan_s(r.p));
     CHECK(r.out[N - 1] == 2.0 * (N - 1));
+    check_untimed(&s);
     rig_close(&r);
+    return TEST_OK;
+}
+
+/* ---- a run with a report: the GPU engines while it goes, then the report's figures ------- */
+
+#define LONG_CHUNK 64u
+#define LONG_CHUNKS 640u /* sampled: the first window, 9 middle ones, the last */
+#define LONG_N (LONG_CHUNK * LONG_CHUNKS)
+
+/* After a run with a report: the stats' GPU engines agree with the report's engines, hidden
+ * transfer and timed chunks. Both come from the same timed chunks by the same arithmetic
+ * (timeline.h: sp_sampled_total and the window sums, added in the same order), so they
+ * agree to rounding: the tolerance is 1e-9 relative, 1e-12 absolute. */
+static void check_against_report(const sp_stats *s, const sp_report *rep, size_t n)
+{
+    CHECK_EQ(s->records_done, n);
+    CHECK_EQ(s->timed_chunks, rep->timed_chunks);
+    CHECK(s->timed_chunks > 0 && s->timed_chunks <= rep->chunks);
+    CHECK_MSG(fabs(s->hidden_transfer - rep->hidden_transfer) <= 1e-12,
+              "hidden transfer: stats %.15g, report %.15g", s->hidden_transfer,
+              rep->hidden_transfer);
+    CHECK(s->hidden_transfer >= 0.0 && s->hidden_transfer <= 1.0);
+    size_t matched = 0;
+    for (size_t e = 0; e < s->n_engines; e++) {
+        const sp_engine_stats *g = &s->engines[e];
+        if (g->kind == SP_ENGINE_STAGE_IN || g->kind == SP_ENGINE_STAGE_OUT)
+            continue;
+        CHECK_EQ(g->busy_measured, 1);
+        for (size_t k = 0; k < rep->n_engines; k++) {
+            const sp_engine_report *x = &rep->engines[k];
+            if (x->kind != g->kind || strcmp(x->name, g->name) != 0)
+                continue;
+            matched++;
+            CHECK(x->busy_s > 0.0);
+            CHECK_MSG(fabs(g->busy_s - x->busy_s) <= 1e-9 * x->busy_s + 1e-12,
+                      "%s: stats %.12g s, report %.12g s", g->name, g->busy_s, x->busy_s);
+        }
+    }
+    CHECK_EQ(matched, 3); /* h2d, the stage, d2h */
+}
+
+/* One long run with a report in `mode`, read from another thread all along. */
+static void timed_run(sp_timeline_mode mode)
+{
+    rig r;
+    reader rd = {0};
+    pthread_t t;
+    if (!rig_open_as(&r, LONG_CHUNK, mode, LONG_N) || (rd.p = r.p, !start_reader(&rd, &t))) {
+        rig_close(&r);
+        return;
+    }
+    r.stage.delay_us = 60;
+    memset(r.out, 0xFF, LONG_N * sizeof *r.out); /* poisoned: NaN until written */
+    sp_report rep;
+    memset(&rep, 0, sizeof rep);
+    sp_status st = sp_pipeline_run(r.p, r.in, LONG_N, r.out, &rep);
+    stop_reader(&rd, t);
+    CHECK_EQ(st, SP_OK);
+    sp_stats s = SP_STATS_INIT;
+    CHECK_EQ(sp_pipeline_stats(r.p, &s), SP_OK);
+    CHECK_EQ(s.active, 0);
+    check_against_report(&s, &rep, LONG_N);
+    CHECK(rd.live_busy > 0); /* seen while the run went */
+    if (mode == SP_TIMELINE_SAMPLED) {
+        CHECK(rep.timed_chunks < LONG_CHUNKS); /* sampled indeed */
+        CHECK_MSG(rd.live_hidden > 0, "hidden transfer never known during the run");
+    } else {
+        CHECK_EQ(rep.timed_chunks, LONG_CHUNKS);
+    }
+    for (size_t i = 0; i < LONG_N; i++)
+        if (!CHECK(r.out[i] == 2.0 * (double)i))
+            break;
+    /* the next run without a report times nothing: the figures go back to unknown */
+    CHECK_EQ(sp_pipeline_run(r.p, r.in, LONG_N, r.out, NULL), SP_OK);
+    CHECK_EQ(sp_pipeline_stats(r.p, &s), SP_OK);
+    check_untimed(&s);
+    rig_close(&r);
+}
+
+TEST(a_sampled_run_shows_the_gpu_engines)
+{
+    timed_run(SP_TIMELINE_SAMPLED);
+    return TEST_OK;
+}
+
+TEST(a_fully_timed_run_shows_the_gpu_engines)
+{
+    timed_run(SP_TIMELINE_EVENTS);
     return TEST_OK;
 }
 
@@ -372,6 +514,8 @@ int main(int argc, char **argv)
     static const test_case tests[] = {
         TEST_ENTRY(nothing_before_the_first_run),
         TEST_ENTRY(a_run_read_from_another_thread),
+        TEST_ENTRY(a_sampled_run_shows_the_gpu_engines),
+        TEST_ENTRY(a_fully_timed_run_shows_the_gpu_engines),
         TEST_ENTRY(a_failed_run_counts_one_error),
         TEST_ENTRY(a_stream_read_from_another_thread),
         TEST_ENTRY(a_stream_counts_failed_batches),
