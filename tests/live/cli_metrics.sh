@@ -2,7 +2,8 @@
 # cli_metrics.sh STREAMPIPE SCRATCH: `streampipe run --metrics` scraped by curl while a run of
 # a few seconds goes (HOST): every line of every scrape is valid Prometheus text format
 # (HELP and TYPE before each family's samples, names and labels well formed, values
-# numbers), the required families are there and counters never go down between scrapes.
+# numbers), the required families are there and counters never go down between scrapes;
+# the GPU engines' busy time (sampled timing) and the hidden-transfer gauge are served.
 # Bad input: a non-loopback address without
 # --metrics-any (64), a port in use (1, said), --metrics-any alone (64). Skips (77) without
 # curl or python3, or in a build without libmicrohttpd.
@@ -65,7 +66,17 @@ for k in range(n):
     for key, (kind, v) in values.items():
         if kind == "counter" and key in last:
             assert v >= last[key][1], f"scrape {k}: counter {key} went down"
+    for key, (kind, v) in values.items():
+        if key == "streampipe_hidden_transfer_ratio":
+            assert kind == "gauge" and 0.0 <= v <= 1.0, f"scrape {k}: {key} {v}"
+            hidden_seen = True
     last = values
+# the run has a report, so its GPU engines are timed (sampled): their busy time is served,
+# and the hidden-transfer gauge once a window is timed
+for engine in ("h2d", "sinmix", "d2h"):
+    key = f'streampipe_busy_seconds_total{{engine="{engine}"}}'
+    assert key in last and last[key][1] > 0, f"last scrape: no {key} above 0"
+assert "hidden_seen" in globals(), "no scrape had streampipe_hidden_transfer_ratio"
 print(f"{n} scrapes parsed")
 PY
 echo "ok: $n scrapes during the run, every line parsed"

@@ -61,6 +61,9 @@ typedef struct live_watch {
     live_totals done;         /* the command's finished runs */
     uint64_t planned_records; /* the whole command's, for progress (0: the run's own) */
     uint64_t records_before;  /* done before this command began (a resumed run's) */
+    double busy_served[LIVE_MAX_ENGINES]; /* each total's busy_s as last sampled: a GPU
+                                             engine's estimate is held there so that what
+                                             is served only grows (live_watch.c) */
 } live_watch;
 
 /* What a reader sees at one moment. */

@@ -61,27 +61,43 @@ static void progress_line(const live_sample *s, char *line, size_t size)
                  (double)(planned - done) / rate);
 }
 
+static int is_staging(const sp_engine_stats *e)
+{
+    return e->kind == SP_ENGINE_STAGE_IN || e->kind == SP_ENGINE_STAGE_OUT;
+}
+
+/* Each engine's rate; a GPU engine whose busy time is measured (a run with a report: from
+ * its sampled chunks) also its busy share of the interval, "(87%)". */
 static void rates_line(const live_sample *prev, const live_sample *cur, char *line, size_t size)
 {
     int used = snprintf(line, size, "  GB/s:");
     for (size_t k = 0; k < cur->now.n_engines && (size_t)used < size; k++) {
         const sp_engine_stats *e = &cur->now.engines[k];
-        if (e->records == 0 && e->busy_measured) /* a staging engine this run does not use */
+        if (e->records == 0 && is_staging(e)) /* a staging engine this run does not use */
             continue;
         used += snprintf(line + used, size - (size_t)used, " %s %.2f", e->name,
                          engine_rate(prev, cur, k) * 1e-9);
+        if (!is_staging(e) && e->busy_measured && (size_t)used < size) {
+            double was = k < prev->now.n_engines ? prev->now.engines[k].busy_s : 0.0;
+            double f = share(prev, cur, was, e->busy_s);
+            used += snprintf(line + used, size - (size_t)used, " (%.0f%%)",
+                             100.0 * (f < 0.0 ? 0.0 : f > 1.0 ? 1.0 : f));
+        }
     }
 }
 
 /* The engine with the most busy time in the interval, or the slot wait: the host staging
- * engines are measured; the GPU engines are not (their busy time needs timing events), so
- * the device shows as the time the host turn waited for a slot. */
+ * engines are measured, the GPU engines only in a run with a report (estimated from its
+ * sampled chunks); unmeasured, the device shows as the time the host turn waited for a
+ * slot (measured, they say which of its engines it is). Then the hidden transfer so far,
+ * when known. */
 static void bottleneck_line(const live_sample *prev, const live_sample *cur, char *line,
                             size_t size)
 {
     const sp_stats *n = &cur->now, *p = &prev->now;
-    const char *what = "slot wait (the device's engines)";
-    double best = share(prev, cur, p->wait_s, n->wait_s);
+    int gpu = n->n_engines > 1 && n->engines[1].busy_measured; /* measured: no stand-in */
+    const char *what = gpu ? "none" : "slot wait (the device's engines)";
+    double best = gpu ? 0.0 : share(prev, cur, p->wait_s, n->wait_s);
     for (size_t k = 0; k < n->n_engines; k++) {
         if (!n->engines[k].busy_measured)
             continue;
@@ -92,8 +108,12 @@ static void bottleneck_line(const live_sample *prev, const live_sample *cur, cha
             what = n->engines[k].name;
         }
     }
-    snprintf(line, size, "  bottleneck: %s, %.0f%% of the time (GPU engines' busy time not "
-             "measured)", what, 100.0 * (best > 1.0 ? 1.0 : best));
+    int used = snprintf(line, size, "  bottleneck: %s, %.0f%% of the time%s", what,
+                        100.0 * (best > 1.0 ? 1.0 : best),
+                        gpu ? "" : " (GPU engines' busy time not measured)");
+    if (n->hidden_transfer >= 0.0 && (size_t)used < size)
+        snprintf(line + used, size - (size_t)used, "; hidden so far %.1f%%",
+                 100.0 * n->hidden_transfer);
 }
 
 static void memory_line(const live_sample *s, char *line, size_t size)

@@ -37,6 +37,19 @@ static void add_stats(live_totals *t, const sp_stats *s)
         e->records += s->engines[k].records;
         e->bytes += s->engines[k].bytes;
         e->busy_s += s->engines[k].busy_s;
+        e->busy_measured |= s->engines[k].busy_measured; /* a GPU engine: a run with a report */
+    }
+}
+
+/* Under lock: a GPU engine's busy time is an estimate that may step down a little within a
+ * run (a newly timed chunk moves the mean), but what is served as a counter only grows: each
+ * engine's total is held at the most served so far. */
+static void hold_busy(live_watch *w, live_totals *t)
+{
+    for (size_t k = 0; k < t->n_engines && k < LIVE_MAX_ENGINES; k++) {
+        if (t->engines[k].busy_s < w->busy_served[k])
+            t->engines[k].busy_s = w->busy_served[k];
+        w->busy_served[k] = t->engines[k].busy_s;
     }
 }
 
@@ -85,6 +98,7 @@ void live_watch_sample(live_watch *w, live_sample *out)
     out->have = read_watched(w, &out->now);
     out->total = w->done;
     add_stats(&out->total, &out->now);
+    hold_busy(w, &out->total);
     snprintf(out->label, sizeof out->label, "%s", w->label);
     out->planned_records = w->planned_records;
     out->records_before = w->records_before;

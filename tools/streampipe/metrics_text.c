@@ -71,8 +71,9 @@ size_t metrics_format(const live_sample *s, char *buf, size_t size)
            "Bytes each engine moved (copies) or read (stages).");
     per_engine(&o, t, 0);
     family(&o, "streampipe_busy_seconds_total", "counter",
-           "Seconds each host staging engine was busy; GPU engines are not measured "
-           "(no timing events) and not listed.");
+           "Seconds each engine was busy: the host staging engines always; the GPU engines "
+           "in runs with a report, estimated from their sampled chunks (not listed when "
+           "unmeasured).");
     per_engine(&o, t, 1);
     family(&o, "streampipe_wait_seconds_total", "counter",
            "Seconds the host waited for a ring slot to come free (the device was the limit).");
@@ -87,5 +88,11 @@ size_t metrics_format(const live_sample *s, char *buf, size_t size)
     put(&o, "streampipe_pinned_bytes %zu\n", s->now.pinned_bytes);
     family(&o, "streampipe_device_bytes", "gauge", "Device memory the pipeline holds.");
     put(&o, "streampipe_device_bytes %zu\n", s->now.device_bytes);
+    if (s->now.hidden_transfer >= 0.0) { /* known: a run with a report, a window timed */
+        family(&o, "streampipe_hidden_transfer_ratio", "gauge",
+               "Fraction of copy time hidden under compute so far in the current run, "
+               "estimated from its sampled chunks.");
+        put(&o, "streampipe_hidden_transfer_ratio %.6g\n", s->now.hidden_transfer);
+    }
     return o.used;
 }
