@@ -57,6 +57,8 @@ nb::dict stats_dict(const pipeline &self)
     d["errors"] = s.errors;
     d["pinned_bytes"] = s.pinned_bytes;
     d["device_bytes"] = s.device_bytes;
+    d["hidden_transfer"] = s.hidden_transfer; // -1: unknown (streampipe.stats says None)
+    d["timed_chunks"] = s.timed_chunks;
     nb::list engines;
     for (size_t k = 0; k < s.n_engines; k++)
         engines.append(engine_dict(s.engines[k]));

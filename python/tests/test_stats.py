@@ -56,9 +56,31 @@ def test_pipeline_stats_during_and_after_runs(ctx: sp.Context) -> None:
     assert names[0] == "stage-in" and names[1] == "h2d" and names[-1] == "stage-out"
     assert all(e.records == n for e in s.engines)  # pageable: both staging engines work
     h2d = s.engines[1]
-    assert not h2d.busy_measured and h2d.busy_s == 0.0
+    assert not h2d.busy_measured and h2d.busy_s == 0.0  # no report: nothing timed
+    assert s.hidden_transfer is None and s.timed_chunks == 0
     assert s.engines[0].busy_measured and s.engines[0].busy_s > 0.0
     assert s.pinned_bytes > 0
+
+
+def test_run_with_report_shows_the_gpu_engines(ctx: sp.Context) -> None:
+    """A sampled run with a report: the GPU engines' busy time and hidden transfer are seen
+    while it goes and equal the report's once it has ended (same estimator and sums)."""
+    n, chunk = 640 * 256, 256
+    p = ctx.pipeline(sp.sinmix(20), np.float32, chunk_records=chunk, depth=4)
+    x = np.arange(n, dtype=np.float32)
+    got: list = []
+    seen = read_while(lambda: got.append(p.run(x, report=True)), p.stats)
+    assert_grows(seen)
+    assert any(s.active and s.hidden_transfer is not None for s in seen)
+    _, report = got[0]
+    s = p.stats()
+    assert 0 < s.timed_chunks == report.timed_chunks < n // chunk  # sampled
+    assert s.hidden_transfer is not None
+    assert abs(s.hidden_transfer - report.hidden_transfer) <= 1e-12
+    by_name = {e.name: e for e in report.engines}
+    for e in s.engines[1:-1]:  # h2d, sinmix, d2h
+        assert e.busy_measured
+        assert abs(e.busy_s - by_name[e.name].busy_s) <= 1e-9 * by_name[e.name].busy_s
 
 
 def test_stream_stats(ctx: sp.Context) -> None:
