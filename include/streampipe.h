@@ -671,7 +671,8 @@ SP_API sp_status sp_stream_close(sp_stream *stream, sp_report *report);
  * turns' staging copies, on the host clock the scheduler reads anyway. The GPU engines
  * (h2d, the stages, d2h) only in a run that times its chunks with events, that is one made
  * with a report (sp_pipeline_run / _run_io with a non-NULL report, the config's timeline
- * not SP_TIMELINE_OFF nor SP_TIMELINE_CUPTI): the scheduler reads a timed chunk's events
+ * SP_TIMELINE_SAMPLED or _EVENTS; SP_TIMELINE_CUPTI's activity records are read only after
+ * the run, so only where it fell back to events): the scheduler reads a timed chunk's events
  * once the chunk has left its slot (they are complete then: reading never waits) and hands
  * its busy times over. With SP_TIMELINE_SAMPLED (the default) only the windows' chunks are
  * timed, so a GPU engine's busy_s is an estimate: the timed chunks' busy time extrapolated

@@ -6,7 +6,9 @@
  *   submit_graph.c    graph (graph_state.h)
  *   timing.c          timing (timing_state.h) and timeline
  *   failure.c         failure (failure.h)
- *   stats.c           stats, the live counters (stats_state.h)
+ *   stats.c           stats, the live counters (stats_state.h), through calls from sched.c,
+ *                     staging.c, stream.c, runs.c and timing.c (the GPU engines' timed
+ *                     group: busy times and window sums, on the scheduler's thread)
  *   tune.c            tune: the budget, the tuner, the changes made (tune_state.h); at
  *                     create it also sets chunk_capacity and depth within the budget
  *   tune_run.c        tune.watch, and tune.tuner while runs go (the scheduler's thread)

@@ -7,7 +7,14 @@
  * slot, one. Relaxed loads and stores of one writer are plain moves on x86 and arm64: no
  * locked instruction, no fence. The clock: the scheduler read it around each wait already;
  * a turn that stages now reads it once before and once after its copies (one pair), which
- * a run with a report read anyway for its spans. */
+ * a run with a report read anyway for its spans.
+ *
+ * A run with a report (timed with events) pays more, only for its timed chunks: timing.c
+ * reads each one's events once the chunk has left its slot (complete by then: no wait) and
+ * hands its GPU engines' busy times here, G + 4 release stores under tseq (plain moves on
+ * x86); a window's last chunk also hands the window's copy sums, about a dozen more. An
+ * untimed chunk pays nothing here. The reader applies the report's estimators (timeline.h:
+ * sp_sampled_total, sp_window_sums_hidden) to these sums, for the records done so far. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,7 @@
 /* The live counters of a pipeline (sp_pipeline_stats, sp_stream_stats). Written only by
  * stats.c, through the small calls of stats.h that the scheduler's thread (sched.c,
- * staging.c) and a stream's calls (stream.c) make; read by stats.c's reader from any thread.
+ * staging.c, timing.c) and a stream's calls (stream.c) make; read by stats.c's reader from
+ * any thread.
  *
  * Every field is an atomic with one writer at a time (the run's or stream engine's thread;
  * a stream's submit and event queueing under the stream's lock), so a writer updates with a
