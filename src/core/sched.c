@@ -60,11 +60,13 @@ static sp_status host_turn(sp_batch *b, size_t i, int waited, sp_done_list *done
     size_t got = 0;
     st = sp_staging_turn(b, i, leaving, takes, &got);
     if (leaving) {
-        sp_timing_retired(b, leaving->chunk); /* the flight recorder's, when kept */
+        /* its timing events, when timed: the live counters' and the flight recorder's */
+        sp_status read = sp_timing_retired(b, leaving->chunk);
         sp_tune_run_retired(p, leaving->chunk); /* a watched chunk's costs, once known */
         hand_back(done, leaving->owner, SP_DONE_CHUNK);
-        sp_stats_vacated(p, st == SP_OK ? leaving->records : 0);
+        sp_stats_vacated(p, st == SP_OK ? leaving->records : 0); /* its output went on */
         sp_ring_vacate(slot);
+        st = st == SP_OK ? read : st;
     }
     if (takes && b->io)
         sp_ring_set_records(p, i, got); /* sp_chunk_records of a source's chunk */

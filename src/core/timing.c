@@ -304,42 +304,52 @@ sp_status sp_timing_collect(sp_batch *r)
 /* ---- while the run goes: the live counters and the flight recorder ---------------------- */
 
 /* Reads the timed chunks up to `below` whose last operation is done, in order, into the
- * timeline, the live counters and the recorder; stops at the first that is not done, or
- * cannot be read (a failed run's chunks that never ran): the rest wait for the next call,
- * or sp_timing_collect (which says why one cannot be read), or are not kept. An untimed
- * chunk costs the loop a step and nothing else. */
-static void read_up_to(sp_batch *r, size_t below)
+ * timeline, the live counters and the recorder; stops at the first that is not done (it
+ * waits for the next call, or sp_timing_collect). A backend status when a question or a
+ * read failed, as sp_timing_collect's would: nothing is read past it. An untimed chunk
+ * costs the loop a step and nothing else. */
+static sp_status read_up_to(sp_batch *r, size_t below, size_t *failed)
 {
     sp_pipeline *p = r->p;
     const sp_backend_ops *ops = p->ctx->ops;
     size_t G = sp_gpu_engines(p);
-    int asked = 0;
     for (size_t i = p->timing.recorded_below; i < below; i = ++p->timing.recorded_below) {
         if (!sp_timing_timed(r, i))
             continue;
         int complete = 1;
-        asked = 1;
-        if (ops->event_query && (ops->event_query(p->ctx->impl,
-                                                  sp_timing_event(r, G - 1, i, 1),
-                                                  &complete) != SP_OK || !complete))
+        *failed = i;
+        sp_status st = ops->event_query ? ops->event_query(p->ctx->impl,
+                                                           sp_timing_event(r, G - 1, i, 1),
+                                                           &complete)
+                                        : SP_OK;
+        if (st == SP_OK && !complete)
             break;
-        if (read_chunk(r, i, p->timing.recording) != SP_OK)
-            break;
+        if (st == SP_OK)
+            st = read_chunk(r, i, p->timing.recording);
+        if (st != SP_OK)
+            return st;
     }
-    if (asked)
-        sp_backend_error_clear(); /* nothing failed: what could not be read waits */
+    return SP_OK;
 }
 
-void sp_timing_retired(sp_batch *r, size_t chunk)
+sp_status sp_timing_retired(sp_batch *r, size_t chunk)
 {
-    if (r->event_timing && chunk >= r->base)
-        read_up_to(r, chunk - r->base + 1);
+    size_t failed = 0;
+    sp_status st = r->event_timing && chunk >= r->base ? read_up_to(r, chunk - r->base + 1,
+                                                                    &failed)
+                                                       : SP_OK;
+    if (st != SP_OK)
+        return sp_batch_fail(r, st, "chunk %zu: reading its timing events", failed);
+    return SP_OK;
 }
 
 void sp_timing_drained(sp_batch *r)
 {
-    if (r->p->timing.recording && r->event_timing)
-        read_up_to(r, r->plan.chunks);
+    size_t failed;
+    /* a failed run's chunks that never ran cannot be read: the recorder keeps the rest */
+    if (r->p->timing.recording && r->event_timing &&
+        read_up_to(r, r->plan.chunks, &failed) != SP_OK)
+        sp_backend_error_clear();
 }
 
 /* ---- activity records ----------------------------------------------------------------- */

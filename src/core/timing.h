@@ -61,9 +61,10 @@ sp_status sp_timing_activity_collect(sp_batch *b);
 /* While a batch timed with events goes: chunk `chunk` (ring numbering) has left its slot,
  * so it and the timed chunks before it are read, once their last operation is done, into
  * the timeline, the live counters (stats.h: busy times, a window's copy sums) and the flight
- * recorder (flight.h) when the pipeline keeps one; and after the drain of a failed batch,
- * what is left, for the recorder. */
-void sp_timing_retired(sp_batch *b, size_t chunk);
+ * recorder (flight.h) when the pipeline keeps one (an event that cannot be read fails the
+ * batch, as after the drain); and after the drain of a failed batch, what is left, for the
+ * recorder. */
+sp_status sp_timing_retired(sp_batch *b, size_t chunk);
 void sp_timing_drained(sp_batch *b);
 
 #endif
