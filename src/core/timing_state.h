@@ -1,6 +1,7 @@
 /* The timing events of the per-operation timeline. Written only by timing.c (created and
- * freed by pipeline.c): a start/end pair per GPU engine per chunk, all read after the run,
- * so that timing never makes the host wait during a run. The pool grows to the longest
+ * freed by pipeline.c): a start/end pair per GPU engine per chunk, read once the chunk has
+ * left its slot and its last operation is complete (for the live counters), or after the
+ * run, so that timing never makes the host wait during a run. The pool grows to the longest
  * timed run. A start event is recorded only where it cannot be inferred from ends
  * (submit_direct.c, op_start); inferred[pair] says it was not. */
 #ifndef SP_TIMING_STATE_H
