@@ -75,21 +75,21 @@ install_missing() {
 # The Python packages the Python package's build and tests need (pip names): nanobind (the
 # binding), numpy (its arrays, the tests' references), pytest (the tests), prometheus-client
 # (streampipe.metrics.serve's endpoint, which test_metrics.py scrapes and parses).
-PY_PACKAGES="nanobind numpy pytest prometheus-client"
+PY_PACKAGES=(nanobind numpy pytest prometheus-client)
 
 # The interpreter for the Python tests: one that imports all of PY_PACKAGES.
 python_for_tests() {
     local py=${PYTHON:-python3} check='import nanobind, numpy, pytest, prometheus_client'
     if "$py" -c "$check" >/dev/null 2>&1; then command -v "$py"; return 0; fi
     if [[ -z $VENV ]]; then
-        echo "setup: $py lacks one of $PY_PACKAGES; run: $py -m pip install $PY_PACKAGES" >&2
+        echo "setup: $py lacks one of ${PY_PACKAGES[*]}; run: $py -m pip install ${PY_PACKAGES[*]}" >&2
         return 0
     fi
     if [[ ! -x $VENV/bin/python ]] || ! "$VENV/bin/python" -c "$check" >/dev/null 2>&1; then
-        echo "setup: a venv for the Python tests in $VENV (pip install $PY_PACKAGES)" >&2
+        echo "setup: a venv for the Python tests in $VENV (pip install ${PY_PACKAGES[*]})" >&2
         python3 -m venv "$VENV" >&2
-        "$VENV/bin/python" -m pip install -q $PY_PACKAGES >&2 || {
-            echo "setup: pip failed; run: $VENV/bin/python -m pip install $PY_PACKAGES" >&2
+        "$VENV/bin/python" -m pip install -q "${PY_PACKAGES[@]}" >&2 || {
+            echo "setup: pip failed; run: $VENV/bin/python -m pip install ${PY_PACKAGES[*]}" >&2
             return 0
         }
     fi

@@ -2,7 +2,8 @@
 thread, parsed with prometheus-client's own parser; the families are the CLI's --metrics
 (read from tools/streampipe/metrics_text.c, so the two cannot drift apart), the counters only
 grow, and after the run they are the run's records and the report's bytes per engine. Bad
-input: an address that is not loopback, a port in use; close() frees the port.
+input: an address that is not loopback, a port in use, clients that never send; close()
+frees the port.
 
 prometheus-client is a test requirement (tools/setup.sh, .ci/run install it): without it
 these tests fail saying what to install, never skip."""
@@ -206,6 +207,23 @@ def test_port_in_use_and_close_frees_it(host_ctx: sp.Context, parser: Any) -> No
         urllib.request.urlopen(url, timeout=5)
     with streampipe.metrics.serve(port, p) as again:  # the same port, free again
         assert scrape(again.url, parser)["streampipe_records_total"] == {(): 0.0}
+
+
+def test_idle_clients_block_no_scrape(host_ctx: sp.Context, parser: Any) -> None:
+    """Clients that connect and send nothing, or half a request, hold a thread each (dropped
+    after IDLE_TIMEOUT_S), not the endpoint: scrapes meanwhile are answered at once."""
+    p = host_ctx.pipeline(sp.sinmix(1), np.float32)
+    with streampipe.metrics.serve(0, p) as endpoint:
+        idle = [socket.create_connection(("127.0.0.1", endpoint.port)) for _ in range(4)]
+        idle[0].sendall(b"GET /metrics HTTP/1.1\r\n")  # never finished
+        try:
+            start = time.monotonic()
+            for _ in range(5):
+                assert scrape(endpoint.url, parser)["streampipe_records_total"] == {(): 0.0}
+            assert time.monotonic() - start < streampipe.metrics.IDLE_TIMEOUT_S
+        finally:
+            for c in idle:
+                c.close()
 
 
 def test_without_prometheus_client(host_ctx: sp.Context, monkeypatch: Any) -> None:

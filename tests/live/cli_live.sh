@@ -55,8 +55,9 @@ for word in "GB/s:" "bottleneck:" "held:" "${esc}[4A"; do
 done
 # its first drawing is 2 s or more into the run (the panel's progress line says how long)
 first=$(grep -o "GB/s in, [0-9.]* s" "$dir/auto.log" | head -1 | sed 's/.*, \([0-9.]*\) s/\1/')
-[ -n "$first" ] && awk -v t="$first" 'BEGIN { exit !(t >= 2.0) }' ||
+if [ -z "$first" ] || ! awk -v t="$first" 'BEGIN { exit !(t >= 2.0) }'; then
     fail "the panel showed at '$first' s, before 2 s"
+fi
 # the panel erased, then the report (no line left over from the progress line)
 grep -qF "${esc}[Jstreampipe run (library" "$dir/auto.log" ||
     fail "the panel was not erased before the report: $(tail -c 600 "$dir/auto.log")"
