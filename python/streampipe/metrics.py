@@ -168,8 +168,9 @@ def _collector(watched: list[_Watched]) -> Any:
     return Collector()
 
 
-def _listen_address(host: str, port: int, allow_any_address: bool) -> tuple[int, str]:
-    """The address family and numeric address to listen on; refuses what is not loopback."""
+def _listen_addresses(host: str, port: int, allow_any_address: bool) -> list[tuple[int, str]]:
+    """The address families and numeric addresses HOST names, in getaddrinfo's order; refuses
+    a HOST with one that is not loopback."""
     if not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"streampipe.metrics.serve: port {port!r} is not in [0, 65535]")
     try:
@@ -177,13 +178,14 @@ def _listen_address(host: str, port: int, allow_any_address: bool) -> tuple[int,
                                    flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise ValueError(f"streampipe.metrics.serve: host {host!r}: {exc}") from exc
-    family, _, _, _, sockaddr = infos[0]
-    address = str(sockaddr[0])
-    if not allow_any_address and not ipaddress.ip_address(address.split("%")[0]).is_loopback:
-        raise ValueError(
-            f"streampipe.metrics.serve: {host!r} ({address}) is not a loopback address: the "
-            "counters would be served to the network; pass allow_any_address=True to mean it")
-    return family, address
+    found = [(family, str(sockaddr[0])) for family, _, _, _, sockaddr in infos]
+    for _, address in found:
+        if not allow_any_address and not ipaddress.ip_address(address.split("%")[0]).is_loopback:
+            raise ValueError(
+                f"streampipe.metrics.serve: {host!r} ({address}) is not a loopback address: "
+                "the counters would be served to the network; pass allow_any_address=True to "
+                "mean it")
+    return found
 
 
 class MetricsServer:
@@ -195,8 +197,7 @@ class MetricsServer:
         self._thread = thread
         self.host = host
         self.port: int = int(server.server_address[1])
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{self.port}/metrics"
+        self.url = f"http://{_shown(host, self.port)}/metrics"
 
     def close(self) -> None:
         if self._server is None:
@@ -220,13 +221,15 @@ class MetricsServer:
         return f"MetricsServer({self.url!r}{', closed' if self.closed else ''})"
 
 
-def _make_server(family: int, address: str, port: int, app: Any) -> Any:
+def _shown(address: str, port: int) -> str:
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
+def _make_server(addresses: list[tuple[int, str]], port: int, app: Any) -> Any:
+    """A threading WSGI server on the first of the addresses it can listen on ("localhost"
+    may name ::1 where IPv6 is off); an OSError naming each address when none."""
     from socketserver import ThreadingMixIn
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
-
-    class Server(ThreadingMixIn, WSGIServer):
-        address_family = family
-        daemon_threads = True  # a client that never reads holds its own thread, not close()
 
     class Handler(WSGIRequestHandler):
         timeout = IDLE_TIMEOUT_S
@@ -234,12 +237,19 @@ def _make_server(family: int, address: str, port: int, app: Any) -> Any:
         def log_message(self, format: str, *args: Any) -> None:
             pass  # a library does not print
 
-    try:
-        return make_server(address, port, app, Server, handler_class=Handler)
-    except OSError as exc:
-        shown = f"[{address}]" if ":" in address else address
-        raise OSError(exc.errno, f"streampipe.metrics.serve: cannot listen on {shown}:{port}: "
-                      f"{exc.strerror or exc}") from exc
+    failed: list[tuple[str, OSError]] = []
+    for family, address in addresses:
+
+        class Server(ThreadingMixIn, WSGIServer):
+            address_family = family
+            daemon_threads = True  # a client that never reads holds its thread, not close()
+
+        try:
+            return make_server(address, port, app, Server, handler_class=Handler)
+        except OSError as exc:
+            failed.append((_shown(address, port), exc))
+    why = "; ".join(f"{where}: {exc.strerror or exc}" for where, exc in failed)
+    raise OSError(failed[-1][1].errno, f"streampipe.metrics.serve: cannot listen on {why}")
 
 
 def serve(port: int, pipelines: Any, host: str = "127.0.0.1",
@@ -254,12 +264,12 @@ def serve(port: int, pipelines: Any, host: str = "127.0.0.1",
         import prometheus_client as prom
     except ImportError as exc:
         raise ImportError(f"streampipe.metrics needs prometheus-client: {_PIP}") from exc
-    family, address = _listen_address(host, port, allow_any_address)
+    addresses = _listen_addresses(host, port, allow_any_address)
     watched = _watched(pipelines)
     registry = prom.CollectorRegistry(auto_describe=False)
     registry.register(_collector(watched))
-    server = _make_server(family, address, port, prom.make_wsgi_app(registry))
+    server = _make_server(addresses, port, prom.make_wsgi_app(registry))
     thread = threading.Thread(target=server.serve_forever, args=(CLOSE_POLL_S,),
                               name="streampipe-metrics", daemon=True)
     thread.start()
-    return MetricsServer(server, thread, address)
+    return MetricsServer(server, thread, str(server.server_address[0]))
