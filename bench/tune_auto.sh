@@ -60,14 +60,15 @@ else
     SHIFT=(--iters 100 --iters-b 1000 --phase-s 2 --steady-s 4)
     LIMIT=90
 fi
-# cJSON (infer loads the model with it): installed, given, or carried as .debs (infer_check.sh)
-CJSON=(-DSP_WITH_CJSON=ON)
+# cJSON (infer loads the model with it): installed, given by SP_CJSON_ROOT, or carried as .debs
+# (as infer_check.sh and gpu_check.sh take it); without it the MLP rows fail and say so
+CJSON=()
 if [[ -z ${SP_CJSON_ROOT:-} && ! -f /usr/include/cjson/cJSON.h ]] && ls .debs/libcjson*.deb >/dev/null 2>&1; then
-    for deb in .debs/libcjson*.deb; do dpkg -x "$deb" "$OUT/cjson"; done
-    SP_CJSON_ROOT=$OUT/cjson/usr
+    SP_CJSON_ROOT=$(mktemp -d)/usr
+    for deb in .debs/libcjson*.deb; do dpkg -x "$deb" "${SP_CJSON_ROOT%/usr}"; done
 fi
 if [[ -n ${SP_CJSON_ROOT:-} ]]; then
-    CJSON+=(-DSP_CJSON_ROOT="$SP_CJSON_ROOT")
+    CJSON=(-DSP_WITH_CJSON=ON -DSP_CJSON_ROOT="$SP_CJSON_ROOT")
     export LD_LIBRARY_PATH="$SP_CJSON_ROOT/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
 # SKIP_BUILD=1: the programs as they are, $CLI and $TSB (the ctest entry, in its own build)

@@ -57,8 +57,8 @@ static float g_pattern[PATTERN];
 
 typedef struct slot {
     float *out;
-    const float *want; /* the pattern's outputs at the batch's iters */
-    size_t records;
+    const float *want; /* the pattern's outputs at the batch's iters, twice over */
+    size_t records, offset; /* the batch read the input from `offset` (< PATTERN) on */
     int busy;          /* submitted or being checked: not to be reused */
     int queued;        /* done, waiting for a checker */
 } slot;
@@ -69,20 +69,26 @@ typedef struct checker {
     slot slots[MAX_SLOTS];
     size_t n_slots;
     size_t bad, checked;
+    double wait_s; /* the submitter's time waiting for a slot: checks falling behind */
     int stop;
     pthread_t thread[16];
     unsigned n_threads;
 } checker;
 
-static size_t bad_in(const float *out, const float *want, size_t n)
+/* out[j] must be want[offset + j mod PATTERN] (want holds the pattern's outputs twice). A
+ * slot is not poisoned between batches (a memset of every batch on the submitting thread
+ * would be timed): each batch reads the input from another offset, so an element a batch
+ * left unwritten still holds another offset's value and fails (the slots start as NaN). */
+static size_t bad_in(const float *out, const float *want, size_t n, size_t offset)
 {
     size_t bad = 0;
     for (size_t at = 0; at < n; at += PATTERN) {
         size_t len = n - at < PATTERN ? n - at : PATTERN;
-        if (memcmp(out + at, want, len * sizeof(float)) == 0)
+        const float *w = want + offset;
+        if (memcmp(out + at, w, len * sizeof(float)) == 0)
             continue;
         for (size_t i = 0; i < len; i++)
-            bad += memcmp(&out[at + i], &want[i], sizeof(float)) != 0;
+            bad += memcmp(&out[at + i], &w[i], sizeof(float)) != 0;
     }
     return bad;
 }
@@ -104,7 +110,7 @@ static void *check_loop(void *arg)
         }
         s->queued = 0;
         pthread_mutex_unlock(&c->lock);
-        size_t bad = bad_in(s->out, s->want, s->records);
+        size_t bad = bad_in(s->out, s->want, s->records, s->offset);
         pthread_mutex_lock(&c->lock);
         c->bad += bad;
         c->checked += s->records;
@@ -115,23 +121,28 @@ static void *check_loop(void *arg)
     return NULL;
 }
 
-/* A free slot, waited for (its last batch checked), marked busy, poisoned. */
-static slot *take_slot(checker *c, size_t records, const float *want)
+/* A free slot, waited for (its last batch checked), marked busy. */
+static slot *take_slot(checker *c, size_t records, size_t offset, const float *want)
 {
     pthread_mutex_lock(&c->lock);
     slot *s = NULL;
+    double t0 = 0.0;
     while (!s) {
         for (size_t k = 0; k < c->n_slots && !s; k++)
             if (!c->slots[k].busy)
                 s = &c->slots[k];
-        if (!s)
+        if (!s) {
+            t0 = t0 > 0.0 ? t0 : now_s();
             pthread_cond_wait(&c->cond, &c->lock);
+        }
     }
+    if (t0 > 0.0)
+        c->wait_s += now_s() - t0;
     s->busy = 1;
     s->records = records;
+    s->offset = offset;
     s->want = want;
     pthread_mutex_unlock(&c->lock);
-    memset(s->out, 0xFF, records * sizeof(float)); /* NaN: never a right answer */
     return s;
 }
 
@@ -165,7 +176,7 @@ typedef struct job {
     const args *a;
     sp_sinmix_params params; /* the stage reads it at each chunk */
     sp_stage stage;
-    const float *in;         /* max_batch records of the pattern repeated */
+    const float *in;         /* PATTERN + the largest batch's records: the pattern repeated */
     const float *want_a, *want_b;
     checker *chk;
 } job;
@@ -204,9 +215,13 @@ static void submit_one(job *j, stream_run *r, size_t records, const float *want)
         take_one(j, r);
     if (r->st != SP_OK)
         return;
-    slot *s = take_slot(j->chk, records, want);
+    /* odd steps over every batch of the process: two batches share an offset only when
+     * a multiple of PATTERN batches apart */
+    static size_t serial;
+    size_t offset = (serial++ * 977u) % PATTERN;
+    slot *s = take_slot(j->chk, records, offset, want);
     r->slot_of[r->submitted % MAX_BATCHES] = s;
-    r->st = sp_stream_submit(r->s, j->in, records, s->out, r->submitted);
+    r->st = sp_stream_submit(r->s, j->in + offset, records, s->out, r->submitted);
     if (r->st == SP_OK) {
         r->submitted++;
         return;
@@ -358,8 +373,10 @@ static int mixed(job *j)
             break;
         double t = median(times, a->repeat);
         printf("%s{\"label\":\"%s\",\"chunk\":%zu,\"depth\":%u,\"seconds\":%.6f,"
-               "\"gbps\":%.3f,\"tune_changes\":%zu}", k ? "," : "", rows[k].label, chunk, depth,
-               t, (double)total * 8.0 / t / 1e9, changes);
+               "\"gbps\":%.3f,\"tune_changes\":%zu,\"check_wait_s\":%.4f}", k ? "," : "",
+               rows[k].label, chunk, depth, t, (double)total * 8.0 / t / 1e9, changes,
+               j->chk->wait_s / (a->repeat + 1));
+        j->chk->wait_s = 0.0;
         fflush(stdout);
     }
     printf("],\"checked\":%zu,\"bad\":%zu}\n", j->chk->checked, j->chk->bad);
@@ -474,13 +491,15 @@ static int shift(job *j)
         run_phase(j, &r, a->phase_s / 2, j->want_b, &pb);
         if (close_run(&r, &rep, &stats) != SP_OK)
             return 1;
-        printf("%s{\"chunk\":%zu,\"depth\":%u,\"a_rate\":%.0f,\"b_rate\":%.0f}", k ? "," : "",
-               chunk, rep.depth, pa.rate_end, pb.rate_end);
+        printf("%s{\"chunk\":%zu,\"depth\":%u,\"a_rate\":%.0f,\"b_rate\":%.0f,\"s\":%.3f}",
+               k ? "," : "", chunk, rep.depth, pa.rate_end, pb.rate_end,
+               (pa.t1 - pa.t0) + (pb.t1 - pb.t0));
         fflush(stdout);
         sp_pipeline_destroy(r.p);
     }
     checks_done(j->chk);
-    printf("],\"checked\":%zu,\"bad\":%zu}\n", j->chk->checked, j->chk->bad);
+    printf("],\"check_wait_s\":%.4f,\"checked\":%zu,\"bad\":%zu}\n", j->chk->wait_s,
+           j->chk->checked, j->chk->bad);
     return j->chk->bad ? 1 : 0;
 }
 
@@ -573,14 +592,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "tune_stream_bench: %s\n", sp_context_last_error(ctx));
         return 1;
     }
-    static float want_a[PATTERN], want_b[PATTERN];
-    size_t in_records = a.shift ? a.batch_records : a.max_batch;
-    size_t slot_records = in_records, n_slots = IN_FLIGHT + a.checkers + 1;
+    static float want_a[2 * PATTERN], want_b[2 * PATTERN];
+    size_t slot_records = a.shift ? a.batch_records : a.max_batch;
+    size_t in_records = slot_records + PATTERN, n_slots = IN_FLIGHT + a.checkers + 1;
     static checker chk;
     job j = {.ctx = ctx, .a = &a, .want_a = want_a, .want_b = want_b, .chk = &chk};
     j.stage = sp_sinmix_stage(&j.params);
     float *in = NULL;
     int rc = pattern_outputs(ctx, a.iters, want_a) || pattern_outputs(ctx, a.iters_b, want_b);
+    memcpy(want_a + PATTERN, want_a, sizeof want_a / 2);
+    memcpy(want_b + PATTERN, want_b, sizeof want_b / 2);
     rc = rc || n_slots > MAX_SLOTS ||
          sp_host_alloc(ctx, in_records * sizeof(float), (void **)&in) != SP_OK;
     for (size_t i = 0; !rc && i < in_records; i++)
@@ -588,8 +609,11 @@ int main(int argc, char **argv)
     j.in = in;
     pthread_mutex_init(&chk.lock, NULL);
     pthread_cond_init(&chk.cond, NULL);
-    for (size_t k = 0; !rc && k < n_slots; k++)
+    for (size_t k = 0; !rc && k < n_slots; k++) {
         rc = sp_host_alloc(ctx, slot_records * sizeof(float), (void **)&chk.slots[k].out) != SP_OK;
+        if (!rc)
+            memset(chk.slots[k].out, 0xFF, slot_records * sizeof(float)); /* NaN */
+    }
     chk.n_slots = rc ? 0 : n_slots;
     for (unsigned t = 0; !rc && t < a.checkers; t++)
         if (pthread_create(&chk.thread[t], NULL, check_loop, &chk) == 0)

@@ -74,6 +74,9 @@ def mixed_row(rows):
         auto = [r for r in o["rows"] if r["label"] == "auto"][0]
         best = max((r for r in o["rows"] if r["label"] != "auto"), key=lambda r: r["gbps"])
         ratio = auto["gbps"] / best["gbps"]
+        waited = max(r["check_wait_s"] / r["seconds"] for r in o["rows"])
+        line("mixed: the checks kept up (submitter's wait for a checked slot)",
+             f"{waited * 100:.1f}% at most", "", "", "< 2%", waited < 0.02)
         line(f"mixed batches ({o['batches']} of {kib(o['min_batch'])}..{kib(o['max_batch'])})", f"{auto['gbps']:.2f} GB/s",
              f"{best['gbps']:.2f} {best['label']}", f"{ratio:.3f}", ">= 0.95",
              ratio >= 0.95 and o["bad"] == 0)
@@ -90,18 +93,25 @@ def shift_rows(rows):
         best_a = max(fixed, key=lambda f: f["a_rate"])
         best_b = max(fixed, key=lambda f: f["b_rate"])
         ratio_b = a["b_rate"] / best_b["b_rate"] if best_b["b_rate"] else 0
+        # the first change after the shift is the tuner's reaction (often a probe of a second
+        # size); the re-pick is the first decision after it: a new size, or back to the old
+        # one once the probe is over
+        settled = [c for c in after if not c["reason"].startswith("probing")]
         if after:
-            c = after[0]
-            chunks = c["at_s"] * a["b_rate_all"] / max(c["from_chunk"], 1)
-            ok = c["at_s"] <= 1.0 or chunks <= 50
-            line("shift: first re-pick after it", f"{c['at_s']:.3f} s",
-                 f"~{chunks:.0f} chunks", f"{c['from_chunk']}->{c['to_chunk']}",
-                 "<= 1 s or 50 chunks", ok)
+            first = after[0]
+            c = settled[0] if settled else after[-1]
+            chunks = c["at_s"] * a["b_rate_all"] / max(first["from_chunk"], 1)
+            ok = bool(settled) and (c["at_s"] <= 1.0 or chunks <= 50)
+            line("shift: re-pick after it (reaction; decision)",
+                 f"{first['at_s']:.3f} s; {c['at_s']:.3f} s" if settled else
+                 f"{first['at_s']:.3f} s; none", f"~{chunks:.0f} chunks",
+                 f"{first['from_chunk']}->{c['to_chunk']}", "<= 1 s or 50 chunks", ok)
+            line("  its reason", c["reason"][:70], "", "", "", True)
         else:
             # no change: the pick made before stood; that answers the target only if it was
-            # as good as the best fixed setting for the new phase
-            line("shift: first re-pick after it", "none", "", "kept", "<= 1 s or 50 chunks",
-                 False)
+            # as good as the best fixed setting for the new phase (the phase B row says)
+            line("shift: re-pick after it (reaction; decision)", "none", "", "kept",
+                 "<= 1 s or 50 chunks", False)
         for name, key, best in (("A", "a_rate", best_a), ("B", "b_rate", best_b)):
             r = a[key] / best[key] if best[key] else 0
             line(f"shift: phase {name} ({o['iters_' + name.lower()]} iters), its 2nd half",
@@ -119,6 +129,10 @@ def shift_rows(rows):
         line("shift budget: device (sp_stats)", str(a["device_bytes"]), str(o["max_device"]),
              f"{a['device_bytes'] / max(o['max_device'], 1):.3f}", "<= 1",
              a["device_bytes"] <= o["max_device"])
+        total_s = a["a_s"] + a["b_s"] + s["seconds"] + sum(f.get("s", 0) for f in fixed)
+        line("shift: the checks kept up (submitter's wait for a checked slot)",
+             f"{o['check_wait_s']:.3f} s", "", "", "< 2% of the streams",
+             o["check_wait_s"] < 0.02 * max(total_s, 1e-9))
         line("stream outputs checked", f"{o['checked']} elements", "", f"{o['bad']} wrong",
              "0", o["bad"] == 0)
 
