@@ -21,6 +21,7 @@
 # $OUT/tune_auto.jsonl, stderr in $OUT/tune_auto.log.
 #
 # Usage: OUT=dir bench/tune_auto.sh                (the H200: about 5-6 minutes; builds once)
+#        SECTIONS="mlp stream quarter" ...         (a part: any of bulk mlp stream quarter)
 #        OUT=dir BACKEND=host bench/tune_auto.sh   (here: small sizes, about a minute; the
 #                                                   rates mean nothing, the shape and the
 #                                                   verification do)
@@ -29,6 +30,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 mkdir -p "$OUT"
 BACKEND=${BACKEND:-cuda}
+SECTIONS=" ${SECTIONS:-bulk mlp stream quarter} "
+want() { [[ $SECTIONS == *" $1 "* ]]; }
 JSON=$OUT/tune_auto.jsonl
 : >"$JSON"
 : >"$OUT/tune_auto.log"
@@ -56,8 +59,8 @@ else
     MLP_DATA=(--replicate 27778)        # 10,000,080 samples
     MLP_CHUNKS="32768 65536 131072 262144 524288 1048576"
     MLP_PRECISIONS="fp32 tf32"
-    MIXED=(--records 268435456 --repeat 3)
-    SHIFT=(--iters 100 --iters-b 1000 --phase-s 2 --steady-s 4)
+    MIXED=(--records 268435456 --repeat 3 --checkers 12)
+    SHIFT=(--iters 100 --iters-b 1000 --phase-s 2 --steady-s 4 --checkers 12)
     LIMIT=90
 fi
 # cJSON (infer loads the model with it): installed, given by SP_CJSON_ROOT, or carried as .debs
@@ -110,11 +113,13 @@ sweep() { # ROW ARGS...
     for d in $DEPTHS; do one "$row" "depth$d" "$@" --depth "$d"; done
 }
 T0=$SECONDS
-sweep seed-pageable --workload seed --memory pageable
-sweep compute --workload compute --memory pinned
-sweep transfer-pinned --workload transfer --memory pinned
-sweep transfer-pageable --workload transfer --memory pageable
-sweep tiny-graph --workload tiny --memory pinned --graph on
+if want bulk; then
+    sweep seed-pageable --workload seed --memory pageable
+    sweep compute --workload compute --memory pinned
+    sweep transfer-pinned --workload transfer --memory pinned
+    sweep transfer-pageable --workload transfer --memory pageable
+    sweep tiny-graph --workload tiny --memory pinned --graph on
+fi
 echo "bulk rows: $((SECONDS - T0)) s" >>"$OUT/tune_auto.log"
 # the MLP: infer's own check (every label) fails the run on a wrong one
 infer() { # ROW LABEL ARGS...
@@ -125,25 +130,30 @@ infer() { # ROW LABEL ARGS...
         "${MLP_DATA[@]}" --repeat $REP --json "$@"
 }
 T0=$SECONDS
-for p in $MLP_PRECISIONS; do
+want mlp && for p in $MLP_PRECISIONS; do
     infer "mlp-$p" auto --precision "$p" --chunk 0
     for c in $MLP_CHUNKS; do infer "mlp-$p" "chunk$c" --precision "$p" --chunk "$c"; done
 done
 echo "mlp rows: $((SECONDS - T0)) s" >>"$OUT/tune_auto.log"
 T0=$SECONDS
-run mixed stream "$TSB" --mode mixed --backend "$BACKEND" "${MIXED[@]}"
-run shift stream "$TSB" --mode shift --backend "$BACKEND" "${SHIFT[@]}"
+if want stream; then
+    run mixed stream "$TSB" --mode mixed --backend "$BACKEND" "${MIXED[@]}"
+    run shift stream "$TSB" --mode shift --backend "$BACKEND" "${SHIFT[@]}"
+fi
 echo "stream rows: $((SECONDS - T0)) s" >>"$OUT/tune_auto.log"
-# the quarter budget: what the default holds, from the auto run of seed pageable
-P=$(python3 -c 'import json,sys
+# the quarter budget: what the default holds, from the auto run of seed pageable (run here
+# when the bulk rows were not)
+want quarter && ! grep -q '"row": "seed-pageable", "label": "auto"' "$JSON" &&
+    one seed-pageable auto --workload seed --memory pageable --chunk 0 --depth 0
+want quarter && P=$(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     o=json.loads(l)
     if o.get("row")=="seed-pageable" and o.get("label")=="auto" and not o.get("error"): print(o["report"]["pinned_bytes"])' "$JSON")
-if [ -n "$P" ]; then
+if [ -n "${P:-}" ]; then
     Q=$((P / 4))
     one quarter "budget$Q" --workload seed --memory pinned --chunk 0 --depth 0 --max-pinned $Q --max-device $Q
 fi
-python3 bench/tune_table.py "$JSON" "${Q:-0}" >"$OUT/tune_table.txt"
+python3 bench/tune_table.py "$JSON" "${Q:-0}" "$SECTIONS" >"$OUT/tune_table.txt"
 rc=$?
 cat "$OUT/tune_table.txt"
 exit $rc
