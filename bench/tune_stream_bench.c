@@ -61,6 +61,7 @@ typedef struct slot {
     size_t records, offset; /* the batch read the input from `offset` (< PATTERN) on */
     int busy;          /* submitted or being checked: not to be reused */
     int queued;        /* done, waiting for a checker */
+    int checking;      /* a checker has it */
 } slot;
 
 typedef struct checker {
@@ -109,12 +110,13 @@ static void *check_loop(void *arg)
             continue;
         }
         s->queued = 0;
+        s->checking = 1;
         pthread_mutex_unlock(&c->lock);
         size_t bad = bad_in(s->out, s->want, s->records, s->offset);
         pthread_mutex_lock(&c->lock);
         c->bad += bad;
         c->checked += s->records;
-        s->busy = 0;
+        s->busy = s->checking = 0;
         pthread_cond_broadcast(&c->cond);
     }
     pthread_mutex_unlock(&c->lock);
@@ -154,14 +156,14 @@ static void queue_check(checker *c, slot *s)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* Every queued check done. */
+/* Every queued check done (a batch that never completed, after a failure, is not waited for). */
 static void checks_done(checker *c)
 {
     pthread_mutex_lock(&c->lock);
     for (;;) {
         int busy = 0;
         for (size_t k = 0; k < c->n_slots; k++)
-            busy |= c->slots[k].busy;
+            busy |= c->slots[k].queued || c->slots[k].checking;
         if (!busy)
             break;
         pthread_cond_wait(&c->cond, &c->lock);
