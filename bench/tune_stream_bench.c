@@ -21,7 +21,7 @@
  *
  * usage: tune_stream_bench --mode mixed|shift [--backend host|cuda] [--records N] [--repeat R]
  *          [--iters A] [--iters-b B] [--phase-s S] [--steady-s S] [--batch-records M]
- *          [--max-pinned BYTES] [--max-device BYTES] [--checkers T] */
+ *          [--max-batch M] [--max-pinned BYTES] [--max-device BYTES] [--checkers T] */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
