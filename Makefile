@@ -44,9 +44,9 @@ compile: $(BUILD_DIR)/CMakeCache.txt
 
 # Configure only once: a later `make` reuses the cache (and whatever options it holds).
 # tools/setup.sh first installs what is missing (or stops with the line to run) and names a
-# Python with nanobind, numpy and pytest (PYTHON if given and fit, else python3, else a venv it
-# makes in $(BUILD_DIR)/venv) for the Python package and its tests; without one the C build
-# goes on and the python_tests entry fails saying what to install.
+# Python with nanobind, numpy, pytest and prometheus-client (PYTHON if given and fit, else
+# python3, else a venv it makes in $(BUILD_DIR)/venv) for the Python package and its tests;
+# without one the C build goes on and the python_tests entry fails saying what to install.
 # Its output goes to stderr and its commands are not echoed, as for bench (above).
 $(BUILD_DIR)/CMakeCache.txt:
 	@mkdir -p $(BUILD_DIR)

@@ -188,14 +188,20 @@ if [[ -f $BUILD/CTestTestfile.cmake ]]; then
     # GPU_CHECK_CTEST_REGEX: only the tests it matches (both phases), for a call that
     # re-checks a few after one that ran them all
     only=(); [[ -n ${GPU_CHECK_CTEST_REGEX:-} ]] && only=(-R "$GPU_CHECK_CTEST_REGEX")
-    # The crash test of --resume (cli_run_resume_host) kills 20 runs here, not CI's 100: its
-    # random pauses would take the phase's whole time, and it is a HOST test that CI runs whole.
-    run_phase ctest 150 "$BENCH_RESERVE_S" "$CTEST_LOG" env SP_CRASH_KILLS=20 \
-        ctest --test-dir "$BUILD" --output-on-failure --timeout 120 -j4 "${only[@]}"
-    # The tests that read timelines again with CUPTI's activity records as their source.
-    run_phase ctest-cupti 90 "$BENCH_RESERVE_S" "$CTEST_LOG" env SP_TEST_TIMELINE=cupti \
-        ctest --test-dir "$BUILD" --output-on-failure --timeout 60 \
-        -R "${GPU_CHECK_CTEST_REGEX:-conformance_cuda$|trace_cuda|infer_cuda|stream_cuda}"
+    # The crash test of --resume (cli_run_resume_host) is left out: a HOST test that CI runs
+    # whole, whose random pauses took the phase past its 150 s even at 20 kills (2026-12-04).
+    run_phase ctest 150 "$BENCH_RESERVE_S" "$CTEST_LOG" \
+        ctest --test-dir "$BUILD" --output-on-failure --timeout 120 -j4 \
+        -E '^cli_run_resume_host$' "${only[@]}"
+    # The tests that read timelines again with CUPTI's activity records as their source
+    # (GPU_CHECK_CUPTI=0 leaves them out: a call after one that ran them on the same timing).
+    if [[ ${GPU_CHECK_CUPTI:-1} == 0 ]]; then
+        record ctest-cupti SKIP 0 "GPU_CHECK_CUPTI=0"
+    else
+        run_phase ctest-cupti 90 "$BENCH_RESERVE_S" "$CTEST_LOG" env SP_TEST_TIMELINE=cupti \
+            ctest --test-dir "$BUILD" --output-on-failure --timeout 60 \
+            -R "${GPU_CHECK_CTEST_REGEX:-conformance_cuda$|trace_cuda|infer_cuda|stream_cuda}"
+    fi
     # On this machine the CUDA tests must run; a skip means the GPU was not seen.
     skipped=$(grep -cE '\*\*\*Skipped|Not Run' "$CTEST_LOG" || true)
     if ((skipped == 0)); then

@@ -306,8 +306,10 @@ typedef struct sp_pipeline_config {
     size_t in_record_bytes;   /* > 0 */
     const sp_stage *stages;   /* n_stages entries, copied at creation */
     size_t n_stages;          /* 0..SP_MAX_STAGES; 0 copies to the device and back */
-    size_t chunk_records;     /* records per chunk; 0 = choose (about 8 MiB per chunk, fewer
-                                 for short runs so that there are enough chunks to overlap),
+    size_t chunk_records;     /* records per chunk; 0 = choose (8 MiB of the wider of the
+                                 records in and out, at most 128 MiB of the widest record
+                                 between stages; fewer for short runs so that there are
+                                 enough chunks to overlap),
                                  and, under a budget (max_pinned_bytes, max_device_bytes),
                                  re-choose while a run goes (sp_pipeline_run, run_io, a
                                  stream's batches; not a run timed for a report nor one

@@ -8,7 +8,8 @@
 # steps need (clang + libFuzzer, Open MPI, libabigail); --packages-only stops after the
 # packages. Installs with apt-get as root or with
 # sudo; where neither works it stops with the exact line to run. Then looks for a Python with
-# nanobind, numpy and pytest (for the Python package's tests): the first python3 on PATH, or a
+# nanobind, numpy, pytest and prometheus-client (for the Python package's tests: PY_PACKAGES
+# below): the first python3 on PATH, or a
 # venv made in PYTHON_VENV_DIR with pip; prints the interpreter to use as the last line. When
 # none can be had (no pip index, say) it says why and prints nothing: the C build and
 # `make bench` go on, and `make test`'s python_tests fails naming what to install.
@@ -71,19 +72,24 @@ install_missing() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive $line >&2
 }
 
-# The interpreter for the Python tests: one that imports nanobind, numpy and pytest.
+# The Python packages the Python package's build and tests need (pip names): nanobind (the
+# binding), numpy (its arrays, the tests' references), pytest (the tests), prometheus-client
+# (streampipe.metrics.serve's endpoint, which test_metrics.py scrapes and parses).
+PY_PACKAGES=(nanobind numpy pytest prometheus-client)
+
+# The interpreter for the Python tests: one that imports all of PY_PACKAGES.
 python_for_tests() {
-    local py=${PYTHON:-python3} check='import nanobind, numpy, pytest'
+    local py=${PYTHON:-python3} check='import nanobind, numpy, pytest, prometheus_client'
     if "$py" -c "$check" >/dev/null 2>&1; then command -v "$py"; return 0; fi
     if [[ -z $VENV ]]; then
-        echo "setup: $py lacks nanobind, numpy or pytest; run: $py -m pip install nanobind numpy pytest" >&2
+        echo "setup: $py lacks one of ${PY_PACKAGES[*]}; run: $py -m pip install ${PY_PACKAGES[*]}" >&2
         return 0
     fi
     if [[ ! -x $VENV/bin/python ]] || ! "$VENV/bin/python" -c "$check" >/dev/null 2>&1; then
-        echo "setup: a venv for the Python tests in $VENV (pip install nanobind numpy pytest)" >&2
+        echo "setup: a venv for the Python tests in $VENV (pip install ${PY_PACKAGES[*]})" >&2
         python3 -m venv "$VENV" >&2
-        "$VENV/bin/python" -m pip install -q nanobind numpy pytest >&2 || {
-            echo "setup: pip failed; run: $VENV/bin/python -m pip install nanobind numpy pytest" >&2
+        "$VENV/bin/python" -m pip install -q "${PY_PACKAGES[@]}" >&2 || {
+            echo "setup: pip failed; run: $VENV/bin/python -m pip install ${PY_PACKAGES[*]}" >&2
             return 0
         }
     fi

@@ -39,6 +39,7 @@ from .mlp import MLPModel
 from .pipeline import Pipeline
 from .report import Compression, EngineReport, Report
 from .stats import EngineStats, Stats
+from . import metrics  # serve(): prometheus-client is imported only when it is called
 from .stage import Chunk, DeviceArray, Stage, CudaStream, normalize_u8, sinmix
 from .nvcomp import load_nvcomp, nvcomp_status
 

@@ -39,7 +39,7 @@ def test_python_bench_smoke(tmp_path: Path) -> None:
 
 
 def test_torch_loader_bench_smoke(tmp_path: Path) -> None:
-    """--tiny: the three feeds on CPU torch and the HOST backend, each batch's checksum and the
+    """--tiny: every feed on CPU torch and the HOST backend, each batch's checksum and the
     loss curves compared, the ratios printed."""
     if not LOADER_BENCH.exists():
         pytest.skip(f"no {LOADER_BENCH}")
@@ -51,9 +51,13 @@ def test_torch_loader_bench_smoke(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     feeds = {r["feed"]: r for r in rows if "feed" in r}
-    assert set(feeds) == {"streampipe", "dataloader", "prefetcher"}
+    # every feed the bench knows (its FEEDS), each run: the Loader with a torch-ops stage and
+    # with the built-in normalize_u8, the two ways users write it, and the resident floor
+    assert set(feeds) == {"streampipe", "streampipe-builtin", "dataloader", "prefetcher",
+                          "resident"}
     assert all(r["checksums_ok"] and len(r["samples_per_s"]) == 2 for r in feeds.values())
-    assert len({r["loss_last"] for r in feeds.values()}) == 1  # one curve, fed three ways
-    assert {r["ratio"] for r in rows if "ratio" in r} == {"streampipe/dataloader",
-                                                          "streampipe/prefetcher"}
+    assert len({r["loss_last"] for r in feeds.values()}) == 1  # one curve, fed five ways
+    assert {r["ratio"] for r in rows if "ratio" in r} == {
+        f"{ours}/{base}" for ours in ("streampipe", "streampipe-builtin")
+        for base in ("dataloader", "prefetcher")}
     assert (tmp_path / "images.u8").stat().st_size == 600 * 48  # the file source was used

@@ -93,7 +93,9 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
             p->widest_record = p->record_bytes[i + 1];
     }
     p->chunk_chosen = cfg->chunk_records == 0;
-    p->chunk_capacity = p->chunk_chosen ? sp_plan_default_chunk(p->widest_record)
+    size_t end_record = p->record_bytes[0] > p->record_bytes[p->n_stages]
+                            ? p->record_bytes[0] : p->record_bytes[p->n_stages];
+    p->chunk_capacity = p->chunk_chosen ? sp_plan_default_chunk(end_record, p->widest_record)
                                         : cfg->chunk_records;
     size_t chunk_bytes = sp_plan_chunk_bytes(p->chunk_capacity, p->record_bytes[0],
                                              p->record_bytes[p->n_stages]);

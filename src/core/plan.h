@@ -10,6 +10,9 @@
 /* Chunks of about this many bytes reach 53-55 GB/s on the H200's PCIe link while leaving
  * enough chunks to overlap (DESIGN.md section 6: 1 MiB reaches 48, 4 MiB 53, 16 MiB 55). */
 #define SP_DEFAULT_CHUNK_BYTES (8u << 20)
+/* ... and holds at most this much of the widest record at any stage boundary (a slot's
+ * largest device buffer; the default depth is at most 8 slots). */
+#define SP_MAX_CHOSEN_STAGE_BYTES ((size_t)128 << 20)
 /* A chosen chunk is never cut below this for short runs: smaller copies lose bandwidth. */
 #define SP_MIN_CHOSEN_CHUNK_BYTES (1u << 20)
 
@@ -20,9 +23,13 @@ typedef struct sp_run_plan {
     size_t in_bytes, out_bytes;
 } sp_run_plan;
 
-/* Records per chunk when the config says 0: about SP_DEFAULT_CHUNK_BYTES of the widest
- * record at any stage boundary. */
-size_t sp_plan_default_chunk(size_t widest_record_bytes);
+/* Records per chunk when the config says 0: SP_DEFAULT_CHUNK_BYTES of the wider of the
+ * records copied in and out (end_record_bytes: what each copy moves per record), at most
+ * SP_MAX_CHOSEN_STAGE_BYTES of the widest record at any stage boundary. A stage set that
+ * widens its records in between (the MLP: 64 bytes in, 1 KiB between its GEMMs, 4 out) so
+ * gets copies as large as a plain one's, and launches and GEMMs over 16x more rows than a
+ * chunk sized by its widest record would. */
+size_t sp_plan_default_chunk(size_t end_record_bytes, size_t widest_record_bytes);
 /* Slots when the config says 0: one per engine a chunk passes through plus one, so that
  * every engine can hold a chunk while the host stages the next; at most 8. */
 unsigned sp_plan_default_depth(size_t n_stages);

@@ -211,6 +211,38 @@ TEST(user_settings_stay_under_a_budget)
     return TEST_OK;
 }
 
+/* The chunk the library picks follows the copies (8 MiB of the wider end record), capped by
+ * the widest record in between (as the MLP's 64 B in, 1 KiB between: 128K records, not the
+ * 8192 that 8 MiB of its widest gave, 3.4x slower at tf32 on the H200; test_core_units has
+ * that shape, the mix stages here take records of at most 64 bytes); a run at the pick
+ * computes every element right. */
+TEST(the_chosen_chunk_follows_the_copies)
+{
+    struct { size_t in, outs[2], want; } shapes[] = {
+        {4, {64, 4}, SP_DEFAULT_CHUNK_BYTES / 4},         /* 16x the old pick, 8 MiB of 64 */
+        {8, {64, 2}, SP_DEFAULT_CHUNK_BYTES / 8},         /* the wider end sets it */
+        {2, {64, 2}, SP_MAX_CHOSEN_STAGE_BYTES / 64},     /* the middle caps it */
+        {16, {24, 8}, SP_DEFAULT_CHUNK_BYTES / 16},       /* the copies set it (was / 24) */
+    };
+    test_rng rng;
+    rng_init(&rng, harness_seed());
+    for (size_t k = 0; k < ARRAY_LEN(shapes); k++) {
+        mix_chain chain;
+        mix_chain_init(&chain, shapes[k].in, 2, shapes[k].outs, (uint32_t)harness_seed());
+        sp_context *ctx = host_context();
+        sp_pipeline_config cfg = mix_chain_config(&chain, 0, 0);
+        sp_pipeline *p = NULL;
+        CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK);
+        if (p) {
+            CHECK_EQ(p->chunk_capacity, shapes[k].want);
+            check_pinned_run(ctx, p, &chain, 5000 + k, &rng);
+        }
+        sp_pipeline_destroy(p);
+        sp_context_destroy(ctx);
+    }
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -218,6 +250,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(quarter_budget_pinned_peak),
         TEST_ENTRY(impossible_budgets_are_refused_saying_why),
         TEST_ENTRY(user_settings_stay_under_a_budget),
+        TEST_ENTRY(the_chosen_chunk_follows_the_copies),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

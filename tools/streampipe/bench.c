@@ -88,7 +88,7 @@ static int run_job(sp_context *ctx, const bench_plan *plan)
     cli_live live;
     bench_session session = {ctx, plan, &buffers, &expected, NULL, &progress, &exports, &live};
     int rc = cli_live_start(&live, &plan->live, plan->json);
-    progress.muted = cli_live_panel_on(&live);
+    progress.panel = cli_live_panel_flag(&live);
     if (rc != CLI_EXIT_OK) {
         cli_live_stop(&live);
         return rc;

@@ -8,6 +8,7 @@
 #define SP_CLI_BENCH_H
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -187,7 +188,8 @@ typedef struct bench_group_result {
 typedef struct bench_progress {
     int live;  /* rewrite one line in place: stderr is a terminal, no --json, no NO_PROGRESS */
     int shown; /* columns of the line now on screen; 0 = none */
-    int muted; /* the --live panel shows the runs instead: print nothing */
+    const atomic_int *panel; /* non-zero once the live panel shows the runs instead: print
+                                nothing (cli_live_panel_flag); NULL: no panel */
 } bench_progress;
 
 /* --trace and --svg files, opened before the runs and written after them. */

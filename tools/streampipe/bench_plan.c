@@ -272,7 +272,10 @@ static void print_more(FILE *out)
     fputs("\nProgress goes to stderr. When stderr is a terminal, one line (\"[run 2/3] serial\n"
           "0.123 s, ...\") is rewritten in place as runs finish and erased at the end; with\n"
           "--json, with NO_PROGRESS set in the environment, or when stderr is not a terminal,\n"
-          "a plain line follows each repeat (each value of a sweep) instead.\n\n", out);
+          "a plain line follows each repeat (each value of a sweep) instead. On a terminal\n"
+          "the live panel takes the line's place once the runs have gone on "
+          LIVE_TEXT(LIVE_AUTO_AFTER_S) " s\n"
+          "(--live: from the start; --no-live: never).\n\n", out);
     print_workloads(out);
 }
 

@@ -15,12 +15,18 @@ void bench_progress_init(bench_progress *progress, int json)
 {
     progress->live = !json && getenv("NO_PROGRESS") == NULL && isatty(STDERR_FILENO);
     progress->shown = 0;
-    progress->muted = 0;
+    progress->panel = NULL;
+}
+
+/* The live panel shows the runs: it went over the line, which is not ours any more. */
+static int muted(const bench_progress *progress)
+{
+    return progress->panel && atomic_load(progress->panel);
 }
 
 void bench_progress_update(bench_progress *progress, const char *text)
 {
-    if (!progress->live || progress->muted)
+    if (!progress->live || muted(progress))
         return;
     int columns = (int)strnlen(text, LIVE_COLUMNS);
     fprintf(stderr, "\r%.*s", columns, text);
@@ -34,12 +40,14 @@ void bench_progress_update(bench_progress *progress, const char *text)
 
 void bench_progress_note(bench_progress *progress, const char *text)
 {
-    if (!progress->live && !progress->muted)
+    if (!progress->live && !muted(progress))
         fprintf(stderr, "%s\n", text);
 }
 
 void bench_progress_clear(bench_progress *progress)
 {
+    if (muted(progress))
+        progress->shown = 0;
     if (!progress->live || progress->shown == 0)
         return;
     fprintf(stderr, "\r%*s\r", progress->shown, "");

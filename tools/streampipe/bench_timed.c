@@ -100,8 +100,11 @@ int bench_timed_run(const bench_session *s, const bench_run_spec *spec, const ch
                            ? sp_group_run(spec->group, in, records, out, report)
                            : spec->run(spec->pipeline, in, records, out, report);
     *seconds = cli_now_s() - start;
-    if (s->live)
+    if (s->live) { /* counted; and watched no more: bench destroys its pipelines while the
+                      panel's and the endpoint's threads still read the watch */
         live_watch_fold(&s->live->watch);
+        live_watch_set(&s->live->watch, NULL, "");
+    }
     if (status != SP_OK) {
         bench_progress_clear(s->progress);
         return cli_report_failure(label, status, spec->group != NULL

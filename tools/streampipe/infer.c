@@ -29,8 +29,9 @@ static const cli_option options[] = {
                "GEMM arithmetic on CUDA (default fp32; HOST is fp32)"),
     CLI_COUNT("repeat", "N", infer_plan, repeat, 1, INFER_MAX_REPEAT,
               "timed runs; the median is quoted (default 5 on cuda,\n3 on host)"),
-    CLI_COUNT("chunk", "N", infer_plan, chunk, 1, MAX_RECORDS,
-              "records per chunk (default 256k on cuda, 4k on host)"),
+    CLI_CHUNK_OPTION(infer_plan, chunk, MAX_RECORDS,
+                     "records per chunk (default auto, also 0: the library's,\n"
+                     "8 MiB of images: 128k)"),
     CLI_DEPTH_OPTION(infer_plan, depth),
     CLI_CHOICE("graph", CLI_GRAPH_NAMES, infer_plan, graph,
                "replay groups of chunks from CUDA graphs (default off)"),
@@ -75,10 +76,10 @@ static int resolve_plan(infer_plan *plan, sp_backend_kind backend, const infer_d
         return cli_usage_error("infer: %zu images x %zu copies is too many records", data->n,
                                plan->replicate);
     const int cuda = backend == SP_BACKEND_CUDA;
-    /* CUDA: 256k records is 16 MiB of pixels per copy (full PCIe rate, DESIGN.md section 6)
-     * and few enough chunks to keep the pipeline's fill and drain short. */
-    size_t chunk = plan->chunk ? plan->chunk : cuda ? (size_t)256 << 10 : 4096;
-    plan->chunk = chunk < plan->records ? chunk : plan->records;
+    /* 0 stays 0: the library's pick (sized by the copies, src/core/plan.h), which the report
+     * gives as chunk_records */
+    if (plan->chunk > plan->records)
+        plan->chunk = plan->records;
     if (plan->repeat == 0)
         plan->repeat = cuda ? 5u : 3u;
     plan->tolerance = cuda && plan->precision == SP_MLP_TF32 ? INFER_TF32_TOLERANCE
@@ -89,9 +90,12 @@ static int resolve_plan(infer_plan *plan, sp_backend_kind backend, const infer_d
 
 static void announce(const infer_plan *plan, const infer_data *data)
 {
-    fprintf(stderr, "infer: %s, %s: %zu images x %zu = %zu records, chunk %zu, %u repeats\n",
+    char chunk[32] = "auto";
+    if (plan->chunk)
+        snprintf(chunk, sizeof chunk, "%zu", plan->chunk);
+    fprintf(stderr, "infer: %s, %s: %zu images x %zu = %zu records, chunk %s, %u repeats\n",
             sp_backend_name(plan->backend), sp_mlp_precision_name(plan->precision), data->n,
-            plan->replicate, plan->records, plan->chunk, plan->repeat);
+            plan->replicate, plan->records, chunk, plan->repeat);
 }
 
 static int run_job(sp_context *ctx, const infer_plan *plan, const infer_data *data)

@@ -36,7 +36,7 @@ typedef struct infer_plan {
     int device;
     sp_mlp_precision precision;
     unsigned repeat;              /* 0 until resolved: 5 on CUDA, 3 on HOST */
-    size_t chunk;                 /* records per chunk; 0 until resolved: by backend */
+    size_t chunk;                 /* records per chunk; 0: the library's choice */
     unsigned depth;               /* 0: the library's choice */
     sp_graph_mode graph;          /* --graph */
     unsigned streams;             /* queues per stage (sp_stage.streams); 0: one */

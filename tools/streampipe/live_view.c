@@ -1,6 +1,9 @@
 /* The --live panel (live.h): a thread that samples the watch 5 times a second and redraws
  * four lines on stderr in place (ANSI cursor moves), erased when the command stops, so the
- * screen keeps only the final report. Only on a terminal: cli_live_start checks. */
+ * screen keeps only the final report. Only on a terminal: cli_live_start checks. Unasked
+ * for, it keeps quiet until the runs have gone on LIVE_AUTO_AFTER_S; from its first draw on,
+ * the command's progress line keeps quiet (the `shown` flag), and the panel's first lines
+ * go over that line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,9 @@ struct live_view {
     int stop;
     int drawn;            /* lines of the panel on screen */
     live_sample prev;
+    double after_s;       /* the panel waits until the runs have gone on this long */
+    double since;         /* host clock when the first run seen began; < 0: none yet */
+    atomic_int *shown;    /* set at the first draw (at the start for after_s 0) */
 };
 
 /* Bytes per second of engine k between two samples of one run, else over the run so far. */
@@ -43,8 +49,10 @@ static double share(const live_sample *prev, const live_sample *cur, double was,
 static void progress_line(const live_sample *s, char *line, size_t size)
 {
     const sp_stats *n = &s->now;
+    /* the command's plan and all its runs' records, or (no plan: bench) the run's own */
     uint64_t planned = s->planned_records ? s->planned_records : n->records_total;
-    uint64_t done = s->records_before + s->total.records_done;
+    uint64_t done = s->planned_records ? s->records_before + s->total.records_done
+                                       : n->records_done;
     double rate = n->elapsed_s > 0 ? (double)n->records_done / n->elapsed_s : 0.0;
     int used = snprintf(line, size, "streampipe%s%s: ", s->label[0] ? " " : "", s->label);
     if (planned)
@@ -168,8 +176,12 @@ static void *view_main(void *arg)
     while (!nap(v)) {
         live_sample cur;
         live_watch_sample(v->watch, &cur);
-        if (cur.have && cur.now.run != 0)
+        if (cur.have && cur.now.run != 0 && v->since < 0)
+            v->since = cur.t - cur.now.elapsed_s;
+        if (cur.have && cur.now.run != 0 && cur.t - v->since >= v->after_s) {
+            atomic_store(v->shown, 1); /* before the draw: the progress line stops first */
             draw(v, &cur);
+        }
         v->prev = cur;
     }
     if (v->drawn) /* erase it: the screen keeps the report */
@@ -178,12 +190,15 @@ static void *view_main(void *arg)
     return NULL;
 }
 
-struct live_view *live_view_start(live_watch *watch)
+struct live_view *live_view_start(live_watch *watch, double after_s, atomic_int *shown)
 {
     struct live_view *v = calloc(1, sizeof *v);
     if (!v)
         return NULL;
     v->watch = watch;
+    v->after_s = after_s;
+    v->since = -1.0;
+    v->shown = shown;
     pthread_mutex_init(&v->lock, NULL);
     pthread_cond_init(&v->wake, NULL);
     if (pthread_create(&v->thread, NULL, view_main, v) != 0) {
@@ -192,6 +207,8 @@ struct live_view *live_view_start(live_watch *watch)
         free(v);
         return NULL;
     }
+    if (after_s <= 0) /* asked for: the panel, not the progress line, shows the runs */
+        atomic_store(shown, 1);
     return v;
 }
 

@@ -90,7 +90,9 @@ static const cli_command_options command = {
     "Streams a file of records through the stage chain into another file with\n"
     "sp_pipeline_run_io: the staging threads read and write the files positionally\n"
     "(pread/pwrite) straight into and out of pinned memory, which stays bounded\n"
-    "whatever the file's size. A progress line shows on terminals.\n"
+    "whatever the file's size. A progress line shows on terminals, and the live\n"
+    "panel in its place once the run has gone on " LIVE_TEXT(LIVE_AUTO_AFTER_S) " s (--live: from\n"
+    "the start; --no-live: never).\n"
     "Under mpirun (a build with SP_WITH_MPI) each rank takes an even contiguous\n"
     "range of the records and the GPU of its place on its host (not --device),\n"
     "and rank 0 prints one report; any rank failing fails them all.\n\n",
@@ -329,12 +331,12 @@ static void say_resumed(const run_job *job, const run_options *o)
                 "the first record\n");
 }
 
-/* --live and --metrics watch the job's pipeline; the panel replaces the progress line. */
+/* --live and --metrics watch the job's pipeline; the panel replaces the progress line once
+ * it shows (from the start with --live). */
 static int start_live(run_job *job, const run_options *o, cli_live *live)
 {
     int rc = cli_live_start(live, &o->live, o->json);
-    if (cli_live_panel_on(live))
-        job->files.progress = 0;
+    job->files.panel = cli_live_panel_flag(live);
     pthread_mutex_lock(&live->watch.lock); /* the panel's thread reads them already */
     live->watch.planned_records = job->files.n_records;
     live->watch.records_before = sp_file_io_resumed(job->files.io);
@@ -434,6 +436,8 @@ static int run_job_go(run_job *job, const run_options *o)
                                                   &makespan_s)
                                      : SP_OK;
     cli_live_stop(&live); /* the panel erased before the report; the endpoint closed */
+    job->files.progress = job->files.progress && !cli_live_panel_on(&live); /* it had the line */
+    job->files.panel = NULL;
     if (st != SP_OK && rc == CLI_EXIT_OK && !run_signal_stop_requested())
         cli_flight_dump(&flight, "the run failed"); /* its last seconds, before any message */
     cli_flight_stop(&flight);

@@ -189,9 +189,17 @@ const char *run_files_temp_path(const run_files *f)
     return path ? path : "";
 }
 
+/* The progress line is on screen, ours to show and to end: not once the panel shows. */
+static int line_is_ours(const run_files *f)
+{
+    return f->progress && !(f->panel && atomic_load(f->panel));
+}
+
 static void show_progress(run_files *f)
 {
     double now = cli_now_s();
+    if (!line_is_ours(f))
+        return;
     if (pthread_mutex_trylock(&f->lock) != 0)
         return; /* another writer is showing it */
     if (now - f->shown >= 0.25) {
@@ -254,7 +262,7 @@ const sp_io *run_files_range(run_files *f, size_t first, size_t count)
 
 void run_files_print_io_error(const run_files *f, const char *prefix)
 {
-    if (f->progress)
+    if (line_is_ours(f))
         fputs("\n", stderr);
     const char *error = sp_file_io_last_error(f->io);
     if (error[0])
@@ -271,7 +279,7 @@ int run_files_sync(run_files *f)
 
 int run_files_commit(run_files *f)
 {
-    if (f->progress)
+    if (line_is_ours(f))
         fputs("\n", stderr);
     /* flushed while a signal still removes it; from the rename on, a signal is re-raised
      * once the run is over */

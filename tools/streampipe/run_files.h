@@ -25,6 +25,8 @@ typedef struct run_files {
     int ranked;              /* under mpirun: the ranks write their ranges at their offsets */
     atomic_size_t written;   /* records written so far (for the progress line) */
     int progress;            /* stderr is a terminal: show a progress line */
+    const atomic_int *panel; /* non-zero once the live panel shows instead (it went over
+                                the line: none is shown or ended from then on); or NULL */
     double started, shown;   /* host clock at the start and at the last line */
     pthread_mutex_t lock;    /* the progress line */
     int lock_made;
