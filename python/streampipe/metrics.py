@@ -9,9 +9,12 @@
 The families, names and labels are the CLI's ``--metrics`` (tools/streampipe/metrics_text.c):
 ``streampipe_records_total``, ``streampipe_bytes_total{engine=...}``,
 ``streampipe_busy_seconds_total{engine=...}`` (the engines whose busy time is measured: the
-host staging ones), ``streampipe_wait_seconds_total``, ``streampipe_errors_total`` (counters),
-and ``streampipe_in_flight_chunks``, ``streampipe_in_flight_batches``,
-``streampipe_pinned_bytes``, ``streampipe_device_bytes`` (gauges). Served a list or a dict,
+host staging ones, and the GPU ones in runs with a report, estimated from the sampled chunks
+and held at the most served, since the estimate may step down a little as chunks are timed),
+``streampipe_wait_seconds_total``, ``streampipe_errors_total`` (counters), and
+``streampipe_in_flight_chunks``, ``streampipe_in_flight_batches``,
+``streampipe_pinned_bytes``, ``streampipe_device_bytes``, ``streampipe_hidden_transfer_ratio``
+(gauges; the last has a sample only while ``Stats.hidden_transfer`` is known). Served a list or a dict,
 every sample has a ``pipeline`` label too (the dict's keys, the list's indexes).
 
 Each scrape reads every watched object's ``stats()`` (the library's live counters: no lock
@@ -47,8 +50,9 @@ _RECORDS = ("streampipe_records_total",
             "Records whose chunks left the ring, output handed on (all the runs).")
 _BYTES = ("streampipe_bytes_total", "Bytes each engine moved (copies) or read (stages).")
 _BUSY = ("streampipe_busy_seconds_total",
-         "Seconds each host staging engine was busy; GPU engines are not measured "
-         "(no timing events) and not listed.")
+         "Seconds each engine was busy: the host staging engines always; the GPU engines in "
+         "runs with a report, estimated from their sampled chunks (not listed when "
+         "unmeasured).")
 _WAIT = ("streampipe_wait_seconds_total",
          "Seconds the host waited for a ring slot to come free (the device was the limit).")
 _ERRORS = ("streampipe_errors_total", "Failed runs and failed stream batches.")
@@ -58,6 +62,9 @@ _GAUGES = (
     ("streampipe_pinned_bytes", "Pinned staging memory the pipeline holds.", "pinned_bytes"),
     ("streampipe_device_bytes", "Device memory the pipeline holds.", "device_bytes"),
 )
+_HIDDEN = ("streampipe_hidden_transfer_ratio",
+           "Fraction of copy time hidden under compute so far in the current run, estimated "
+           "from its sampled chunks; no sample while unknown (a run without a report).")
 
 
 @dataclass
@@ -82,6 +89,7 @@ class _Totals:
         self.wait_s += s.wait_s
         for e in s.engines:
             total = self.engines.setdefault(e.name, _EngineTotal(e.busy_measured))
+            total.busy_measured = total.busy_measured or e.busy_measured  # GPU: with a report
             total.bytes += e.bytes
             total.busy_s += e.busy_s
 
@@ -102,6 +110,7 @@ class _Watched:
         self.obj = obj
         self.done = _Totals()
         self.current: Optional[Stats] = None  # the last stats seen of the run not yet folded
+        self.busy_served: dict[str, float] = {}  # each engine's busy total as last served
 
     def read(self) -> tuple[_Totals, Optional[Stats]]:
         """The totals so far and the stats just read (None when there is no run yet).
@@ -112,7 +121,11 @@ class _Watched:
             self.current = None
         if now.run != 0:
             self.current = now
-        return self.done.plus(self.current), (now if now.run != 0 else None)
+        totals = self.done.plus(self.current)
+        for name, e in totals.engines.items():  # a GPU engine's estimate may step down
+            e.busy_s = max(e.busy_s, self.busy_served.get(name, 0.0))
+            self.busy_served[name] = e.busy_s
+        return totals, (now if now.run != 0 else None)
 
 
 def _watched(pipelines: Any) -> list[_Watched]:
@@ -153,6 +166,7 @@ def _collector(watched: list[_Watched]) -> Any:
             wait = CounterMetricFamily(*_WAIT, labels=extra)
             errors = CounterMetricFamily(*_ERRORS, labels=extra)
             gauges = [GaugeMetricFamily(name, text, labels=extra) for name, text, _ in _GAUGES]
+            hidden = GaugeMetricFamily(*_HIDDEN, labels=extra)
             for w, total, now in seen:
                 records.add_metric(labels(w), total.records)
                 for name, e in total.engines.items():
@@ -163,7 +177,9 @@ def _collector(watched: list[_Watched]) -> Any:
                 errors.add_metric(labels(w), total.errors)
                 for g, (_, _, attr) in zip(gauges, _GAUGES):
                     g.add_metric(labels(w), getattr(now, attr) if now is not None else 0)
-            yield from (records, nbytes, busy, wait, errors, *gauges)
+                if now is not None and now.hidden_transfer is not None:
+                    hidden.add_metric(labels(w), now.hidden_transfer)
+            yield from (records, nbytes, busy, wait, errors, *gauges, hidden)
 
     return Collector()
 

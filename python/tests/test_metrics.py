@@ -130,10 +130,18 @@ def test_serve_during_a_run(host_ctx: sp.Context, parser: Any) -> None:
     for e in report.engines:
         assert engines[e.name] == e.bytes, f"{e.name}: {engines[e.name]} != report's {e.bytes}"
     busy = {dict(k)["engine"]: v for k, v in last["streampipe_busy_seconds_total"].items()}
-    assert set(busy) == {"stage-in", "stage-out"} and busy["stage-in"] > 0
+    # a run with a report: its GPU engines are timed (sampled) and served too
+    assert set(busy) == {e.name for e in report.engines} and busy["stage-in"] > 0
     stats = p.stats()  # the one run's counters: what the endpoint serves after it
     for e in stats.engines:
-        assert busy.get(e.name, 0.0) == pytest.approx(e.busy_s, rel=1e-9, abs=0)
+        if e.kind in ("stage-in", "stage-out"):
+            assert busy.get(e.name, 0.0) == pytest.approx(e.busy_s, rel=1e-9, abs=0)
+        else:  # held at the most served: at least the final estimate, the report's
+            assert e.busy_measured and busy[e.name] >= e.busy_s * (1 - 1e-9) > 0
+    hidden = [s["streampipe_hidden_transfer_ratio"].get((), None) for s in scrapes]
+    assert hidden[-1] == pytest.approx(report.hidden_transfer, abs=1e-6)
+    assert all(h is None or 0.0 <= h <= 1.0 for h in hidden)
+    assert before["streampipe_hidden_transfer_ratio"] == {}  # no run yet: no sample
     assert last["streampipe_wait_seconds_total"][()] == pytest.approx(stats.wait_s, rel=1e-9)
     assert last["streampipe_errors_total"][()] == 0
     assert last["streampipe_in_flight_chunks"][()] == 0
