@@ -88,11 +88,10 @@ size_t metrics_format(const live_sample *s, char *buf, size_t size)
     put(&o, "streampipe_pinned_bytes %zu\n", s->now.pinned_bytes);
     family(&o, "streampipe_device_bytes", "gauge", "Device memory the pipeline holds.");
     put(&o, "streampipe_device_bytes %zu\n", s->now.device_bytes);
-    if (s->now.hidden_transfer >= 0.0) { /* known: a run with a report, a window timed */
-        family(&o, "streampipe_hidden_transfer_ratio", "gauge",
-               "Fraction of copy time hidden under compute so far in the current run, "
-               "estimated from its sampled chunks.");
+    family(&o, "streampipe_hidden_transfer_ratio", "gauge",
+           "Fraction of copy time hidden under compute so far in the current run, estimated "
+           "from its sampled chunks; no sample while unknown (a run without a report).");
+    if (s->now.hidden_transfer >= 0.0) /* known: a run with a report, a window timed */
         put(&o, "streampipe_hidden_transfer_ratio %.6g\n", s->now.hidden_transfer);
-    }
     return o.used;
 }
