@@ -50,7 +50,7 @@ for _ in $(seq 200); do
     kill -0 $pid 2>/dev/null || break
     sleep 0.05
 done
-[[ -n $url ]] || { cat "$work/run.err" | tee -a "$LOG"; say "no metrics address"; exit 1; }
+[[ -n $url ]] || { tee -a "$LOG" <"$work/run.err"; say "no metrics address"; exit 1; }
 n=0
 while kill -0 $pid 2>/dev/null; do
     curl -sf "$url" >"$work/scrape.$n" 2>/dev/null && n=$((n + 1))
