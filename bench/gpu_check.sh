@@ -188,11 +188,12 @@ if [[ -f $BUILD/CTestTestfile.cmake ]]; then
     # GPU_CHECK_CTEST_REGEX: only the tests it matches (both phases), for a call that
     # re-checks a few after one that ran them all
     only=(); [[ -n ${GPU_CHECK_CTEST_REGEX:-} ]] && only=(-R "$GPU_CHECK_CTEST_REGEX")
-    # The crash test of --resume (cli_run_resume_host) is left out: a HOST test that CI runs
+    # The crash test of --resume (cli_run_resume_host) and tune_auto_host are left out: HOST
+    # tests that CI runs
     # whole, whose random pauses took the phase past its 150 s even at 20 kills (2026-12-04).
     run_phase ctest 150 "$BENCH_RESERVE_S" "$CTEST_LOG" \
         ctest --test-dir "$BUILD" --output-on-failure --timeout 120 -j4 \
-        -E '^cli_run_resume_host$' "${only[@]}"
+        -E '^(cli_run_resume_host|tune_auto_host)$' "${only[@]}"
     # The tests that read timelines again with CUPTI's activity records as their source
     # (GPU_CHECK_CUPTI=0 leaves them out: a call after one that ran them on the same timing).
     if [[ ${GPU_CHECK_CUPTI:-1} == 0 ]]; then
