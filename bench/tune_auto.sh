@@ -48,6 +48,12 @@ if [ "$BACKEND" = host ]; then
     MIXED=(--records 1000000 --max-batch 131072 --iters 1 --repeat 1 --checkers 2)
     SHIFT=(--iters 1 --iters-b 10 --batch-records 1048576 --phase-s 1 --steady-s 1.5 --checkers 2)
     LIMIT=120
+    if [ "${SP_TEST_QUICK:-0}" = 1 ]; then # CI's sanitizer runs (5-15x slower): every row
+        CHUNKS="8192 65536"                  # and section still, fewer settings swept
+        DEPTHS="3"
+        MLP_CHUNKS="1024"
+        LIMIT=200
+    fi
 else
     export PATH="/usr/local/cuda/bin:$PATH"
     BUILD=${BUILD:-build-gpu}
