@@ -676,7 +676,9 @@ SP_API sp_status sp_stream_close(sp_stream *stream, sp_report *report);
  * SP_TIMELINE_SAMPLED or _EVENTS; SP_TIMELINE_CUPTI's activity records are read only after
  * the run, so only where it fell back to events): the scheduler reads a timed chunk's events
  * once the chunk has left its slot (they are complete then: reading never waits) and hands
- * its busy times over. With SP_TIMELINE_SAMPLED (the default) only the windows' chunks are
+ * its busy times over, from the first read of the pipeline's counters on (before any read,
+ * they are read after each run as ever, so a run nobody watches pays nothing for this; the
+ * first read of a run under way shows its GPU figures from the next chunk to leave on). With SP_TIMELINE_SAMPLED (the default) only the windows' chunks are
  * timed, so a GPU engine's busy_s is an estimate: the timed chunks' busy time extrapolated
  * to the records done so far by records, as the report extrapolates to the run (the first
  * and last windows stand for themselves, the middle ones for the rest); once the run has

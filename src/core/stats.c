@@ -352,10 +352,25 @@ static void fill(const sp_pipeline *p, sp_stats *st)
     sp_tune_last(p, &st->tune_changes, st->tune_reason, sizeof st->tune_reason);
 }
 
+int sp_stats_watched(const sp_pipeline *p)
+{
+    return atomic_load_explicit(&p->stats.watched, RELAXED);
+}
+
+/* The reader's one write (stats_state.h, `watched`): a load first, so that readers in a
+ * tight loop leave the line shared. The pipeline is the caller's, never a const object. */
+static void mark_watched(const sp_pipeline *p)
+{
+    _Atomic int *w = (_Atomic int *)&p->stats.watched;
+    if (!atomic_load_explicit(w, RELAXED))
+        atomic_store_explicit(w, 1, RELAXED);
+}
+
 sp_status sp_stats_read(const sp_pipeline *p, sp_stats *out)
 {
     if (!p || !out)
         return SP_ERR_INVALID_ARGUMENT;
+    mark_watched(p);
     size_t size;
     memcpy(&size, out, sizeof size);
     size = size ? size : SP_STATS_SIZE_0_7; /* 0: the first layout, for good */

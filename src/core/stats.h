@@ -36,6 +36,10 @@ void sp_stats_timed(sp_pipeline *p, int edge, uint64_t records, const double *bu
                     size_t gpu_engines);
 void sp_stats_window(sp_pipeline *p, const sp_window_sums *sums);
 
+/* 1 once any thread has read the pipeline's counters (sp_stats_read): timing.c then reads
+ * timed chunks while runs go, for the GPU figures; until then only after each drain. */
+int sp_stats_watched(const sp_pipeline *p);
+
 /* The reader: the counters as the caller's sp_stats (sized: its size says how much to
  * write). SP_ERR_INVALID_ARGUMENT for NULL or a size smaller than the size field. */
 sp_status sp_stats_read(const sp_pipeline *p, sp_stats *out);

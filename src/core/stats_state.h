@@ -57,6 +57,13 @@ typedef struct sp_stats_state {
     _Atomic int sums_lost;             /* a window's sums found no memory: hidden unknown */
     _Atomic double sums[2][SP_WINDOW_PARTS][3];   /* sp_window_sums: copy, hidden, whole */
     _Atomic uint64_t sums_records[2][SP_WINDOW_PARTS];
+
+    /* Written by the readers, not the engine: set by the first sp_stats_read of the pipeline
+     * and never cleared. Until then nobody watches, and timing.c reads the timed chunks
+     * after the drain as it always did, so a run nobody watches pays nothing for the live
+     * GPU figures (the full timeline read while its run went cost transfer pinned's EVENTS
+     * row about 1.8 points more on the H200: bench/PERF.md, twelfth session). */
+    _Atomic int watched;
 } sp_stats_state;
 
 #endif

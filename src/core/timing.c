@@ -2,8 +2,9 @@
  * wait for each chunk and stall the enqueueing it exists to keep ahead, so a timed chunk's
  * events are read while the run goes only once its chunk has left its slot and its last
  * operation is complete (sp_timing_retired: reading then never waits), for the live counters
- * (stats.c: its busy times, and each window's copy sums once the window is read) and the
- * flight recorder; the chunks left are read once the run has drained. The run's makespan is
+ * (stats.c: its busy times, and each window's copy sums once the window is read) once
+ * someone reads them, and the flight recorder; the chunks left are read once the run has
+ * drained. The run's makespan is
  * taken before those are read (sched.c, sp_sched_finish), so it is measured alike with and
  * without timing; that reading is the caller's time, not the run's.
  *
@@ -332,12 +333,19 @@ static sp_status read_up_to(sp_batch *r, size_t below, size_t *failed)
     return SP_OK;
 }
 
+/* Read now only for someone: the flight recorder, or a reader of the live counters (a run
+ * nobody watches reads its chunks after the drain, as before the live figures). */
+static int read_while_running(const sp_batch *r)
+{
+    return r->event_timing && (r->p->timing.recording || sp_stats_watched(r->p));
+}
+
 sp_status sp_timing_retired(sp_batch *r, size_t chunk)
 {
     size_t failed = 0;
-    sp_status st = r->event_timing && chunk >= r->base ? read_up_to(r, chunk - r->base + 1,
-                                                                    &failed)
-                                                       : SP_OK;
+    sp_status st = read_while_running(r) && chunk >= r->base
+                       ? read_up_to(r, chunk - r->base + 1, &failed)
+                       : SP_OK;
     if (st != SP_OK)
         return sp_batch_fail(r, st, "chunk %zu: reading its timing events", failed);
     return SP_OK;
