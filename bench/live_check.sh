@@ -27,12 +27,9 @@ LOG=$OUT/live.log
 : >"$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
 
-if [[ ! -x $BUILD/streampipe ]]; then
-    cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo >>"$LOG" 2>&1 &&
-        cmake --build "$BUILD" -j16 --target streampipe_cli >>"$LOG" 2>&1 ||
-        { say "build failed"; tail -20 "$LOG"; exit 1; }
-fi
+# shellcheck source=bench/cli_build.sh
+source bench/cli_build.sh
+sp_cli_build_if_absent "$BUILD" "$LOG" || { say "build failed"; tail -20 "$LOG"; exit 1; }
 CLI=$BUILD/streampipe
 work=$(mktemp -d "${TMPDIR:-/tmp}/live_check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
