@@ -19,10 +19,7 @@ void bench_progress_init(bench_progress *progress, int json)
 }
 
 /* The live panel shows the runs: it went over the line, which is not ours any more. */
-static int muted(const bench_progress *progress)
-{
-    return progress->panel && atomic_load(progress->panel);
-}
+static int muted(const bench_progress *progress) { return cli_live_flag_shown(progress->panel); }
 
 void bench_progress_update(bench_progress *progress, const char *text)
 {

@@ -120,5 +120,8 @@ void cli_live_stop(cli_live *live);
  * caller leaves: it never goes back to 0 once set. */
 int cli_live_panel_on(const cli_live *live);
 const atomic_int *cli_live_panel_flag(const cli_live *live);
+/* 1 once the panel behind a flag cli_live_panel_flag gave has shown (NULL: no panel): a
+ * progress line is then no longer its writer's to draw or erase. */
+static inline int cli_live_flag_shown(const atomic_int *flag) { return flag && atomic_load(flag); }
 
 #endif

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "live.h"
 #include "stats.h"
 #include "run_files.h"
 #include "run_signal.h"
@@ -192,7 +193,7 @@ const char *run_files_temp_path(const run_files *f)
 /* The progress line is on screen, ours to show and to end: not once the panel shows. */
 static int line_is_ours(const run_files *f)
 {
-    return f->progress && !(f->panel && atomic_load(f->panel));
+    return f->progress && !cli_live_flag_shown(f->panel);
 }
 
 static void show_progress(run_files *f)
