@@ -95,7 +95,8 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
     p->chunk_chosen = cfg->chunk_records == 0;
     size_t end_record = p->record_bytes[0] > p->record_bytes[p->n_stages]
                             ? p->record_bytes[0] : p->record_bytes[p->n_stages];
-    p->chunk_capacity = p->chunk_chosen ? sp_plan_default_chunk(end_record, p->widest_record)
+    p->chunk_capacity = p->chunk_chosen ? sp_plan_default_chunk(end_record, p->widest_record,
+                                                              p->n_stages)
                                         : cfg->chunk_records;
     size_t chunk_bytes = sp_plan_chunk_bytes(p->chunk_capacity, p->record_bytes[0],
                                              p->record_bytes[p->n_stages]);
@@ -138,17 +139,23 @@ static sp_status make_queues(sp_pipeline *p)
     return st == SP_OK ? SP_OK : sp_pipeline_backend_fail(p, st, "creating the queues");
 }
 
-static sp_status make_events(sp_pipeline *p)
+/* The engines' release events of slots [from, to). */
+static sp_status make_slot_events(sp_pipeline *p, unsigned from, unsigned to)
 {
     const sp_backend_ops *ops = p->ctx->ops;
-    void *impl = p->ctx->impl;
-    sp_status st = ops->event_create(impl, SP_EVENT_TIMING, &p->timing.base);
-    for (size_t e = 0; st == SP_OK && e < sp_gpu_engines(p); e++) {
-        sp_slot_events *ev = &p->events[e];
-        for (unsigned b = 0; st == SP_OK && b < p->depth; b++)
-            st = ops->event_create(impl, SP_EVENT_SYNC, &ev->done[b]);
-    }
+    sp_status st = SP_OK;
+    for (size_t e = 0; st == SP_OK && e < sp_gpu_engines(p); e++)
+        for (unsigned b = from; st == SP_OK && b < to; b++)
+            st = ops->event_create(p->ctx->impl, SP_EVENT_SYNC, &p->events[e].done[b]);
     return st == SP_OK ? SP_OK : sp_pipeline_backend_fail(p, st, "creating the events");
+}
+
+static sp_status make_events(sp_pipeline *p)
+{
+    sp_status st = p->ctx->ops->event_create(p->ctx->impl, SP_EVENT_TIMING, &p->timing.base);
+    if (st != SP_OK)
+        return sp_pipeline_backend_fail(p, st, "creating the events");
+    return make_slot_events(p, 0, p->depth);
 }
 
 static sp_status alloc_ring(sp_pipeline *p, size_t stride, char **out, int pinned,
@@ -210,6 +217,76 @@ static sp_status make_buffers(sp_pipeline *p)
     return st;
 }
 
+/* What the slots hold, for sp_stats (read from any thread: hence atomics, written here). */
+static void note_held(sp_pipeline *p)
+{
+    size_t device = 0;
+    for (size_t s = 0; s <= p->n_stages; s++)
+        device += p->device_buffer[s] ? p->device_stride[s] * p->depth : 0;
+    for (size_t s = 0; s < p->n_stages; s++)
+        device += p->scratch[s] ? p->scratch_stride[s] * p->depth : 0;
+    atomic_store(&p->held_pinned_bytes, (p->pinned_in_stride + p->pinned_out_stride) * p->depth);
+    atomic_store(&p->held_device_bytes, device);
+}
+
+/* The ring's buffers, taken out of the pipeline whole (its fields left NULL). */
+typedef struct ring_memory {
+    char *device[SP_MAX_STAGES + 1], *scratch[SP_MAX_STAGES], *pinned_in, *pinned_out;
+} ring_memory;
+
+static void take_ring(sp_pipeline *p, ring_memory *m)
+{
+    memcpy(m->device, p->device_buffer, sizeof m->device);
+    memcpy(m->scratch, p->scratch, sizeof m->scratch);
+    m->pinned_in = p->pinned_in;
+    m->pinned_out = p->pinned_out;
+    memset(p->device_buffer, 0, sizeof p->device_buffer);
+    memset(p->scratch, 0, sizeof p->scratch);
+    p->pinned_in = p->pinned_out = NULL;
+}
+
+static void put_ring(sp_pipeline *p, const ring_memory *m)
+{
+    memcpy(p->device_buffer, m->device, sizeof m->device);
+    memcpy(p->scratch, m->scratch, sizeof m->scratch);
+    p->pinned_in = m->pinned_in;
+    p->pinned_out = m->pinned_out;
+}
+
+static void free_ring(const sp_pipeline *p, const ring_memory *m)
+{
+    const sp_backend_ops *ops = p->ctx->ops;
+    for (size_t s = 0; s <= SP_MAX_STAGES; s++)
+        ops->device_free(p->ctx->impl, m->device[s]);
+    for (size_t s = 0; s < SP_MAX_STAGES; s++)
+        ops->device_free(p->ctx->impl, m->scratch[s]);
+    ops->pinned_free(p->ctx->impl, m->pinned_in);
+    ops->pinned_free(p->ctx->impl, m->pinned_out);
+}
+
+sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth)
+{
+    if (depth <= p->depth || depth > SP_MAX_DEPTH || p->graph_mode != SP_GRAPH_OFF)
+        return SP_OK;
+    unsigned was_depth = p->depth;
+    ring_memory was, made;
+    take_ring(p, &was);
+    p->depth = depth;
+    sp_status st = make_buffers(p); /* the strides stay: the chunk is the same */
+    if (st == SP_OK)
+        st = make_slot_events(p, was_depth, depth); /* kept on failure: destroy frees them */
+    if (st != SP_OK) {
+        take_ring(p, &made);
+        free_ring(p, &made);
+        put_ring(p, &was);
+        p->depth = was_depth;
+        return st;
+    }
+    free_ring(p, &was);
+    note_held(p);
+    return SP_OK;
+}
+
 static sp_status make_pool(sp_pipeline *p, unsigned threads)
 {
     if (threads == 0)
@@ -263,12 +340,9 @@ static void release_all(sp_pipeline *p)
     if (p->d2h)
         ops->queue_destroy(impl, p->d2h);
     release_events(p);
-    for (size_t s = 0; s <= SP_MAX_STAGES; s++)
-        ops->device_free(impl, p->device_buffer[s]);
-    for (size_t s = 0; s < SP_MAX_STAGES; s++)
-        ops->device_free(impl, p->scratch[s]);
-    ops->pinned_free(impl, p->pinned_in);
-    ops->pinned_free(impl, p->pinned_out);
+    ring_memory ring;
+    take_ring(p, &ring);
+    free_ring(p, &ring);
     sp_staging_pool_destroy(p->pool);
     sp_timeline_free(&p->timeline);
     sp_tune_release(p);
@@ -310,6 +384,8 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
         st = make_events(p);
     if (st == SP_OK)
         st = make_buffers(p);
+    if (st == SP_OK)
+        note_held(p);
     if (st == SP_OK)
         st = make_pool(p, cfg->staging_threads);
     if (st == SP_OK)

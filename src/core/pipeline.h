@@ -6,4 +6,11 @@
 
 #include "core/pipeline_state.h"
 
+/* A deeper ring of `depth` slots, same chunk, for a stream about to open (the caller holds the
+ * pipeline, which is idle): the buffers are made anew (the old ones freed once the new exist)
+ * and the slots' events added. SP_OK with nothing done when `depth` is not deeper, or in graph
+ * mode (its depth follows its groups); on failure the ring stays as it was and the pipeline's
+ * text says why. */
+sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth);
+
 #endif

@@ -1,7 +1,8 @@
 /* The pipeline's fields: what it was made with, its queues, events and the K-slot buffer
  * ring, and the sub-structs of the files that own them. Who writes what:
  *   pipeline.c        everything here, at create and destroy only; after create the shape,
- *                     queues, events and buffers are read-only
+ *                     queues, events and buffers are read-only, but for a deeper ring made
+ *                     for a stream as it opens (sp_pipeline_deepen: claimed and idle)
  *   ring.c            slots (ring_state.h)
  *   submit_graph.c    graph (graph_state.h)
  *   timing.c          timing (timing_state.h) and timeline
@@ -81,6 +82,8 @@ struct sp_pipeline {
     char *scratch[SP_MAX_STAGES];           /* per stage: a scratch_bytes workspace per slot */
     size_t scratch_stride[SP_MAX_STAGES];
     sp_staging_pool *pool;
+    _Atomic size_t held_pinned_bytes;       /* what the ring holds, for sp_stats from any */
+    _Atomic size_t held_device_bytes;       /* thread (the depth may grow: see above) */
 
     sp_slot slots[SP_MAX_DEPTH];
     sp_graph_state graph;

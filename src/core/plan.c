@@ -21,15 +21,18 @@ int sp_ranges_overlap(const void *a, size_t a_len, const void *b, size_t b_len)
     return a0 < b0 + b_len && b0 < a0 + a_len;
 }
 
-size_t sp_plan_default_chunk(size_t end_record_bytes, size_t widest_record_bytes)
+size_t sp_plan_default_chunk(size_t end_record_bytes, size_t widest_record_bytes,
+                             size_t n_stages)
 {
     size_t end = end_record_bytes ? end_record_bytes : 1;
     size_t widest = widest_record_bytes > end ? widest_record_bytes : end;
     /* the copies set the size, the widest buffer only caps it: the MLP (64-byte records in,
      * 1 KiB between its GEMMs) at 8192 records, 8 MiB of its widest, ran tf32 at 200 M
-     * samples/s against 677 at 256K records (bench/PERF.md); this gives it 128K, 8 MiB
-     * copies in as the seed's, and 128 MiB between the GEMMs */
-    size_t records = SP_DEFAULT_CHUNK_BYTES / end, cap = SP_MAX_CHOSEN_STAGE_BYTES / widest;
+     * samples/s against 677 at 256K records (bench/PERF.md); with its 4 stages (a long
+     * chain) this gives it 256K, 16 MiB copies in and 256 MiB between the GEMMs */
+    size_t scale = n_stages >= SP_LONG_CHAIN_STAGES ? 2 : 1;
+    size_t records = SP_DEFAULT_CHUNK_BYTES / end * scale;
+    size_t cap = SP_MAX_CHOSEN_STAGE_BYTES / widest * scale;
     if (records > cap)
         records = cap;
     return records ? records : 1;

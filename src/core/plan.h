@@ -23,16 +23,30 @@ typedef struct sp_run_plan {
     size_t in_bytes, out_bytes;
 } sp_run_plan;
 
+/* Each stage adds costs to a chunk that do not grow with its records (its launches, its
+ * host call), so a chain of this many stages or more gets chunks twice as large: the digits
+ * MLP (4 stages) ran fp32 at 240.5 M samples/s with 256K-record chunks against 223.1 at 128K,
+ * and tf32 at 714.9 against 702.8, where one-stage chains were best at the copies' 8 MiB
+ * (bench/PERF.md, twelfth session, call 4). */
+#define SP_LONG_CHAIN_STAGES 4
+
 /* Records per chunk when the config says 0: SP_DEFAULT_CHUNK_BYTES of the wider of the
  * records copied in and out (end_record_bytes: what each copy moves per record), at most
- * SP_MAX_CHOSEN_STAGE_BYTES of the widest record at any stage boundary. A stage set that
- * widens its records in between (the MLP: 64 bytes in, 1 KiB between its GEMMs, 4 out) so
- * gets copies as large as a plain one's, and launches and GEMMs over 16x more rows than a
- * chunk sized by its widest record would. */
-size_t sp_plan_default_chunk(size_t end_record_bytes, size_t widest_record_bytes);
+ * SP_MAX_CHOSEN_STAGE_BYTES of the widest record at any stage boundary, both doubled for a
+ * chain of SP_LONG_CHAIN_STAGES stages or more. A stage set that widens its records in
+ * between (the MLP: 64 bytes in, 1 KiB between its GEMMs, 4 out) so gets copies as large as
+ * a plain one's, and launches and GEMMs over 16x more rows than a chunk sized by its widest
+ * record would. */
+size_t sp_plan_default_chunk(size_t end_record_bytes, size_t widest_record_bytes,
+                             size_t n_stages);
 /* Slots when the config says 0: one per engine a chunk passes through plus one, so that
  * every engine can hold a chunk while the host stages the next; at most 8. */
 unsigned sp_plan_default_depth(size_t n_stages);
+/* Slots for a stream when the config says 0: a stream's batch holds whole slots whatever its
+ * size, so small batches leave a ring of sp_plan_default_depth slots with little in flight. A
+ * stream of 4 KiB..64 MiB batches (8 in flight, sinmix) ran at 0.935-0.945 of its best fixed
+ * setting with 5 slots, best at 8 (bench/PERF.md, twelfth session, calls 4-5). */
+#define SP_STREAM_DEPTH 8u
 /* The same for graph mode with chunks of chunk_bytes (in + out): for chunks of at most 2
  * MiB, 16 slots or more, up to SP_MAX_DEPTH, so that four groups of replayed chunks move 2
  * MiB each; larger chunks get the stream-mode depth. */

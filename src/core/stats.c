@@ -311,16 +311,11 @@ static double hidden_so_far(const counts *c)
     return sp_window_sums_hidden(&c->sums, (size_t)c->left);
 }
 
-/* Memory the pipeline holds: fixed at its creation. */
+/* Memory the pipeline holds: made at its creation (deeper for a stream: pipeline.c). */
 static void memory(const sp_pipeline *p, sp_stats *st)
 {
-    st->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
-    size_t device = 0;
-    for (size_t s = 0; s <= p->n_stages; s++)
-        device += p->device_buffer[s] ? p->device_stride[s] * p->depth : 0;
-    for (size_t s = 0; s < p->n_stages; s++)
-        device += p->scratch[s] ? p->scratch_stride[s] * p->depth : 0;
-    st->device_bytes = device;
+    st->pinned_bytes = atomic_load(&p->held_pinned_bytes);
+    st->device_bytes = atomic_load(&p->held_device_bytes);
 }
 
 static void fill(const sp_pipeline *p, sp_stats *st)

@@ -33,10 +33,12 @@
 #include "core/clock.h"
 #include "core/device_memory.h"
 #include "core/live_objects.h"
+#include "core/pipeline.h"
 #include "core/report.h"
 #include "core/sched.h"
 #include "core/sized.h"
 #include "core/stats.h"
+#include "core/tune.h"
 
 #define DEFAULT_MAX_IN_FLIGHT 4u
 #define MAX_IN_FLIGHT_LIMIT 65536u /* two events of 40 bytes each reserved per held batch */
@@ -458,6 +460,16 @@ static void leave(sp_stream *s)
         pthread_cond_broadcast(&s->left);
 }
 
+/* With the depth left to the library, a stream gets a deeper ring than a run (plan.h's
+ * SP_STREAM_DEPTH, within the budget). Without the memory for it the stream opens on the ring
+ * it has: the pipeline's text says what failed. */
+static void deepen_for_streams(sp_pipeline *p)
+{
+    unsigned from = p->depth, want = sp_tune_stream_depth(p);
+    if (want > from && sp_pipeline_deepen(p, want) == SP_OK && p->depth > from)
+        sp_tune_deepened(p, from);
+}
+
 sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_stream **out)
 {
     if (!p || !out)
@@ -479,6 +491,7 @@ sp_status sp_stream_open(sp_pipeline *p, const sp_stream_config *given, sp_strea
     sp_status st = sp_pipeline_claim(p, "sp_stream_open");
     if (st != SP_OK)
         return st;
+    deepen_for_streams(p);
     sp_stream *s = calloc(1, sizeof *s);
     queued_event *queue = calloc(2u * max, sizeof *queue);
     if (!s || !queue) {

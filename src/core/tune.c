@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/plan.h"
 #include "core/tune.h"
 
 void sp_tune_shape_of(const sp_pipeline *p, sp_tune_shape *shape)
@@ -93,6 +94,57 @@ sp_status sp_tune_setup(sp_pipeline *p, const sp_pipeline_config *cfg)
         sp_tune_record(p, sp_now(), want, got, why);
     }
     return SP_OK;
+}
+
+/* Whether `depth` slots fit, and the budget holds the old ring and the new at once (the new
+ * is made before the old is freed, so that a failure loses nothing). */
+static int swap_fits(const sp_pipeline *p, const sp_tune_shape *shape,
+                     const sp_tune_limits *lim, unsigned depth)
+{
+    size_t pinned_now = 0, device_now = 0, pinned = 0, device = 0;
+    sp_tune_settings to = {p->chunk_capacity, depth};
+    if (!sp_tune_fits(shape, lim, to) || !sp_tune_memory(shape, to, &pinned, &device) ||
+        !sp_tune_memory(shape, (sp_tune_settings){p->chunk_capacity, p->depth}, &pinned_now,
+                        &device_now))
+        return 0;
+    /* fits: pinned <= max_pinned, device <= max_device */
+    return (!lim->max_pinned || pinned_now <= lim->max_pinned - pinned) &&
+           (!lim->max_device || device_now <= lim->max_device - device);
+}
+
+unsigned sp_tune_stream_depth(const sp_pipeline *p)
+{
+    if (!p->tune.depth_auto || p->graph_mode != SP_GRAPH_OFF || p->depth >= SP_STREAM_DEPTH)
+        return p->depth;
+    sp_tune_shape shape;
+    sp_tune_limits lim;
+    sp_tune_shape_of(p, &shape);
+    limits_of(p, 0, &lim);
+    unsigned want = SP_STREAM_DEPTH;
+    while (want > p->depth && !swap_fits(p, &shape, &lim, want))
+        want--;
+    return want;
+}
+
+void sp_tune_deepened(sp_pipeline *p, unsigned from)
+{
+    sp_tune_state *t = &p->tune;
+    sp_tune_shape shape;
+    sp_tune_limits lim;
+    sp_tune_shape_of(p, &shape);
+    limits_of(p, 1, &lim);
+    sp_tune_settings was = {t->tuner.cur.chunk, from}, now = {t->tuner.cur.chunk, p->depth};
+    double at = sp_now();
+    sp_tuner_init(&t->tuner, &shape, &lim, now, at); /* a new stream: seen afresh */
+    size_t pinned_was = 0, device_was = 0, pinned = 0, device = 0;
+    sp_tune_memory(&shape, (sp_tune_settings){p->chunk_capacity, from}, &pinned_was,
+                   &device_was);
+    sp_tune_memory(&shape, (sp_tune_settings){p->chunk_capacity, p->depth}, &pinned, &device);
+    char why[160];
+    snprintf(why, sizeof why, "a stream: each batch holds its own slots, so small ones want "
+             "more of them; depth %u -> %u (%zu MiB more pinned)", from, p->depth,
+             (pinned - pinned_was) >> 20);
+    sp_tune_record(p, at, was, now, why);
 }
 
 void sp_tune_release(sp_pipeline *p)

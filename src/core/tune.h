@@ -10,6 +10,11 @@
  * text says why) when nothing fits: not one record at depth 1, or the user's own settings. */
 sp_status sp_tune_setup(sp_pipeline *p, const sp_pipeline_config *cfg);
 void sp_tune_release(sp_pipeline *p);
+/* The depth a stream opening on p should have: SP_STREAM_DEPTH, or as deep as the budget lets
+ * it, when the config left the depth to the library and the pipeline is not in graph mode;
+ * else p's own. sp_tune_deepened records the change (from `from` to p->depth) once made. */
+unsigned sp_tune_stream_depth(const sp_pipeline *p);
+void sp_tune_deepened(sp_pipeline *p, unsigned from);
 /* The tuner's shape of p's slots: every buffer a slot holds (tuner.h). */
 void sp_tune_shape_of(const sp_pipeline *p, sp_tune_shape *shape);
 /* A change was applied: kept in the list (the first, then the most recent). */

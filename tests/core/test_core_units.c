@@ -17,17 +17,22 @@
 
 TEST(plan_defaults)
 {
-    CHECK_EQ(sp_plan_default_chunk(4, 4), (8u << 20) / 4);
-    CHECK_EQ(sp_plan_default_chunk(SP_DEFAULT_CHUNK_BYTES * 2, 0), 1); /* never 0 */
-    CHECK_EQ(sp_plan_default_chunk(0, 0), SP_DEFAULT_CHUNK_BYTES);
+    CHECK_EQ(sp_plan_default_chunk(4, 4, 1), (8u << 20) / 4);
+    CHECK_EQ(sp_plan_default_chunk(SP_DEFAULT_CHUNK_BYTES * 2, 0, 1), 1); /* never 0 */
+    CHECK_EQ(sp_plan_default_chunk(0, 0, 0), SP_DEFAULT_CHUNK_BYTES);
     /* the MLP's shape: 64 bytes in (4 out), 1 KiB between its GEMMs: sized by the copies,
      * 8 MiB in, not by the GEMMs' records (8192 records, 3.4x slower at tf32) */
-    CHECK_EQ(sp_plan_default_chunk(64, 1024), (size_t)128 << 10);
-    /* a wide buffer in between caps it: 128 MiB of it at most */
-    CHECK_EQ(sp_plan_default_chunk(4, 4096), SP_MAX_CHOSEN_STAGE_BYTES / 4096);
-    CHECK_EQ(sp_plan_default_chunk(4, SP_MAX_CHOSEN_STAGE_BYTES + 1), 1);
+    CHECK_EQ(sp_plan_default_chunk(64, 1024, 1), (size_t)128 << 10);
+    /* ... and with its 4 stages, a long chain: twice that (fp32 7% faster on the H200) */
+    CHECK_EQ(sp_plan_default_chunk(64, 1024, SP_LONG_CHAIN_STAGES), (size_t)256 << 10);
+    CHECK_EQ(sp_plan_default_chunk(64, 1024, SP_LONG_CHAIN_STAGES - 1), (size_t)128 << 10);
+    /* a wide buffer in between caps it: 128 MiB of it at most (256 for a long chain) */
+    CHECK_EQ(sp_plan_default_chunk(4, 4096, 1), SP_MAX_CHOSEN_STAGE_BYTES / 4096);
+    CHECK_EQ(sp_plan_default_chunk(4, 4096, SP_LONG_CHAIN_STAGES),
+             SP_MAX_CHOSEN_STAGE_BYTES / 4096 * 2);
+    CHECK_EQ(sp_plan_default_chunk(4, SP_MAX_CHOSEN_STAGE_BYTES + 1, 1), 1);
     /* the widest is never below the ends */
-    CHECK_EQ(sp_plan_default_chunk(64, 4), (size_t)128 << 10);
+    CHECK_EQ(sp_plan_default_chunk(64, 4, 1), (size_t)128 << 10);
     CHECK_EQ(sp_plan_default_depth(0), 4);
     CHECK_EQ(sp_plan_default_depth(1), 5);
     CHECK_EQ(sp_plan_default_depth(16), 8);
@@ -50,7 +55,7 @@ TEST(plan_cuts_runs)
     sp_plan_run(0, 3, 0, 4, 4, &plan);
     CHECK_EQ(plan.chunks, 0);
     /* chosen: a short run is cut into 2*depth chunks, but never below 1 MiB per chunk */
-    size_t cap = sp_plan_default_chunk(4, 4);
+    size_t cap = sp_plan_default_chunk(4, 4, 1);
     sp_plan_run(cap * 2, cap, 1, 4, 4, &plan);
     CHECK_EQ(plan.chunk_records, (1u << 20) / 4 > cap * 2 / 8 ? (1u << 20) / 4 : cap * 2 / 8);
     CHECK_EQ(plan.chunks, (cap * 2 + plan.chunk_records - 1) / plan.chunk_records);

@@ -386,6 +386,95 @@ TEST(stream_across_changes)
     return TEST_OK;
 }
 
+/* A stream of batches from 1 record to 4 slots' worth, every element checked; 1 when right. */
+static int stream_checked(sp_pipeline *p, test_rng *rng)
+{
+    size_t n_records = (size_t)SLOT_RECORDS * 64, bytes = n_records * REC;
+    uint32_t *in = malloc(bytes), *out = malloc(bytes);
+    sp_stream *stream = NULL;
+    int ok = CHECK(in && out) && CHECK_EQ(sp_stream_open(p, NULL, &stream), SP_OK);
+    if (ok) {
+        rng_fill(rng, in, bytes);
+        memset(out, 0xA5, bytes);
+        size_t fed = 0, batches = 0, done = 0;
+        while (fed < n_records) {
+            size_t n = rng_below(rng, 2) ? 1 + rng_below(rng, 64) : rng_below(rng, 4 * SLOT_RECORDS);
+            n = n == 0 ? 1 : n < n_records - fed ? n : n_records - fed;
+            ok &= CHECK_EQ(sp_stream_submit(stream, in + fed * 4, n, out + fed * 4, batches++),
+                           SP_OK);
+            fed += n;
+        }
+        sp_stream_event ev;
+        while (done < batches && CHECK_EQ(sp_stream_next(stream, &ev, 60.0), SP_OK))
+            if (ev.kind == SP_EVENT_DONE)
+                done += CHECK_MSG(ev.status == SP_OK, "batch %llu: %s",
+                                  (unsigned long long)ev.tag, sp_status_name(ev.status));
+        ok &= CHECK_EQ(sp_stream_close(stream, NULL), SP_OK) && done == batches &&
+              output_right(in, out, 0, n_records);
+    }
+    free(in);
+    free(out);
+    return ok;
+}
+
+/* With the depth left to the library, a stream's ring is made deeper as it opens (its small
+ * batches hold whole slots): SP_STREAM_DEPTH slots, or as many as a budget holds with the old
+ * ring beside the new (the allocator's peak says so), never for a depth the user gave; the
+ * change is listed, the stats count the new ring, and streams and runs after it are right. */
+TEST(a_stream_gets_a_deeper_ring)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed());
+    cost_model m = {0.0, (size_t)-1};
+    sp_stage stage;
+    size_t slot_pinned = 2 * (size_t)SLOT_RECORDS * REC; /* in and out, per slot */
+    struct {
+        unsigned depth;    /* the config's */
+        size_t max_pinned; /* in slots' worth */
+        unsigned want;     /* after the stream opened */
+    } cases[] = {{0, 0, SP_STREAM_DEPTH}, {0, 5 + 7, 7}, {0, 5 + 5, 5}, {3, 0, 3}};
+    for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
+        sp_context *ctx = host_context();
+        sp_pipeline_config cfg = config_of(&stage, &m, SLOT_RECORDS, cases[k].depth);
+        cfg.max_pinned_bytes = cases[k].max_pinned * slot_pinned;
+        sp_pipeline *p = NULL;
+        if (!CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_OK))
+            break;
+        unsigned at_create = sp_pipeline_depth(p);
+        CHECK_EQ(at_create, cases[k].depth ? cases[k].depth : 5u);
+        stream_checked(p, &rng);
+        CHECK_MSG(sp_pipeline_depth(p) == cases[k].want, "case %zu: depth %u, want %u", k,
+                  sp_pipeline_depth(p), cases[k].want);
+        sp_stats st = {.size = sizeof st};
+        size_t held[2], peak[2];
+        sp_backend_host_memory_held(ctx->impl, held, peak);
+        CHECK_EQ(sp_pipeline_stats(p, &st), SP_OK);
+        CHECK_EQ(st.pinned_bytes, cases[k].want * slot_pinned);
+        CHECK_EQ(held[0], st.pinned_bytes);
+        if (cfg.max_pinned_bytes)
+            CHECK_MSG(peak[0] <= cfg.max_pinned_bytes, "case %zu: peak %zu pinned over %zu", k,
+                      peak[0], cfg.max_pinned_bytes);
+        sp_tune_change list[SP_TUNE_CHANGES_KEPT];
+        size_t got = 0;
+        uint64_t total = 0;
+        CHECK_EQ(sp_pipeline_tune_changes(p, list, SP_TUNE_CHANGES_KEPT, &got, &total), SP_OK);
+        int deepened = cases[k].want != at_create;
+        CHECK_EQ(got, (size_t)deepened);
+        if (deepened && got)
+            CHECK_MSG(list[0].from_depth == at_create && list[0].to_depth == cases[k].want &&
+                          strstr(list[0].reason, "stream"),
+                      "case %zu: change %u -> %u: %s", k, list[0].from_depth, list[0].to_depth,
+                      list[0].reason);
+        stream_checked(p, &rng); /* a second stream: the ring stays as deep */
+        CHECK_EQ(sp_pipeline_depth(p), cases[k].want);
+        run_checked(ctx, p, 0, &rng);
+        run_checked(ctx, p, 1, &rng);
+        sp_pipeline_destroy(p);
+        sp_context_destroy(ctx);
+    }
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -394,6 +483,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(run_io_across_changes),
         TEST_ENTRY(run_feed_across_changes),
         TEST_ENTRY(stream_across_changes),
+        TEST_ENTRY(a_stream_gets_a_deeper_ring),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }
