@@ -3,10 +3,11 @@
 
 usage: tune_table.py tune_auto.jsonl QUARTER_BYTES [SECTIONS]
 
-Columns: target; auto (the library's own settings; in a sweep the better of its runs first and
-last); best fixed (the best of the sweep in the same call, and which); ratio (auto / best, higher is better, or what the row measures);
-goal; met (met / MISSED; an error row, i.e. a run that failed or whose output was wrong,
-is missed). Exits 1 when any run failed or was wrong, whatever was met."""
+Columns: target; auto (the library's own settings; in a sweep the better of its runs first
+and last); best fixed (the best of the sweep in the same call, and which); ratio (auto /
+best, higher is better, or what the row measures); goal; met (met / MISSED; an error row,
+i.e. a run that failed or whose output was wrong, is missed). Exits 1 when any run failed or
+was wrong, whatever was met."""
 import json
 import sys
 
