@@ -469,12 +469,14 @@ int run_main(int argc, char **argv)
     int rc = cli_parse_options(&command, argc, argv, &o);
     if (rc != CLI_EXIT_OK)
         return rc;
-    run_mpi mpi;
-    if (run_mpi_init(&mpi) != 0)
-        return CLI_EXIT_FAILURE;
     run_job job;
     memset(&job, 0, sizeof job);
     rc = run_parse_stages(o.stages_text, &job.stages);
+    if (rc == CLI_EXIT_OK && job.stages.mlp_path && !run_mlp_linked)
+        return cli_exec_mlp(argc, argv); /* before MPI starts: the program there starts it */
+    run_mpi mpi;
+    if (run_mpi_init(&mpi) != 0)
+        return CLI_EXIT_FAILURE;
     /* under mpirun each rank takes the GPU of its place on its host (HOST ignores it) */
     int device = mpi.size > 1 ? mpi.local_rank : o.device;
     if (rc == CLI_EXIT_OK)
