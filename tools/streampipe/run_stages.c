@@ -99,28 +99,28 @@ int run_parse_stages(const char *text, run_stage_list *list)
     return CLI_EXIT_OK;
 }
 
-static int holds_fail_record(const run_stage_list *list, const sp_chunk *chunk)
+/* SP_OK, or the chunk failed when it holds record fail_at. */
+static sp_status fail_if_held(const run_stage_list *list, const sp_chunk *chunk)
 {
-    return list->fail_at >= chunk->first_record &&
-           list->fail_at - chunk->first_record < chunk->records;
+    if (list->fail_at < chunk->first_record ||
+        list->fail_at - chunk->first_record >= chunk->records)
+        return SP_OK;
+    return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "failing on purpose at record %llu "
+                         "(STREAMPIPE_TEST_FAIL_AT_RECORD)", list->fail_at);
 }
 
 static sp_status fail_host(const sp_chunk *chunk, void *user)
 {
     run_stage_list *list = user;
-    if (holds_fail_record(list, chunk))
-        return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "failing on purpose at record %llu "
-                             "(STREAMPIPE_TEST_FAIL_AT_RECORD)", list->fail_at);
-    return list->fail_inner.host(chunk, list->fail_inner.user);
+    sp_status st = fail_if_held(list, chunk);
+    return st != SP_OK ? st : list->fail_inner.host(chunk, list->fail_inner.user);
 }
 
 static sp_status fail_cuda(const sp_chunk *chunk, void *user)
 {
     run_stage_list *list = user;
-    if (holds_fail_record(list, chunk))
-        return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "failing on purpose at record %llu "
-                             "(STREAMPIPE_TEST_FAIL_AT_RECORD)", list->fail_at);
-    return list->fail_inner.cuda(chunk, list->fail_inner.user);
+    sp_status st = fail_if_held(list, chunk);
+    return st != SP_OK ? st : list->fail_inner.cuda(chunk, list->fail_inner.user);
 }
 
 /* The test hook of run_stage_list.fail_at, around the last stage. */
