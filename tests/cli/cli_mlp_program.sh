@@ -16,13 +16,17 @@ for tool in nm readelf; do
     command -v $tool >/dev/null 2>&1 || { echo "FAIL: $tool (binutils) is needed"; exit 1; }
 done
 
-# ---- what each program links: NEEDED entries and symbols ----------------------------------
+# ---- what each program links: NEEDED entries (readelf, ldd) and symbols (nm) ----------------
 MLP_SYMBOLS='sp_mlp_|cJSON_|safetensors|cublas'
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'; }
 needed "$cli" >"$dir/cli.needed"
 [ -s "$dir/cli.needed" ] || fail "no NEEDED entries read from $cli"
 if grep -E 'cjson|streampipe_mlp|cublas' "$dir/cli.needed"; then
     fail "$cli needs the MLP's libraries (above)"
+fi
+# and none through the libraries it needs (ldd: what the loader would map)
+if command -v ldd >/dev/null 2>&1 && ldd "$cli" | grep -E 'cjson|streampipe_mlp|cublas'; then
+    fail "$cli loads the MLP's libraries through another (above)"
 fi
 nm "$cli" >"$dir/cli.nm" 2>&1 || fail "nm $cli: $(head -1 "$dir/cli.nm")"
 # a program without symbols (stripped) would pass the next check without proving anything
