@@ -34,7 +34,7 @@ build() {
     fi
     cmake -S "$1" -B "$2" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 -DSP_PYTHON=OFF \
         -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cjson[@]}" >>"$LOG" 2>&1 &&
-        cmake --build "$2" -j16 --target streampipe_cli >>"$LOG" 2>&1
+        bash bench/cli_build.sh "$1" "$2" >>"$LOG" 2>&1
 }
 
 [[ -f .old/old.tar ]] || { say "no .old/old.tar (git archive -o .old/old.tar COMMIT)"; exit 2; }

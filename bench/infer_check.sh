@@ -67,8 +67,7 @@ nvidia-smi --format=csv >>"$LOG" 2>&1 \
     --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current,clocks.sm
 phase configure 120 cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
     -DCMAKE_BUILD_TYPE=Release "${CJSON_ARGS[@]}"
-phase build 300 cmake --build "$BUILD" -j"$(nproc)" \
-    --target streampipe_cli test_infer test_safetensors
+phase build 300 bash bench/cli_build.sh . "$BUILD" test_infer test_safetensors
 phase ctest-infer 150 ctest --test-dir "$BUILD" -R "safetensors|infer" --output-on-failure
 if grep -qE '\*\*\*Skipped|Not Run' "$LOG"; then
     record ctest-no-skips FAIL 0 "an inference test skipped or did not run (GPU not seen?)"

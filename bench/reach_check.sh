@@ -32,8 +32,8 @@ fi
 say build
 cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}" >>"$LOG" 2>&1 &&
-    cmake --build "$BUILD" -j16 --target streampipe_cli stream_bench group_bench test_group \
-        >>"$LOG" 2>&1 || { say "build FAILED"; tail -30 "$LOG"; exit 1; }
+    bash bench/cli_build.sh . "$BUILD" stream_bench group_bench test_group >>"$LOG" 2>&1 ||
+    { say "build FAILED"; tail -30 "$LOG"; exit 1; }
 
 if want group; then
     say "group tests on CUDA"

@@ -22,7 +22,7 @@ say() { echo "$*" | tee -a "$LOG"; }
 if [[ ! -x $BUILD/streampipe || ! -x $BUILD/bench/stream_bench ]]; then
     cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >>"$LOG" 2>&1 &&
-        cmake --build "$BUILD" -j16 --target streampipe_cli stream_bench >>"$LOG" 2>&1 ||
+        bash bench/cli_build.sh . "$BUILD" stream_bench >>"$LOG" 2>&1 ||
         { say "build failed"; tail -20 "$LOG"; exit 1; }
 fi
 CLI=$BUILD/streampipe

@@ -85,7 +85,7 @@ if [ -z "${SKIP_BUILD:-}" ]; then
     NEW=()
     [ -f "$BUILD/CMakeCache.txt" ] || NEW=(-DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
     cmake -S . -B "$BUILD" -DSP_WERROR=ON "${CFG[@]}" "${CJSON[@]}" "${NEW[@]}" >"$OUT/cfg.log" 2>&1 &&
-        cmake --build "$BUILD" -j"$(nproc)" --target streampipe_cli tune_stream_bench >"$OUT/build.log" 2>&1 ||
+        bash bench/cli_build.sh . "$BUILD" tune_stream_bench >"$OUT/build.log" 2>&1 ||
         { tail -20 "$OUT/cfg.log" "$OUT/build.log"; exit 1; }
 fi
 CLI=${CLI:-$BUILD/streampipe}

@@ -1,6 +1,6 @@
 /* Reading a whole regular file into memory, refusing up front what cannot work: one reader for
- * the model files of libstreampipe_mlp (sp_model_read_file) and the CLI's input and labels files
- * (cli_read_whole_file). Private: compiled into libstreampipe_mlp, declared in no public header.
+ * the model files of libstreampipe_mlp (sp_model_read_file) and streampipe-mlp's input and labels
+ * files (cli_read_whole_file). Private: compiled into libstreampipe_mlp, declared in no public header.
  * It never prints and never exits; the reason goes into the caller's buffer. */
 #ifndef SP_UTIL_READ_FILE_H
 #define SP_UTIL_READ_FILE_H

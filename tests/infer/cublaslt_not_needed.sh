@@ -1,8 +1,9 @@
 #!/bin/sh
-# cublaslt_not_needed.sh HAVE_CUDA FILE...: no FILE (the CLI, libstreampipe_mlp.so, the Python
-# module) has libcublasLt as a NEEDED entry: the MLP opens cuBLASLt with dlopen when its CUDA
-# stages are made (src/mlp/mlp_cublaslt.c), so a program starts without it whatever the
-# command or backend. Skips (77) in a build without CUDA, where nothing uses cuBLASLt.
+# cublaslt_not_needed.sh HAVE_CUDA FILE...: no FILE (the CLI, streampipe-mlp,
+# libstreampipe_mlp.so, the Python module) has libcublasLt as a NEEDED entry: the MLP opens
+# cuBLASLt with dlopen when its CUDA stages are made (src/mlp/mlp_cublaslt.c), so a program
+# starts without it whatever the command or backend. Skips (77) in a build without CUDA,
+# where nothing uses cuBLASLt.
 set -u
 have_cuda=$1
 shift

@@ -1,4 +1,6 @@
-/* What the CLI's files share: exit codes, subcommand entry points, error printing. */
+/* What the CLI's files share: exit codes, subcommand entry points and their dispatch, error
+ * printing. Compiled once into streampipe_cli_common (tools/CMakeLists.txt), which both
+ * programs link: `streampipe` and, beside the MLP library, `streampipe-mlp`. */
 #ifndef SP_CLI_H
 #define SP_CLI_H
 
@@ -15,12 +17,39 @@ enum cli_exit {
 };
 
 /* The commands: `streampipe bench [options]` and so on, argv[0] the command's name. Each
- * returns a cli_exit code. */
+ * returns a cli_exit code. infer_main is streampipe-mlp's (tools/streampipe-mlp/). */
 int bench_main(int argc, char **argv);
 int infer_main(int argc, char **argv);
 int latency_main(int argc, char **argv);
 int probe_main(int argc, char **argv);
 int run_main(int argc, char **argv);
+
+/* A program's commands, and the dispatch to them (cli_main.c): `PROGRAM --help` lists them,
+ * `PROGRAM --version`, `PROGRAM COMMAND ARGS...` runs COMMAND's function with argv[0] its name,
+ * stdout flushed and checked. Returns the exit status. */
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command;
+typedef struct cli_program {
+    const char *name;  /* as it is run and installed */
+    const char *about; /* a paragraph after the usage line, or NULL */
+    const cli_command *commands;
+    size_t n_commands;
+} cli_program;
+int cli_main(const cli_program *program, int argc, char **argv);
+
+/* The program beside the MLP library (tools/streampipe-mlp/), which does `streampipe infer`
+ * and `streampipe run` with an mlp stage, so that `streampipe` links neither cJSON nor
+ * cuBLASLt. */
+#define CLI_MLP_PROGRAM "streampipe-mlp"
+#define CLI_INFER_SUMMARY "classify digits with an MLP streamed through the pipeline"
+/* Runs `streampipe-mlp ARGV...` (argv[0] the command, "infer" or "run") in place of this
+ * process, as git runs git-COMMAND: the one beside this program's executable
+ * (/proc/self/exe's folder), else the one PATH finds. Returns only when neither can be run:
+ * CLI_EXIT_FAILURE, with a message naming what is missing and where it was looked for. */
+int cli_exec_mlp(int argc, char **argv);
 
 /* Prints "streampipe: <what>: SP_ERR_x (message): <detail>" on stderr and returns
  * CLI_EXIT_FAILURE. `detail` is the library's last-error text and may be "" or NULL. */

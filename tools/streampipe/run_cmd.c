@@ -210,6 +210,26 @@ static void print_ring(fig_out *out, const sp_file_io_input *in, const sp_report
     }
 }
 
+/* What a compressed input and output both say first: the format, the sizes and their ratio,
+ * frames and blocks. Opens the group that the caller ends. */
+static void print_compressed(fig_out *out, const char *key, const char *title,
+                             int format, unsigned long long file_bytes,
+                             unsigned long long stream_bytes, unsigned long long frames,
+                             unsigned long long blocks)
+{
+    static const char *const names[] = {"auto", "raw", "lz4", "zstd"}; /* sp_input_format's */
+    double ratio = file_bytes ? (double)stream_bytes / (double)file_bytes : 0.0;
+    fig_group(out, key, title);
+    fig_str(out, "format", "format", "%s", names[format]);
+    fig_uint(out, "compressed_bytes", NULL, NULL, file_bytes);
+    fig_uint(out, "uncompressed_bytes", NULL, NULL, stream_bytes);
+    fig_text(out, "bytes", "%.1f MiB compressed, %.1f MiB uncompressed\n",
+             (double)file_bytes / (1 << 20), (double)stream_bytes / (1 << 20));
+    fig_num(out, "ratio", "ratio", "%.2f (uncompressed / compressed)", ratio);
+    fig_uint(out, "frames", "frames", "%llu", frames);
+    fig_uint(out, "blocks", "blocks", "%llu", blocks);
+}
+
 /* A compressed input: its sizes, ratio and the decompression's time on the staging threads
  * (summed over them: more than the makespan when several decoded at once). */
 static void print_input(fig_out *out, const run_files *f, const sp_report *report,
@@ -218,17 +238,8 @@ static void print_input(fig_out *out, const run_files *f, const sp_report *repor
     sp_file_io_input in;
     if (sp_file_io_input_get(f->io, &in) != SP_OK || in.format == SP_INPUT_FORMAT_RAW)
         return;
-    static const char *const names[] = {"auto", "raw", "lz4", "zstd"};
-    double ratio = in.file_bytes ? (double)in.stream_bytes / (double)in.file_bytes : 0.0;
-    fig_group(out, "compression", "compressed input:");
-    fig_str(out, "format", "format", "%s", names[in.format]);
-    fig_uint(out, "compressed_bytes", NULL, NULL, in.file_bytes);
-    fig_uint(out, "uncompressed_bytes", NULL, NULL, in.stream_bytes);
-    fig_text(out, "bytes", "%.1f MiB compressed, %.1f MiB uncompressed\n",
-             (double)in.file_bytes / (1 << 20), (double)in.stream_bytes / (1 << 20));
-    fig_num(out, "ratio", "ratio", "%.2f (uncompressed / compressed)", ratio);
-    fig_uint(out, "frames", "frames", "%llu", in.frames);
-    fig_uint(out, "blocks", "blocks", "%llu", in.blocks);
+    print_compressed(out, "compression", "compressed input:", in.format, in.file_bytes,
+                     in.stream_bytes, in.frames, in.blocks);
     fig_uint(out, "blocks_decompressed", "decompressed", "%llu blocks", in.blocks_decompressed);
     fig_uint(out, "blocks_reused", "reused", "%llu blocks (cut by a piece's edge, decoded once)",
              in.blocks_reused);
@@ -249,17 +260,8 @@ static void print_output(fig_out *out, const run_files *f)
     sp_file_io_output o;
     if (sp_file_io_output_get(f->io, &o) != SP_OK || o.format == SP_INPUT_FORMAT_RAW)
         return;
-    static const char *const names[] = {"auto", "raw", "lz4", "zstd"};
-    double ratio = o.file_bytes ? (double)o.stream_bytes / (double)o.file_bytes : 0.0;
-    fig_group(out, "output_compression", "compressed output:");
-    fig_str(out, "format", "format", "%s", names[o.format]);
-    fig_uint(out, "compressed_bytes", NULL, NULL, o.file_bytes);
-    fig_uint(out, "uncompressed_bytes", NULL, NULL, o.stream_bytes);
-    fig_text(out, "bytes", "%.1f MiB compressed, %.1f MiB uncompressed\n",
-             (double)o.file_bytes / (1 << 20), (double)o.stream_bytes / (1 << 20));
-    fig_num(out, "ratio", "ratio", "%.2f (uncompressed / compressed)", ratio);
-    fig_uint(out, "frames", "frames", "%llu", o.frames);
-    fig_uint(out, "blocks", "blocks", "%llu", o.blocks);
+    print_compressed(out, "output_compression", "compressed output:", o.format, o.file_bytes,
+                     o.stream_bytes, o.frames, o.blocks);
     fig_uint(out, "blocks_stored", "stored", "%llu blocks (did not shrink)", o.blocks_stored);
     fig_num(out, "compress_s", "compression", "%.4f s (staging threads, summed)",
             o.compress_s);
@@ -469,12 +471,14 @@ int run_main(int argc, char **argv)
     int rc = cli_parse_options(&command, argc, argv, &o);
     if (rc != CLI_EXIT_OK)
         return rc;
-    run_mpi mpi;
-    if (run_mpi_init(&mpi) != 0)
-        return CLI_EXIT_FAILURE;
     run_job job;
     memset(&job, 0, sizeof job);
     rc = run_parse_stages(o.stages_text, &job.stages);
+    if (rc == CLI_EXIT_OK && job.stages.mlp_path && !run_mlp_linked)
+        return cli_exec_mlp(argc, argv); /* before MPI starts: the program there starts it */
+    run_mpi mpi;
+    if (run_mpi_init(&mpi) != 0)
+        return CLI_EXIT_FAILURE;
     /* under mpirun each rank takes the GPU of its place on its host (HOST ignores it) */
     int device = mpi.size > 1 ? mpi.local_rank : o.device;
     if (rc == CLI_EXIT_OK)

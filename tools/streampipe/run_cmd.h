@@ -77,4 +77,13 @@ int run_parse_stages(const char *text, run_stage_list *list);
 int run_build_stages(run_stage_list *list, sp_context *ctx);
 void run_free_stages(run_stage_list *list);
 
+/* The mlp stage's model, in the program that links the MLP library: streampipe-mlp
+ * (tools/streampipe-mlp/run_mlp.c: run_mlp_linked 1). `streampipe` links instead
+ * run_mlp_absent.c (0, and no model is ever built): its run_main hands a run with an mlp stage
+ * to streampipe-mlp (cli_exec_mlp) before anything starts. run_mlp_build loads list->mlp_path
+ * and puts its stages in list->stages; run_free_stages frees them (after the pipeline, before
+ * the context). */
+extern const int run_mlp_linked;
+int run_mlp_build(run_stage_list *list, sp_context *ctx);
+
 #endif

@@ -99,28 +99,28 @@ int run_parse_stages(const char *text, run_stage_list *list)
     return CLI_EXIT_OK;
 }
 
-static int holds_fail_record(const run_stage_list *list, const sp_chunk *chunk)
+/* SP_OK, or the chunk failed when it holds record fail_at. */
+static sp_status fail_if_held(const run_stage_list *list, const sp_chunk *chunk)
 {
-    return list->fail_at >= chunk->first_record &&
-           list->fail_at - chunk->first_record < chunk->records;
+    if (list->fail_at < chunk->first_record ||
+        list->fail_at - chunk->first_record >= chunk->records)
+        return SP_OK;
+    return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "failing on purpose at record %llu "
+                         "(STREAMPIPE_TEST_FAIL_AT_RECORD)", list->fail_at);
 }
 
 static sp_status fail_host(const sp_chunk *chunk, void *user)
 {
     run_stage_list *list = user;
-    if (holds_fail_record(list, chunk))
-        return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "failing on purpose at record %llu "
-                             "(STREAMPIPE_TEST_FAIL_AT_RECORD)", list->fail_at);
-    return list->fail_inner.host(chunk, list->fail_inner.user);
+    sp_status st = fail_if_held(list, chunk);
+    return st != SP_OK ? st : list->fail_inner.host(chunk, list->fail_inner.user);
 }
 
 static sp_status fail_cuda(const sp_chunk *chunk, void *user)
 {
     run_stage_list *list = user;
-    if (holds_fail_record(list, chunk))
-        return sp_chunk_fail(chunk, SP_ERR_STAGE_FAILED, "failing on purpose at record %llu "
-                             "(STREAMPIPE_TEST_FAIL_AT_RECORD)", list->fail_at);
-    return list->fail_inner.cuda(chunk, list->fail_inner.user);
+    sp_status st = fail_if_held(list, chunk);
+    return st != SP_OK ? st : list->fail_inner.cuda(chunk, list->fail_inner.user);
 }
 
 /* The test hook of run_stage_list.fail_at, around the last stage. */
@@ -137,44 +137,10 @@ static void wrap_failing(run_stage_list *list)
     last->cuda = list->fail_inner.cuda ? fail_cuda : NULL;
 }
 
-static int build_model(run_stage_list *list, sp_context *ctx);
-
 int run_build_stages(run_stage_list *list, sp_context *ctx)
 {
-    int rc = build_model(list, ctx);
+    int rc = list->mlp_path ? run_mlp_build(list, ctx) : CLI_EXIT_OK;
     if (rc == CLI_EXIT_OK)
         wrap_failing(list);
     return rc;
-}
-
-static int build_model(run_stage_list *list, sp_context *ctx)
-{
-    if (!list->mlp_path)
-        return CLI_EXIT_OK;
-    sp_status st = sp_mlp_load_file(list->mlp_path, &list->model);
-    if (st != SP_OK) {
-        int rc = cli_report_failure("loading the model", st, sp_mlp_last_error(list->model));
-        run_free_stages(list);
-        return rc;
-    }
-    st = sp_mlp_stages_create(ctx, list->model, list->mlp_precision, &list->mlp);
-    if (st != SP_OK) {
-        int rc = cli_report_failure("building the model's stages", st,
-                                    sp_mlp_stages_last_error(list->mlp));
-        run_free_stages(list);
-        return rc;
-    }
-    const sp_stage *built = sp_mlp_stages_list(list->mlp);
-    for (size_t k = 0; k < SP_MLP_STAGES; k++)
-        list->stages[list->mlp_at + k] = built[k];
-    list->out_record_bytes = built[SP_MLP_STAGES - 1].out_record_bytes;
-    return CLI_EXIT_OK;
-}
-
-void run_free_stages(run_stage_list *list)
-{
-    sp_mlp_stages_destroy(list->mlp); /* after the pipeline, before the context */
-    sp_mlp_free(list->model);
-    list->mlp = NULL;
-    list->model = NULL;
 }

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "read_file.h" /* src/util/: private, from streampipe_mlp_static */
+#include "read_file.h" /* src/util/: private, compiled into streampipe_mlp_static */
 #include "whole_file.h"
 
 /* Room for the reason with a long path in it. */
