@@ -163,6 +163,7 @@ void bind_builtins(nb::module_ &m);
 void bind_exit(nb::module_ &m);
 void bind_device(nb::module_ &m); // device.cpp: device memory, DLPack, runs by address
 void bind_stats(nb::module_ &m); // stats.cpp
+void bind_feed(nb::module_ &m);  // feed.cpp: streampipe.torch.Loader's stream, fed off the GIL
 
 } // namespace sp_py
 
