@@ -236,8 +236,7 @@ void feed::submitter()
         std::string why = status != SP_OK ? sp_stream_last_error(stream_) : "";
         lock.lock();
         if (status != SP_OK) { // refused, touching nothing: no event will come for it
-            fail_batch(index, records, status, why);
-            free_.emplace_back(out, bytes ? bytes : 1);
+            fail_batch(index, records, status, why); // its block goes back when it is taken
             break;
         }
         accepted_++;
