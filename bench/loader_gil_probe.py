@@ -13,13 +13,17 @@ Here the step is either
 
 calibrated to --step-ms. For each feed: the loop's wall time per batch, the same less the
 resident feed's (what the feed costs the loop), and the CPU time per batch of every thread of
-the process by name (the Loader's feeder `streampipe-loader`, the stream's event thread
-`streampipe-events-*`, the training thread `MainThread`; `native` is the library's own
-threads, which never take the GIL for the built-in stage). Medians over --repeat epochs.
+the process by name: the training thread `MainThread`, Python threads by their names (a
+Loader over an iterable pushes from `streampipe-loader`; before the binding's Feed, every
+Loader had that feeder and a stream's event thread `streampipe-events-*`, 0.34 and 0.08 ms a
+batch here), and `native` for the rest, the library's and the Feed's threads, which never
+take the GIL for the built-in stage. Medians over --repeat epochs. The wall times are only
+worth reading on a quiet machine; the CPU times are the figure here.
 
 Here (2 cores, no GPU):   python3 bench/loader_gil_probe.py                (HOST backend)
-On the GPU machine:       BACKEND=cuda python3 bench/loader_gil_probe.py  (a real device
-                          feed, the same CPU stand-in step on the current stream's thread)
+On the GPU machine:       BACKEND=cuda python3 bench/loader_gil_probe.py --pixels 12288
+                          (the bench's samples, a real device feed; the ops step's launches
+                          go to the current stream and read the batch)
 """
 
 from __future__ import annotations
@@ -81,9 +85,10 @@ def thread_cpu() -> dict[str, float]:
     return out
 
 
-def make_step(torch: Any, kind: str, ms: float) -> Callable[[Any], None]:
-    """A step of about `ms` ms of host time that reads the batch (so it cannot be skipped)."""
-    small = torch.ones(64)
+def make_step(torch: Any, kind: str, ms: float, device: Any) -> Callable[[Any], None]:
+    """A step of about `ms` ms of host time that takes the batch (on CUDA its ops are
+    launches on the current stream, reading the batch; the python step never syncs)."""
+    small = torch.ones(64, device=device)
 
     def ops(n: int) -> Callable[[Any], None]:
         def step(x: Any) -> None:
@@ -94,15 +99,14 @@ def make_step(torch: Any, kind: str, ms: float) -> Callable[[Any], None]:
 
     def python(n: int) -> Callable[[Any], None]:
         def step(x: Any) -> None:
-            float(x[0, 0])
-            s = 0
+            s = len(x)
             for i in range(n):
                 s += i * i
         return step
 
     maker = ops if kind == "ops" else python
     n = 1000
-    probe = torch.zeros(2, 64, dtype=torch.float32)
+    probe = torch.zeros(2, 64, dtype=torch.float32, device=device)
     for _ in range(3):  # calibrate on this machine: the fastest of a few runs
         step = maker(n)
         took = 1e3 * min(_timed(step, probe) for _ in range(20))
@@ -156,7 +160,7 @@ def main() -> int:
                             batch_size=args.batch_size, hidden=32, workers=2,
                             max_in_flight=args.max_in_flight, data=None)
     data, labels = bench.make_data(ns)
-    step = make_step(torch, args.step, args.step_ms)
+    step = make_step(torch, args.step, args.step_ms, device)
     feeds = {name: bench.MAKERS[name](torch, ns, data, labels, device)
              for name in args.feeds.split(",")}
     rows: dict[str, dict[str, Any]] = {}
