@@ -6,10 +6,10 @@
 //
 // What Python gives: the inputs, as spans of records cut into batches here (a whole array: no
 // Python per batch at all) or one batch at a time (push, from a thread iterating a DataLoader),
-// the consumer streams (lanes) and output blocks back once their consumer is done with them
-// (give). What it takes: each batch in order, once its output may be read on its lane (HANDED_OFF)
-// or, on HOST, once it is DONE (take). Nothing here decides what is safe to reuse: a block is
-// written again only after Python gave it back (streampipe.torch says when).
+// the consumer streams (lanes), and output blocks back to the pool (FeedBlocks.give) once their
+// consumer is done with them. What it takes: each batch in order, once its output may be read on
+// its lane (HANDED_OFF) or, on HOST, once it is DONE (take). Nothing here decides what is safe
+// to reuse: a block is written again only after Python gave it back (streampipe._torch_feed).
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -44,36 +44,92 @@ struct batch_state {
     bool done = false;
 };
 
+// The output blocks of a Loader's feeds, kept across its epochs (an epoch's stream is closed
+// at its end, its blocks are not: allocating and freeing them per epoch cost a cudaMalloc each
+// and a device-wide wait in the next epoch's first step). A block is handed out again only
+// after give(); every block is freed with the pool, which each lease holds (through its feed).
+class block_pool {
+public:
+    explicit block_pool(const context &ctx) : ctx_(ctx.handle) {}
+    ~block_pool()
+    {
+        for (auto &b : owned_)
+            sp_device_free(ctx_->ctx, b.first);
+    }
+    block_pool(const block_pool &) = delete;
+    block_pool &operator=(const block_pool &) = delete;
+
+    // A block of at least `bytes` (and at most twice that): one given back, else a new one
+    // (nullptr when the device has no memory for it). Any thread; the GIL is not needed.
+    void *take(size_t bytes)
+    {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            for (size_t i = 0; i < free_.size(); i++)
+                if (free_[i].second >= bytes && free_[i].second / 2 <= bytes) {
+                    void *ptr = free_[i].first;
+                    free_.erase(free_.begin() + (long)i);
+                    return ptr;
+                }
+        }
+        void *ptr = nullptr;
+        if (sp_device_alloc(ctx_->ctx, bytes, &ptr) != SP_OK)
+            return nullptr;
+        std::lock_guard<std::mutex> lock(mu_);
+        owned_.emplace_back(ptr, bytes);
+        return ptr;
+    }
+    void give(uintptr_t block)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto &b : owned_)
+            if (b.first == (void *)block) {
+                free_.push_back(b);
+                return;
+            }
+    }
+    size_t blocks() const
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        return owned_.size();
+    }
+    size_t idle() const
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        return free_.size();
+    }
+
+private:
+    context_ref ctx_;
+    mutable std::mutex mu_;
+    std::vector<std::pair<void *, size_t>> free_;  // given back
+    std::vector<std::pair<void *, size_t>> owned_; // every block
+};
+
 class feed {
 public:
-    feed(nb::object pipe, unsigned max_in_flight, std::vector<uintptr_t> lanes, size_t ahead);
-    ~feed(); // after every lease of a block is gone: they hold the feed
+    feed(nb::object pipe, unsigned max_in_flight, std::vector<uintptr_t> lanes, size_t ahead,
+         nb::object blocks);
+    ~feed() { stop(); }
     feed(const feed &) = delete;
     feed &operator=(const feed &) = delete;
 
     bool push_span(uintptr_t ptr, size_t records, size_t record_bytes, size_t batch,
                    bool drop_last);
     void end_input();
-    void give(uintptr_t block);
     std::optional<std::tuple<size_t, uintptr_t, size_t, int, uint64_t, std::string, size_t>>
     take();
     void stop();
-    size_t blocks() const
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        return owned_.size();
-    }
 
 private:
     void submitter();
     void events();
     bool next_input(const char **in, size_t *records); // with mu_ held
-    void *block_for(size_t bytes, std::unique_lock<std::mutex> &lock);
     void fail_batch(size_t index, size_t records, sp_status status, const std::string &why);
 
     nb::object owner_; // the pipeline: alive while the stream is
-    sp_pipeline *pipeline_ = nullptr;
-    sp_context *ctx_ = nullptr;
+    nb::object blocks_owner_;
+    block_pool *blocks_ = nullptr;
     sp_stream *stream_ = nullptr;
     std::vector<uintptr_t> lanes_;
     size_t ahead_ = 1;             // batches submitted and not taken, at most
@@ -90,15 +146,15 @@ private:
     size_t accepted_ = 0;             // submits the library took: each gives a DONE
     size_t done_through_ = 0;         // DONE events taken (they come in submission order)
     bool submitting_over_ = false;    // the submitter ended: no batch comes after submitted_
-    std::vector<std::pair<void *, size_t>> free_;  // blocks given back
-    std::vector<std::pair<void *, size_t>> owned_; // every block, freed with the feed
     std::thread submit_thread_, event_thread_;
 };
 
-feed::feed(nb::object pipe, unsigned max_in_flight, std::vector<uintptr_t> lanes, size_t ahead)
+feed::feed(nb::object pipe, unsigned max_in_flight, std::vector<uintptr_t> lanes, size_t ahead,
+           nb::object blocks)
     : lanes_(std::move(lanes)), ahead_(ahead ? ahead : 1)
 {
     pipeline &p = nb::cast<pipeline &>(pipe);
+    block_pool &pool = nb::cast<block_pool &>(blocks);
     sp_stream_config config{};
     config.size = sizeof config;
     config.max_in_flight = max_in_flight;
@@ -114,8 +170,8 @@ feed::feed(nb::object pipe, unsigned max_in_flight, std::vector<uintptr_t> lanes
     if (status != SP_OK)
         raise_status(status, why);
     owner_ = std::move(pipe);
-    pipeline_ = p.handle;
-    ctx_ = p.ctx->ctx;
+    blocks_owner_ = std::move(blocks);
+    blocks_ = &pool;
     out_record_bytes_ = sp_pipeline_out_record_bytes(p.handle);
     submit_thread_ = std::thread([this] { submitter(); });
     event_thread_ = std::thread([this] { events(); });
@@ -144,17 +200,6 @@ void feed::end_input()
     cv_.notify_all();
 }
 
-void feed::give(uintptr_t block)
-{
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto &b : owned_)
-        if (b.first == (void *)block) {
-            free_.push_back(b);
-            cv_.notify_all();
-            return;
-        }
-}
-
 bool feed::next_input(const char **in, size_t *records)
 {
     while (!input_.empty()) {
@@ -173,26 +218,6 @@ bool feed::next_input(const char **in, size_t *records)
         return true;
     }
     return false;
-}
-
-// A block of at least `bytes` (and at most twice that): one given back, else a new one. The
-// lock is let go of while the library allocates.
-void *feed::block_for(size_t bytes, std::unique_lock<std::mutex> &lock)
-{
-    for (size_t i = 0; i < free_.size(); i++)
-        if (free_[i].second >= bytes && free_[i].second / 2 <= bytes) {
-            void *ptr = free_[i].first;
-            free_.erase(free_.begin() + (long)i);
-            return ptr;
-        }
-    lock.unlock();
-    void *ptr = nullptr;
-    sp_status status = sp_device_alloc(ctx_, bytes, &ptr);
-    lock.lock();
-    if (status != SP_OK)
-        return nullptr;
-    owned_.emplace_back(ptr, bytes);
-    return ptr;
 }
 
 void feed::fail_batch(size_t index, size_t records, sp_status status, const std::string &why)
@@ -218,7 +243,9 @@ void feed::submitter()
         size_t index = submitted_++;
         batches_.emplace_back();
         size_t bytes = records * out_record_bytes_;
-        void *out = block_for(bytes ? bytes : 1, lock);
+        lock.unlock(); // the library may allocate
+        void *out = blocks_->take(bytes ? bytes : 1);
+        lock.lock();
         if (!out) {
             fail_batch(index, records, SP_ERR_OUT_OF_DEVICE_MEMORY,
                        "no device memory for the batch's output (sp_device_alloc)");
@@ -331,27 +358,24 @@ void feed::stop()
     stream_ = nullptr;
 }
 
-feed::~feed()
-{
-    stop();
-    for (auto &b : owned_)
-        sp_device_free(ctx_, b.first);
-}
-
 } // namespace
 
 void bind_feed(nb::module_ &m)
 {
+    nb::class_<block_pool>(m, "FeedBlocks")
+        .def(nb::init<const context &>(), nb::arg("ctx"))
+        .def("give", &block_pool::give, nb::arg("block"))
+        .def_prop_ro("blocks", &block_pool::blocks)
+        .def_prop_ro("idle", &block_pool::idle);
     nb::class_<feed>(m, "Feed")
-        .def(nb::init<nb::object, unsigned, std::vector<uintptr_t>, size_t>(),
-             nb::arg("pipeline"), nb::arg("max_in_flight"), nb::arg("lanes"), nb::arg("ahead"))
+        .def(nb::init<nb::object, unsigned, std::vector<uintptr_t>, size_t, nb::object>(),
+             nb::arg("pipeline"), nb::arg("max_in_flight"), nb::arg("lanes"), nb::arg("ahead"),
+             nb::arg("blocks"))
         .def("push_span", &feed::push_span, nb::arg("ptr"), nb::arg("records"),
              nb::arg("record_bytes"), nb::arg("batch"), nb::arg("drop_last"))
         .def("end_input", &feed::end_input)
-        .def("give", &feed::give, nb::arg("block"))
         .def("take", &feed::take)
-        .def("stop", &feed::stop)
-        .def_prop_ro("blocks", &feed::blocks);
+        .def("stop", &feed::stop);
 }
 
 } // namespace sp_py

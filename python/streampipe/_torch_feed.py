@@ -15,9 +15,9 @@ thread (``streampipe-loader``), one call each, which waits without the GIL. The 
 thread takes each batch (one call, waiting without the GIL if it is not ready), wraps the
 output block (DLPack) and hands the block back when the wrapper is gone.
 
-The safety rule (python/README.md): a block is written again only after the Feed got it back
-(:meth:`FeedEpoch.give_back`), which the Loader does once the tensor over it is gone and an
-event recorded on the stream that used it then has completed. The order of the batches,
+The safety rule (python/README.md): a block is written again only after it was given back to
+the pool (:class:`Blocks`), once the tensor over it is gone and an event recorded on the
+stream that used it then has completed. The order of the batches,
 their errors (a failed batch raises where it would have been yielded, with its cause) and the
 source's exceptions are kept; leaving the loop early cancels what was submitted.
 """
@@ -41,11 +41,36 @@ READY_AHEAD = 2  # batches ready (handed off) and waiting for the training threa
 Batch = tuple[np.ndarray, Optional[tuple[Any, ...]]]
 
 
+class Blocks:
+    """The output blocks of a Loader's feeds (the binding's FeedBlocks), kept across epochs,
+    and the rule for handing one out again: once the array over it is gone (its Lease
+    released) and, when it was used on a stream, an event recorded then on that stream has
+    completed. `record(stream)`: that event (None: a block goes back at release)."""
+
+    def __init__(self, context: Any, record: Optional[Callable[[Any], Any]] = None) -> None:
+        self.c = _c.FeedBlocks(context._c)
+        self._record = record
+        self._returning: collections.deque[tuple[int, Any]] = collections.deque()
+
+    def released(self, ptr: int, stream: Any) -> None:
+        """A Lease's last reference went (on any thread)."""
+        if stream is None or self._record is None:
+            self.c.give(ptr)
+        else:
+            self._returning.append((ptr, self._record(stream)))
+
+    def reclaim(self) -> None:
+        """Gives back the released blocks whose events have completed (in release order: the
+        steps run in order on one stream)."""
+        while self._returning and self._returning[0][1].query():
+            self.c.give(self._returning.popleft()[0])
+
+
 class Lease:
     """The owner of one batch's output block while something refers to the array over it (a
     DLPack capsule, the tensor made from it and its views): when the last reference goes,
     ``release(ptr, stream)`` says so (stream: where the batch was used, or None). `release`
-    is a FeedEpoch's, so the Feed, which frees its blocks, outlives every Lease."""
+    is a Blocks', so the pool, which frees the blocks, outlives every Lease."""
 
     __slots__ = ("release", "ptr", "stream")
 
@@ -73,17 +98,15 @@ class FeedEpoch:
     it is open) until :meth:`stop`. `lanes`: CUDA stream handles the library hands the
     batches to (batch i to lanes[i % len]), at least max_in_flight + READY_AHEAD + 1 of them
     so that a lane is used again only for a batch submitted after its last one was taken;
-    empty on HOST (a batch is then taken once DONE). `record(stream)`: an event recorded on
-    the stream a released block was used on (None: blocks are given back at release)."""
+    empty on HOST (a batch is then taken once DONE). `blocks`: where the outputs go."""
 
     def __init__(self, pipeline: Any, max_in_flight: int, lanes: list[int],
-                 record: Optional[Callable[[Any], Any]] = None) -> None:
+                 blocks: Blocks) -> None:
         self.ahead = max_in_flight + READY_AHEAD
         if lanes and len(lanes) <= self.ahead:
             raise InvalidArgument(f"{len(lanes)} lanes for {self.ahead} batches ahead")
         self.pipeline = pipeline
-        self._record = record
-        self._returning: collections.deque[tuple[int, Any]] = collections.deque()
+        self.blocks = blocks
         self._rests: dict[int, Optional[tuple[Any, ...]]] = {}  # pushed batches' rest
         self._inputs: dict[int, Any] = {}  # pushed inputs, alive until their DONE
         self._failure: Optional[BaseException] = None  # the source's (or a bad batch's)
@@ -92,7 +115,7 @@ class FeedEpoch:
         pipeline._stream = taken  # Pipeline.run says "the pipeline has an open stream"
         try:
             pipeline._causes.clear()
-            self.feed = _c.Feed(pipeline._c, max_in_flight, lanes, self.ahead)
+            self.feed = _c.Feed(pipeline._c, max_in_flight, lanes, self.ahead, blocks.c)
         except BaseException:
             pipeline._stream_closed()
             raise
@@ -150,7 +173,7 @@ class FeedEpoch:
     def take(self) -> Optional[Taken]:
         """The next batch, once its output may be read (on its lane, on CUDA); None after the
         last; raises the batch's error, or what the source raised after the last batch."""
-        self._reclaim()
+        self.blocks.reclaim()
         got = self.feed.take()
         if got is None:
             if self._pusher is not None:
@@ -163,27 +186,9 @@ class FeedEpoch:
             del self._inputs[old]
         rest = self._rests.pop(index, None)
         if status != _c.OK:
-            self.give_back(ptr)
+            self.blocks.c.give(ptr)  # nobody saw it
             raise self._error(index, records, status, cause, message)
-        return Taken(index, records, ptr, Lease(self._released, ptr), rest)
-
-    def give_back(self, ptr: int) -> None:
-        """The block may be written again (its consumers are done with it)."""
-        self.feed.give(ptr)
-
-    def _released(self, ptr: int, stream: Any) -> None:
-        """A Lease's last reference went (on any thread): the block goes back once the work
-        queued on `stream` so far, which may read it, is done."""
-        if stream is None or self._record is None:
-            self.feed.give(ptr)
-        else:
-            self._returning.append((ptr, self._record(stream)))
-
-    def _reclaim(self) -> None:
-        """Gives back the released blocks whose streams' events have completed (in release
-        order: the steps run in order on one stream)."""
-        while self._returning and self._returning[0][1].query():
-            self.feed.give(self._returning.popleft()[0])
+        return Taken(index, records, ptr, Lease(self.blocks.released, ptr), rest)
 
     def _error(self, index: int, records: int, status: int, cause: int,
                message: str) -> BaseException:
@@ -204,7 +209,7 @@ class FeedEpoch:
     def stop(self) -> None:
         """The training thread is done taking (the end, a break, an error): cancels what is in
         flight, closes the stream and gives the pipeline back. The blocks leased out stay
-        valid (each Lease holds the Feed)."""
+        valid (each Lease holds the pool)."""
         try:
             self.feed.stop()  # the pusher, if waiting to push, sees the stop
             if self._pusher is not None:

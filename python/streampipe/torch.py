@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _streampipe as _c
 from ._dtypes import dlpack_code
-from ._torch_feed import READY_AHEAD, FeedEpoch
+from ._torch_feed import READY_AHEAD, Blocks, FeedEpoch
 from .device import KDL_CPU, KDL_CUDA, stream_handle
 from .errors import InvalidArgument, Unsupported
 
@@ -204,6 +204,7 @@ class Loader:
             self.context = self._open_context(sp, backend, device)
         self._options = dict(chunk_records=chunk_records, depth=depth)
         self._lanes: Optional[list[Any]] = None  # _hand_off_lanes
+        self._blocks: Optional[Blocks] = None  # the outputs' blocks, kept across epochs
         if self.context.backend == "cuda":
             if not torch.cuda.is_available():
                 raise Unsupported("the pipeline runs on CUDA, but this torch has no CUDA")
@@ -374,8 +375,10 @@ class Loader:
         pipeline = self._pipeline_for(first[0])
         cuda = self.context.backend == "cuda"
         lanes = self._hand_off_lanes() if cuda else []
+        if self._blocks is None:
+            self._blocks = Blocks(self.context, _record_event(torch) if cuda else None)
         epoch = FeedEpoch(pipeline, self.max_in_flight, [stream_handle(s) for s in lanes],
-                          _record_event(torch) if cuda else None)
+                          self._blocks)
         labels = None
         try:
             whole = self._whole_array(pipeline)

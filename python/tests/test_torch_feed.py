@@ -18,7 +18,7 @@ import pytest
 import streampipe as sp
 from streampipe import _streampipe as _c
 from streampipe._dtypes import dlpack_code
-from streampipe._torch_feed import READY_AHEAD, FeedEpoch, Taken
+from streampipe._torch_feed import READY_AHEAD, Blocks, FeedEpoch, Taken
 from streampipe.device import KDL_CPU
 
 RECORD = 8
@@ -82,19 +82,35 @@ def test_an_array_in_order_every_element_and_blocks_reused(delay: float,
                                                           consume_delay: float) -> None:
     images = _images(64 * 30 + 5, seed=1)
     pipe = _pipeline(delay)
-    epoch = FeedEpoch(pipe, 3, [])
+    epoch = FeedEpoch(pipe, 3, [], Blocks(pipe.context))
     epoch.feed_array(images, 64, drop_last=False)
     got = _drain(epoch, pipe, consume_delay)
     assert [len(g) for g in got] == [64] * 30 + [5]
     np.testing.assert_array_equal(np.concatenate(got), _want(images))
     # each block given back when its array went: a few in circulation, not one per batch
-    assert epoch.feed.blocks <= 3 + READY_AHEAD + 2
+    assert epoch.blocks.c.blocks <= 3 + READY_AHEAD + 2
+
+
+def test_blocks_kept_across_epochs() -> None:
+    """Each epoch's stream is closed at its end, its blocks are kept: the next epoch writes
+    the same ones, allocating none."""
+    images = _images(64 * 12, seed=7)
+    pipe = _pipeline()
+    blocks = Blocks(pipe.context)
+    counts = []
+    for _ in range(3):
+        epoch = FeedEpoch(pipe, 2, [], blocks)
+        epoch.feed_array(images, 64, drop_last=False)
+        np.testing.assert_array_equal(np.concatenate(_drain(epoch, pipe)), _want(images))
+        counts.append(blocks.c.blocks)
+    assert counts[0] == counts[1] == counts[2] <= 2 + READY_AHEAD + 2
+    assert blocks.c.idle == counts[0]
 
 
 def test_drop_last_and_an_empty_tail() -> None:
     images = _images(64 * 3 + 10, seed=2)
     pipe = _pipeline()
-    epoch = FeedEpoch(pipe, 2, [])
+    epoch = FeedEpoch(pipe, 2, [], Blocks(pipe.context))
     epoch.feed_array(images, 64, drop_last=True)
     got = _drain(epoch, pipe)
     np.testing.assert_array_equal(np.concatenate(got), _want(images[:192]))
@@ -105,15 +121,14 @@ def test_a_block_held_is_never_written_again() -> None:
     batches are written: each into a block of its own."""
     images = _images(32 * 20, seed=3)
     pipe = _pipeline(0.001)
-    epoch = FeedEpoch(pipe, 2, [])
+    epoch = FeedEpoch(pipe, 2, [], Blocks(pipe.context))
     epoch.feed_array(images, 32, drop_last=False)
     held = _drain(epoch, pipe, hold=True)
     np.testing.assert_array_equal(np.concatenate(held), _want(images))
-    assert epoch.feed.blocks == 20
-    blocks = epoch.feed.blocks
+    assert epoch.blocks.c.blocks == 20 and epoch.blocks.c.idle == 0
     del held
     gc.collect()
-    assert epoch.feed.blocks == blocks  # freed with the feed, not before
+    assert epoch.blocks.c.idle == 20  # each given back when its array went
 
 
 def test_an_array_runs_no_python_thread_per_batch() -> None:
@@ -122,7 +137,7 @@ def test_an_array_runs_no_python_thread_per_batch() -> None:
     images = _images(64 * 20, seed=4)
     pipe = _pipeline(0.001)
     before = {t.ident for t in threading.enumerate()}
-    epoch = FeedEpoch(pipe, 4, [])
+    epoch = FeedEpoch(pipe, 4, [], Blocks(pipe.context))
     epoch.feed_array(images, 64, drop_last=False)
     seen: set[str] = set()
     got = []
@@ -148,7 +163,7 @@ def _source(n: int, read: list[int], fail_at: int = -1) -> Iterator[tuple[np.nda
 def test_an_iterable_pushed_in_order_with_its_rest_and_a_bounded_lead() -> None:
     read: list[int] = []
     pipe = _pipeline()
-    epoch = FeedEpoch(pipe, 2, [])
+    epoch = FeedEpoch(pipe, 2, [], Blocks(pipe.context))
     batches = _source(40, read)
     epoch.feed_batches(next(batches), batches, lambda i, rest: rest)
     first = epoch.take()
@@ -173,7 +188,7 @@ def test_a_bad_batch_of_an_iterable_raises_at_its_turn() -> None:
         yield _images(16).astype(np.int16), None
 
     pipe = _pipeline()
-    epoch = FeedEpoch(pipe, 2, [])
+    epoch = FeedEpoch(pipe, 2, [], Blocks(pipe.context))
     batches = source()
     epoch.feed_batches(next(batches), batches, lambda i, rest: rest)
     assert epoch.take() is not None
@@ -188,7 +203,7 @@ def test_a_failed_batch_raises_at_its_turn_with_its_cause() -> None:
     images = _images(64 * 20, seed=6)
     images[64 * 5 + 3] = 255
     pipe = _pipeline(0.001)
-    epoch = FeedEpoch(pipe, 3, [])
+    epoch = FeedEpoch(pipe, 3, [], Blocks(pipe.context))
     epoch.feed_array(images, 64, drop_last=False)
     got = []
     with pytest.raises(sp.StageError, match="batch 5") as info:
@@ -205,7 +220,7 @@ def test_a_failed_batch_raises_at_its_turn_with_its_cause() -> None:
 def test_the_sources_exception_comes_after_the_batches_before_it() -> None:
     read: list[int] = []
     pipe = _pipeline()
-    epoch = FeedEpoch(pipe, 2, [])
+    epoch = FeedEpoch(pipe, 2, [], Blocks(pipe.context))
     batches = _source(10, read, fail_at=4)
     epoch.feed_batches(next(batches), batches, lambda i, rest: rest)
     got = []
@@ -221,7 +236,7 @@ def test_the_sources_exception_comes_after_the_batches_before_it() -> None:
 def test_stopping_early_cancels_reads_no_more_and_gives_the_pipeline_back() -> None:
     read: list[int] = []
     pipe = _pipeline(0.002)
-    epoch = FeedEpoch(pipe, 3, [])
+    epoch = FeedEpoch(pipe, 3, [], Blocks(pipe.context))
     batches = _source(1000, read)
     epoch.feed_batches(next(batches), batches, lambda i, rest: rest)
     with pytest.raises(sp.InvalidArgument, match="open stream"):
