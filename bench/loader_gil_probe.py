@@ -12,7 +12,8 @@ Here the step is either
   python  pure-Python work (holds the GIL but for the interpreter's forced switches),
 
 calibrated to --step-ms. For each feed: the loop's wall time per batch, the same less the
-resident feed's (what the feed costs the loop), and the CPU time per batch of every thread of
+resident feed's (what the feed costs the loop), the training thread's CPU time per batch in
+the feed ("in feed": next() and letting the previous batch go), and the CPU time per batch of every thread of
 the process by name: the training thread `MainThread`, Python threads by their names (a
 Loader over an iterable pushes from `streampipe-loader`; before the binding's Feed, every
 Loader had that feeder and a stream's event thread `streampipe-events-*`, 0.34 and 0.08 ms a
@@ -121,24 +122,35 @@ def _timed(step: Callable[[Any], None], x: Any) -> float:
 
 
 def epoch_cost(epoch: Callable[[], Iterator[Any]], batches: int, step: Callable[[Any], None],
-               sync: Callable[[], None]) -> tuple[float, int, dict[str, float]]:
-    """Wall time and batches of one epoch, and the threads' CPU time per batch over its first
-    batches less 4: read while the feed's threads are still alive (they end with the epoch,
-    the Loader's feeder up to 3 batches before the loop does)."""
+               sync: Callable[[], None]) -> tuple[float, int, dict[str, float], float]:
+    """Wall time and batches of one epoch, the threads' CPU time per batch over its first
+    batches less 4 (read while the feed's threads are still alive: they end with the epoch,
+    the Loader's pusher up to 3 batches before the loop does), and the training thread's CPU
+    time per batch in the feed: in next() and in letting the previous batch go."""
     sync()
     before = thread_cpu()
     after: dict[str, float] = {}
+    in_feed = 0.0
     t0 = time.perf_counter()
     n = 0
-    for x, _y in epoch():
+    it = iter(epoch())
+    while True:
+        c0 = time.thread_time()
+        x = y = None  # the previous batch let go here (a Loader's block goes back)
+        try:
+            x, y = next(it)
+        except StopIteration:
+            break
+        in_feed += time.thread_time() - c0
         step(x)
         n += 1
         if n == batches - 4:
             after = thread_cpu()
+    del x, y
     sync()
     wall = time.perf_counter() - t0
     cpu = {k: (after.get(k, 0.0) - before.get(k, 0.0)) / (batches - 4) for k in after}
-    return wall, n, cpu
+    return wall, n, cpu, in_feed / max(1, n)
 
 
 def main() -> int:
@@ -167,15 +179,17 @@ def main() -> int:
     for name, epoch in feeds.items():
         batches = -(-args.samples // args.batch_size)
         epoch_cost(epoch, batches, step, sync)  # warm-up
-        walls, cpus = [], []
+        walls, cpus, in_feed = [], [], []
         for _ in range(args.repeat):
-            wall, n, cpu = epoch_cost(epoch, batches, step, sync)
+            wall, n, cpu, feed_s = epoch_cost(epoch, batches, step, sync)
             walls.append(wall / n)
             cpus.append(cpu)
+            in_feed.append(feed_s)
         names = sorted({k for c in cpus for k in c})
         rows[name] = {
             "feed": name, "batches": n,
             "ms_per_batch": 1e3 * statistics.median(walls),
+            "training_thread_ms_in_feed": 1e3 * statistics.median(in_feed),
             "cpu_ms_per_batch": {k: round(1e3 * statistics.median(c.get(k, 0.0) for c in cpus),
                                           4) for k in names},
         }
@@ -188,12 +202,14 @@ def main() -> int:
         row.update(probe="loader_gil", step=args.step, step_ms=args.step_ms,
                    backend=args.backend)
         print(json.dumps(row))
-    print(f"{'feed':20s} {'ms/batch':>9s} {'added':>8s}  CPU ms per batch by thread")
+    print(f"{'feed':20s} {'ms/batch':>9s} {'added':>8s} {'in feed':>8s}  "
+          "CPU ms per batch by thread")
     for row in rows.values():
         added = row.get("added_ms_per_batch")
         cpu = ", ".join(f"{k} {v:.3f}" for k, v in row["cpu_ms_per_batch"].items() if v > 0)
         print(f"{row['feed']:20s} {row['ms_per_batch']:9.3f} "
-              f"{'-' if added is None else f'{added:8.3f}'}  {cpu}")
+              f"{'-' if added is None else f'{added:8.3f}'} "
+              f"{row['training_thread_ms_in_feed']:8.3f}  {cpu}")
     return 0
 
 
