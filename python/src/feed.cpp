@@ -339,7 +339,8 @@ feed::take()
 }
 
 // Cancels what is in flight and closes the stream once every batch is DONE: waits (the GIL
-// released) for the chunks already in the ring. Once is enough.
+// released) for the chunks already in the ring. The blocks of the batches not taken go back
+// to the pool. Once is enough.
 void feed::stop()
 {
     if (!stream_)
@@ -356,6 +357,11 @@ void feed::stop()
     event_thread_.join();
     sp_stream_close(stream_, nullptr);
     stream_ = nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto &b : batches_) // never taken, and DONE: nobody reads them
+        if (b.out)
+            blocks_->give((uintptr_t)b.out);
+    batches_.clear();
 }
 
 } // namespace

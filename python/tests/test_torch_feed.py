@@ -253,3 +253,34 @@ def test_stopping_early_cancels_reads_no_more_and_gives_the_pipeline_back() -> N
     assert len(read) == n < 20
     np.testing.assert_array_equal(pipe.run(_images(16)), _want(_images(16)))
     del taken
+
+
+def test_many_epochs_stopped_anywhere() -> None:
+    """Start and stop at random points, arrays and iterables, with the stage and the consumer
+    at random speeds: every batch taken is right, every stop returns, and the pipeline is
+    given back each time (a race or a lost wake-up in the Feed hangs or fails here)."""
+    rng = np.random.default_rng(8)
+    images = _images(16 * 24, seed=9)
+    want = _want(images)
+    pipe = _pipeline()
+    blocks = Blocks(pipe.context)
+    for trial in range(40):
+        epoch = FeedEpoch(pipe, int(rng.integers(1, 5)), [], blocks)
+        if trial % 2:
+            epoch.feed_array(images, 16, drop_last=False)
+        else:
+            src = ((images[16 * i: 16 * (i + 1)], None) for i in range(24))
+            epoch.feed_batches(next(src), src, lambda i, rest: rest)
+        stop_at = int(rng.integers(0, 26))
+        delay = float(rng.choice([0.0, 0.0005]))
+        try:
+            while stop_at > 0 and (taken := epoch.take()) is not None:
+                k = taken.index
+                np.testing.assert_array_equal(_array(pipe, taken), want[16 * k: 16 * (k + 1)])
+                del taken
+                time.sleep(delay)
+                stop_at -= 1
+        finally:
+            epoch.stop()
+        np.testing.assert_array_equal(pipe.run(images[:16]), want[:16])
+    assert blocks.c.blocks <= 4 + READY_AHEAD + 2
