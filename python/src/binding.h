@@ -2,7 +2,9 @@
 //
 // The binding only converts: C handles to Python objects that own them, Python arrays to
 // pointers, sp_report to a dict, a status to the exception streampipe.errors maps it to. Every
-// check, default and message of its own is in the pure-Python layer (python/streampipe).
+// check, default and message of its own is in the pure-Python layer (python/streampipe). One
+// exception: feed.cpp, streampipe.torch.Loader's feed, runs a stream's submit and event loops on
+// threads of its own, because a Python thread doing them takes the GIL from the training loop.
 #ifndef STREAMPIPE_PY_BINDING_H
 #define STREAMPIPE_PY_BINDING_H
 
