@@ -30,7 +30,7 @@ struct span {               // records to submit, cut into batches of `batch` re
     const char *ptr = nullptr;
     size_t records = 0;
     size_t record_bytes = 0;
-    size_t batch = 0;
+    size_t batch = 0;       // 0: the span is one batch, however many records (0 included)
     bool drop_last = false; // a last batch shorter than `batch` is not submitted
 };
 
@@ -187,8 +187,7 @@ bool feed::push_span(uintptr_t ptr, size_t records, size_t record_bytes, size_t 
     cv_.wait(lock, [&] { return stopping_ || input_.size() + batches_.size() < ahead_; });
     if (stopping_ || input_ended_)
         return false;
-    input_.push_back({(const char *)ptr, records, record_bytes, batch ? batch : records,
-                      drop_last});
+    input_.push_back({(const char *)ptr, records, record_bytes, batch, drop_last});
     cv_.notify_all();
     return true;
 }
@@ -204,6 +203,12 @@ bool feed::next_input(const char **in, size_t *records)
 {
     while (!input_.empty()) {
         span &s = input_.front();
+        if (s.batch == 0) { // one batch
+            *in = s.ptr;
+            *records = s.records;
+            input_.pop_front();
+            return true;
+        }
         size_t n = s.records < s.batch ? s.records : s.batch;
         if (n == 0 || (s.drop_last && n < s.batch)) {
             input_.pop_front();

@@ -184,6 +184,25 @@ def test_an_iterable_pushed_in_order_with_its_rest_and_a_bounded_lead() -> None:
     np.testing.assert_array_equal(np.concatenate(got), _want(_images(16 * 40, seed=5)))
 
 
+def test_an_empty_batch_of_an_iterable_keeps_its_place() -> None:
+    images = _images(16 * 3, seed=10)
+    sizes = [16, 0, 16, 0, 16]
+    starts = [0, 16, 16, 32, 32]
+    src = ((images[a: a + n], (np.full(n, i),)) for i, (a, n) in enumerate(zip(starts, sizes)))
+    pipe = _pipeline()
+    epoch = FeedEpoch(pipe, 2, [], Blocks(pipe.context))
+    epoch.feed_batches(next(src), src, lambda i, rest: rest)
+    got = []
+    try:
+        while (taken := epoch.take()) is not None:
+            assert taken.rest is not None and list(taken.rest[0]) == [taken.index] * taken.records
+            got.append((taken.index, _array(pipe, taken).copy()))
+    finally:
+        epoch.stop()
+    assert [(i, len(a)) for i, a in got] == list(enumerate(sizes))
+    np.testing.assert_array_equal(np.concatenate([a for _, a in got]), _want(images))
+
+
 def test_a_bad_batch_of_an_iterable_raises_at_its_turn() -> None:
     def source() -> Iterator[tuple[np.ndarray, Optional[Any]]]:
         yield _images(16), None
