@@ -8,7 +8,9 @@ future and a pool lease, the DLPack export, the stream's event thread resolving 
 first ran on the training thread (0.5 ms a batch), then on a feeder thread of its own, which
 still held the interpreter's lock (GIL) for it, several times a batch, between the step's
 torch calls: the loop ran at 0.55-0.83x a hand-written prefetcher that does its work inline
-(bench/PERF.md, eleventh session). So the binding's Feed (python/src/feed.cpp) submits and
+(bench/PERF.md, eleventh session). On HOST (bench/loader_gil_probe.py, 2 cores) that feeder
+took 0.30-0.35 ms of CPU a batch and the event thread 0.07, against 0.10 ms a batch now, all
+of it on the training thread (the prefetcher's: 0.30-0.39 ms). So the binding's Feed (python/src/feed.cpp) submits and
 takes the events on two threads of its own that never take the GIL: an array source is cut
 into batches there (no Python per batch at all); an iterable's batches are pushed by a Python
 thread (``streampipe-loader``), one call each, which waits without the GIL. The training
@@ -17,9 +19,9 @@ output block (DLPack) and hands the block back when the wrapper is gone.
 
 The safety rule (python/README.md): a block is written again only after it was given back to
 the pool (:class:`Blocks`), once the tensor over it is gone and an event recorded on the
-stream that used it then has completed. The order of the batches,
-their errors (a failed batch raises where it would have been yielded, with its cause) and the
-source's exceptions are kept; leaving the loop early cancels what was submitted.
+stream that used it then has completed. The order of the batches, their errors (a failed
+batch raises where it would have been yielded, with its cause) and the source's exceptions
+are kept; leaving the loop early cancels what was submitted.
 """
 
 from __future__ import annotations
