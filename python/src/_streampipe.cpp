@@ -143,4 +143,5 @@ NB_MODULE(_streampipe, m)
     bind_exit(m);
     bind_device(m);
     bind_stats(m);
+    bind_feed(m);
 }

@@ -2,7 +2,9 @@
 //
 // The binding only converts: C handles to Python objects that own them, Python arrays to
 // pointers, sp_report to a dict, a status to the exception streampipe.errors maps it to. Every
-// check, default and message of its own is in the pure-Python layer (python/streampipe).
+// check, default and message of its own is in the pure-Python layer (python/streampipe). One
+// exception: feed.cpp, streampipe.torch.Loader's feed, runs a stream's submit and event loops on
+// threads of its own, because a Python thread doing them takes the GIL from the training loop.
 #ifndef STREAMPIPE_PY_BINDING_H
 #define STREAMPIPE_PY_BINDING_H
 
@@ -163,6 +165,7 @@ void bind_builtins(nb::module_ &m);
 void bind_exit(nb::module_ &m);
 void bind_device(nb::module_ &m); // device.cpp: device memory, DLPack, runs by address
 void bind_stats(nb::module_ &m); // stats.cpp
+void bind_feed(nb::module_ &m);  // feed.cpp: streampipe.torch.Loader's stream, fed off the GIL
 
 } // namespace sp_py
 

@@ -191,6 +191,40 @@ class Stream:
     @property
     def closed(self) -> bool: ...
 
+class Feed:
+    """streampipe.torch.Loader's stream (feed.cpp): batches cut from spans of records (or
+    pushed one at a time) are submitted, and their events taken, by two threads of its own
+    that never take the GIL; each batch's output goes to a block of `blocks`, written again
+    only once given back there. lanes: consumer streams (sp_stream_submit_to, batch i to lane
+    i % len), empty on HOST; ahead: batches submitted and not taken, at most."""
+
+    def __init__(self, pipeline: Pipeline, max_in_flight: int, lanes: list[int],
+                 ahead: int, blocks: FeedBlocks) -> None: ...
+    def push_span(self, ptr: int, records: int, record_bytes: int, batch: int,
+                  drop_last: bool) -> bool:
+        """Queues records cut into batches of `batch` (0: one batch); waits while `ahead`
+        batches are queued; False once stopping."""
+    def end_input(self) -> None: ...
+    def take(self) -> Optional[tuple[int, int, int, int, int, str, int]]:
+        """(index, block, records, status, cause, message, batches DONE so far) of the next
+        batch once ready (handed off on CUDA, DONE on HOST); None after the last."""
+    def stop(self) -> None:
+        """Cancels what is in flight and closes the stream (waits for the ring's chunks)."""
+
+class FeedBlocks:
+    """The output blocks of a Loader's feeds (sp_device_alloc on the context), kept across
+    epochs and freed with this object; one is handed to a batch again only after give()."""
+
+    def __init__(self, ctx: Context) -> None: ...
+    def give(self, block: int) -> None:
+        """The block may be written again."""
+    @property
+    def blocks(self) -> int:
+        """Blocks allocated so far."""
+    @property
+    def idle(self) -> int:
+        """Blocks given back and not handed out again."""
+
 class BuiltinStage:
     """An sp_stage of the library's own, with what its user pointer needs kept alive."""
 

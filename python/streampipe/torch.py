@@ -16,13 +16,14 @@ stream of the loader's own as the consumer (``sp_stream_submit_to``): the librar
 (through its pinned staging), runs the stages on the device, and makes that stream wait for the
 output on the device; when the batch is yielded, torch's current stream waits for it there
 (an event on that stream), with no host wait; the batches behind it are already being copied
-and preprocessed while the step runs. The submits and the outputs' hand-over run on a thread
-of the loader's own (streampipe._torch_feed says why), so the training thread's host time
-goes to the training; an array source's labels are on the device for the whole epoch. The tensor is ``torch.from_dlpack`` of the output's
-:class:`streampipe.DeviceBuffer`, no copy; its memory goes back to the pipeline's pool once
-the tensor (and everything made from it by view) is gone, after an event on the stream it
-was used on (python/README.md states the rule). Use it on the current stream of the
-iteration that yielded it, as torch's own allocator expects.
+and preprocessed while the step runs. The submits and the stream's events are taken by
+threads of the binding's that never take the interpreter's lock (streampipe._torch_feed says
+why), an array source is cut into batches there, so the training thread's host time goes to
+the training; an array source's labels are on the device for the whole epoch. The tensor is
+``torch.from_dlpack`` of the output's block, no copy; the block is written again only once
+the tensor (and everything made from it by view) is gone and an event recorded then on the
+stream it was used on has completed (python/README.md states the rule). Use it on the
+current stream of the iteration that yielded it, as torch's own allocator expects.
 
 On a machine without CUDA (or ``backend="host"``) the same loader runs the stages on the HOST
 backend and yields CPU tensors over the output buffers, so code and tests run anywhere.
@@ -34,12 +35,14 @@ This module imports torch only when a Loader is made: without torch it imports, 
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ._torch_feed import READY_AHEAD, Feeder
-from .device import stream_handle
+from . import _streampipe as _c
+from ._dtypes import dlpack_code
+from ._torch_feed import READY_AHEAD, Blocks, FeedEpoch
+from .device import KDL_CPU, KDL_CUDA, stream_handle
 from .errors import InvalidArgument, Unsupported
 
 __all__ = ["Loader", "local_rank"]
@@ -201,6 +204,7 @@ class Loader:
             self.context = self._open_context(sp, backend, device)
         self._options = dict(chunk_records=chunk_records, depth=depth)
         self._lanes: Optional[list[Any]] = None  # _hand_off_lanes
+        self._blocks: Optional[Blocks] = None  # the outputs' blocks, kept across epochs
         if self.context.backend == "cuda":
             if not torch.cuda.is_available():
                 raise Unsupported("the pipeline runs on CUDA, but this torch has no CUDA")
@@ -332,22 +336,35 @@ class Loader:
         return tuple(out)
 
     def _hand_off_lanes(self) -> list[Any]:
-        """CUDA streams of the loader's own, one per batch that can be in flight, waiting in
-        the feeder's hand-over queue or being consumed, that the library's hand-off makes wait
-        for each batch.
+        """CUDA streams of the loader's own, one per batch that can be ahead of the consumer
+        (in flight, or handed off and waiting to be taken) and one more, that the library's
+        hand-off makes wait for each batch.
 
         Why not torch's current stream itself: the library makes its consumer stream wait as
         soon as a batch is enqueued, max_in_flight batches ahead of the step, and every kernel
         queued on that stream after such a wait would then wait for that later batch too,
         turning the loader's lead into the step's latency. A lane holds the wait for its
-        batch alone (a lane is used again only for a batch submitted after its last one was
-        taken), and the current stream waits for it (an event recorded on the lane after the
-        batch's hand-off) only when the batch is yielded."""
+        batch alone (the Feed submits a batch on a lane only after the lane's last batch was
+        taken), and the current stream waits for it (``wait_stream``) only when the batch is
+        yielded."""
         if self._lanes is None:
             torch = self._torch
             self._lanes = [torch.cuda.Stream(device=self.device)
-                           for _ in range(self.max_in_flight + READY_AHEAD + 2)]
+                           for _ in range(self.max_in_flight + READY_AHEAD + 1)]
         return self._lanes
+
+    def _whole_array(self, pipeline: Any) -> Optional[np.ndarray]:
+        """An array source's records for the stages as one C-contiguous array of the
+        pipeline's input, which the Feed cuts into batches with no Python per batch; None
+        when it is not one (its batches then go one by one, each checked and copied)."""
+        if not self._array_source:
+            return None
+        arrays = self.source if isinstance(self.source, tuple) else (self.source,)
+        x = _host(arrays[0], self._torch, "the source")
+        if x.dtype != pipeline.in_dtype or tuple(x.shape[1:]) != pipeline.in_shape \
+                or not x.flags.c_contiguous:
+            return None
+        return x
 
     def __iter__(self) -> Iterator[Any]:
         torch = self._torch
@@ -358,48 +375,69 @@ class Loader:
         pipeline = self._pipeline_for(first[0])
         cuda = self.context.backend == "cuda"
         lanes = self._hand_off_lanes() if cuda else []
-        submitted = 0
-
-        def submit(batch: tuple[np.ndarray, Optional[tuple[Any, ...]]]) -> Any:
-            nonlocal submitted
-            x, rest = batch
-            lane = lanes[submitted % len(lanes)] if cuda else None
-            submitted += 1
-            future = stream.submit(x, out="device", consumer_stream=lane)
-            return future, lane, None if rest is None else self._rest(rest, lane)
-
-        def take_output(item: Any) -> Any:  # on the feeder's thread
-            future, lane, rest = item
-            if not cuda:
-                return torch.from_dlpack(future.result()), None, None, rest
-            buf = future.handed_off.result()  # its lane waits for it on the device
-            with torch.cuda.stream(lane):  # exported ready on the lane: no host wait
-                tensor = torch.from_dlpack(buf)
-            ready = torch.cuda.Event()  # after the lane's wait for the batch and its labels
-            ready.record(lane)
-            return tensor, buf, ready, rest
-
-        stream = pipeline.stream(max_in_flight=self.max_in_flight)
-        feeder = Feeder(first, batches, self.max_in_flight, submit, take_output,
-                        lambda item: item[0].cancel())
+        if self._blocks is None:
+            self._blocks = Blocks(self.context, _record_event(torch) if cuda else None)
+        epoch = FeedEpoch(pipeline, self.max_in_flight, [stream_handle(s) for s in lanes],
+                          self._blocks)
+        labels = None
         try:
-            while (item := feeder.take()) is not None:
-                yield self._yielded(*item)
+            whole = self._whole_array(pipeline)
+            if whole is not None:
+                labels = self._array_rest()
+                epoch.feed_array(whole, self.batch_size or 1, self.drop_last)
+                batches.close()
+            else:
+                epoch.feed_batches(first, batches, lambda i, rest: self._rest(
+                    rest, lanes[i % len(lanes)] if cuda else None))
+            shape = pipeline.out_shape
+            while (taken := epoch.take()) is not None:
+                lane = lanes[taken.index % len(lanes)] if cuda else None
+                rest = taken.rest
+                if labels is not None:
+                    start = taken.index * (self.batch_size or 1)
+                    rest = labels(start, start + taken.records, lane)
+                yield self._yielded(taken, shape, pipeline.out_dtype, lane, rest)
         finally:
-            feeder.stop()
-            stream.close()
+            epoch.stop()
 
-    def _yielded(self, tensor: Any, buf: Any, ready: Any,
+    def _array_rest(self) -> Callable[[int, int, Any], Optional[tuple[Any, ...]]]:
+        """An array source's rest (labels) for records [start, stop) of a batch on `lane`:
+        views of the arrays on the device (_rest_on_device), or slices moved there on the
+        lane (_rest); None when the source is one array."""
+        if not isinstance(self.source, tuple) or len(self.source) < 2:
+            return lambda start, stop, lane: None
+        rest = self.source[1:]
+        whole = self._rest_on_device(rest)
+        if whole is not None:
+            return lambda start, stop, lane: tuple(t[start:stop] for t in whole)
+        return lambda start, stop, lane: self._rest(tuple(a[start:stop] for a in rest), lane)
+
+    def _yielded(self, taken: Any, shape: tuple[int, ...], dtype: np.dtype, lane: Any,
                  rest: Optional[tuple[Any, ...]]) -> Any:
-        """A batch as the loop gets it: on CUDA, torch's current stream made to wait for the
-        batch's `ready` event (recorded on its lane) now, not at the hand-off (see
-        _hand_off_lanes), and told to the buffer's pool."""
-        if ready is not None:
-            torch = self._torch
+        """A batch as the loop gets it: a tensor over its output block (DLPack, no copy), on
+        CUDA with torch's current stream made to wait for the batch's lane now, not at the
+        hand-off (see _hand_off_lanes); the stream is noted in the block's Lease, whose
+        release gives the block back after an event there."""
+        torch = self._torch
+        code, bits = dlpack_code(dtype)
+        where = (KDL_CPU, 0) if lane is None else (KDL_CUDA, self.device.index)
+        view = _c.dlpack_view(taken.ptr, [taken.records, *shape], code, bits, *where,
+                              taken.lease)
+        tensor = torch.from_dlpack(view.__dlpack__())  # a capsule: torch syncs no stream
+        if lane is not None:
             current = torch.cuda.current_stream(self.device)
-            current.wait_event(ready)
-            buf._also_ready_on(stream_handle(current))
+            taken.lease.stream = current
+            current.wait_stream(lane)  # after the lane's wait for the batch (and its labels)
             for t in rest or ():  # made on the lane, used on the current stream
                 if t.device.type == "cuda":
                     t.record_stream(current)
         return tensor if rest is None else (tensor, *rest)
+
+
+def _record_event(torch: Any) -> Callable[[Any], Any]:
+    def record(stream: Any) -> Any:
+        event = torch.cuda.Event()
+        event.record(stream)
+        return event
+
+    return record

@@ -61,3 +61,24 @@ def test_torch_loader_bench_smoke(tmp_path: Path) -> None:
         f"{ours}/{base}" for ours in ("streampipe", "streampipe-builtin")
         for base in ("dataloader", "prefetcher")}
     assert (tmp_path / "images.u8").stat().st_size == 600 * 48  # the file source was used
+
+
+def test_loader_gil_probe_smoke() -> None:
+    """bench/loader_gil_probe.py, small: each feed's row with the threads' CPU per batch; the
+    Loader's (array source) shows no Python thread of its own."""
+    probe = BENCH.with_name("loader_gil_probe.py")
+    if not probe.exists():
+        pytest.skip(f"no {probe}")
+    import_or_skip("torch")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, str(probe), "--samples", "8192", "--repeat", "2",
+                           "--step-ms", "0.2"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    rows = {r["feed"]: r for r in (json.loads(line) for line in done.stdout.splitlines()
+                                   if line.startswith("{"))}
+    assert set(rows) == {"resident", "prefetcher", "streampipe-builtin"}
+    assert all(r["batches"] == 8 and r["ms_per_batch"] > 0 for r in rows.values())
+    assert rows["streampipe-builtin"]["cpu_ms_per_batch"].get("MainThread", 0) > 0
+    assert not {"streampipe-loader", "streampipe-events"} & set(
+        rows["streampipe-builtin"]["cpu_ms_per_batch"])

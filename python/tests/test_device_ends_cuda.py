@@ -269,3 +269,25 @@ def test_loader_early_stop_then_a_whole_epoch(torch: Any) -> None:
     pipe.run(images[:64])  # the stream is closed: the pipeline runs again
     whole = torch.cat([x * 1 for x in loader])
     np.testing.assert_array_equal(whole.cpu().numpy(), images * np.float32(1 / 255))
+
+
+def test_loader_block_reused_only_after_the_step_that_read_it(torch: Any) -> None:
+    """Each batch is read late on the current stream (a spin queued before its checksum) and
+    let go at once: its block must not be written by a later batch before that read ran. A
+    block given back at release, without the event on the current stream, shows a later
+    batch's checksum. Then with every batch held: each in a block of its own."""
+    from streampipe.torch import Loader
+
+    images = _images(128 * 24, seed=7)
+    want = [float((images[128 * k: 128 * (k + 1)] * np.float32(1 / 255)).astype(np.float64)
+                  .sum()) for k in range(24)]
+    loader = Loader(images, _normalize(torch), batch_size=128, device=0, max_in_flight=2)
+    sums = []
+    for x in loader:
+        torch.cuda._sleep(SPIN // 4)  # the step: the read comes late on the device
+        sums.append(x.double().sum())
+        del x  # released now, its read still queued
+    assert [round(float(s), 3) for s in sums] == [round(w, 3) for w in want]
+    held = list(loader)
+    torch.cuda.synchronize()
+    assert [round(float(x.double().sum()), 3) for x in held] == [round(w, 3) for w in want]
