@@ -72,6 +72,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     ap.add_argument("--repeat", type=int, default=5, help="timed epochs per feed")
     ap.add_argument("--workers", type=int, default=4, help="the DataLoader's num_workers")
     ap.add_argument("--max-in-flight", type=int, default=4, help="the Loader's")
+    ap.add_argument("--staging-threads", type=int, default=0,
+                    help="the Loader's host staging threads (0: its default)")
     ap.add_argument("--data", type=Path, help="a file of samples x pixels uint8 (made when "
                     "missing), read through numpy.memmap; default: an array in memory")
     ap.add_argument("--backend", default="auto", choices=["auto", "host", "cuda"])
@@ -201,7 +203,7 @@ def streampipe_feed(torch: Any, args: argparse.Namespace, data: np.ndarray,
     backend = "cuda" if device.type == "cuda" else "host"
     loader = Loader((data, labels), stage, batch_size=args.batch_size,
                     device=device if backend == "cuda" else None, backend=backend,
-                    max_in_flight=args.max_in_flight)
+                    max_in_flight=args.max_in_flight, staging_threads=args.staging_threads)
     return lambda: iter(loader)
 
 

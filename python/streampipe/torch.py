@@ -135,7 +135,7 @@ class Loader:
     SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, modulo the GPUs visible; 0 without one).
     ``backend``: "auto" (CUDA when streampipe and torch both have it, else HOST), "cuda" or
     "host". ``max_in_flight``: batches queued ahead of the consumer. ``chunk_records``,
-    ``depth``: the pipeline's, when the loader makes it.
+    ``depth``, ``staging_threads``: the pipeline's, when the loader makes it.
 
     ``len(loader)`` is the number of batches when the source says (``len(source)``, or the
     array's length over ``batch_size``). Iterating again starts another epoch;
@@ -157,6 +157,7 @@ class Loader:
         max_in_flight: int = 4,
         chunk_records: int = 0,
         depth: int = 0,
+        staging_threads: int = 0,
     ) -> None:
         torch = _require_torch()
         import streampipe as sp
@@ -202,7 +203,8 @@ class Loader:
             self._pipeline = None
             self._stages = [stages] if isinstance(stages, sp.Stage) else list(stages)
             self.context = self._open_context(sp, backend, device)
-        self._options = dict(chunk_records=chunk_records, depth=depth)
+        self._options = dict(chunk_records=chunk_records, depth=depth,
+                             staging_threads=staging_threads)
         self._lanes: Optional[list[Any]] = None  # _hand_off_lanes
         self._blocks: Optional[Blocks] = None  # the outputs' blocks, kept across epochs
         if self.context.backend == "cuda":
