@@ -273,14 +273,32 @@ int sp_ring_decode_plan(sp_batch *b, size_t i, size_t records)
     return 1;
 }
 
-/* A staging job's piece: units [offset, offset + len) of the slot's chunk fetched. */
+/* The first of the slot's units whose compressed bytes start at or after byte `at` of its
+ * buffer (their src_at grow with the unit). */
+static size_t unit_at(const decode_slot *ds, size_t at)
+{
+    size_t lo = 0, hi = ds->n_units;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ds->units[mid].src_at < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A staging job's piece: bytes [offset, offset + len) of the slot's compressed buffer, that
+ * is the units that start there, fetched whole (a unit is read by the one piece it starts
+ * in). The job is counted in bytes, not units, so that the pool shares a chunk's reads out
+ * over all its threads (a count of units would be one piece: one thread read every block). */
 static sp_status fetch_piece(void *arg, size_t offset, size_t len)
 {
     slot_arg *a = arg;
     sp_ring_decode *d = a->d;
     decode_slot *ds = &d->slots[a->slot];
     char *data = slot_pinned(d, a->slot) + d->data_at;
-    for (size_t u = offset; u < offset + len; u++) {
+    for (size_t u = unit_at(ds, offset), end = unit_at(ds, offset + len); u < end; u++) {
         char why[384];
         const sp_ring_unit *x = &ds->units[u];
         if (d->bs->fetch(d->bs, x, data + x->src_at, why, sizeof why) != SP_OK)
@@ -297,7 +315,7 @@ sp_copy sp_ring_decode_fetch(sp_batch *b, size_t i)
     sp_ring_decode *d = b->decode;
     size_t s = i % b->p->depth;
     d->args[s] = (slot_arg){d, s, i};
-    return (sp_copy){.bytes = d->slots[s].n_units, .fn = fetch_piece, .arg = &d->args[s],
+    return (sp_copy){.bytes = d->slots[s].src_total, .fn = fetch_piece, .arg = &d->args[s],
                      .unit = 1};
 }
 
