@@ -32,6 +32,10 @@ struct sp_ring_decode {
     size_t max_units, data_at, slot_bytes, temp_bytes;
     char *pinned, *device, *temp, *results;
     sp_bevent *start[SP_MAX_DEPTH], *end[SP_MAX_DEPTH];
+    /* recorded after each chunk's decompression on its queue: the slot's units stay its own
+     * until then (HOST's launch and CUDA's done callback read them), also where the ring
+     * frees a slot for the next chunk's staging once its h2d is done (an output to memory) */
+    sp_bevent *decoded[SP_MAX_DEPTH];
     decode_slot slots[SP_MAX_DEPTH];
     slot_arg args[SP_MAX_DEPTH];
     sp_ring_figures fig;
@@ -128,6 +132,8 @@ static sp_status allocate(sp_ring_decode *d)
         if (st == SP_OK)
             st = ops->event_create(impl, SP_EVENT_TIMING, &d->end[s]);
     }
+    for (size_t s = 0; st == SP_OK && s < p->depth; s++)
+        st = ops->event_create(impl, SP_EVENT_SYNC, &d->decoded[s]);
     return st;
 }
 
@@ -141,6 +147,8 @@ static void release(sp_ring_decode *d)
             ops->event_destroy(impl, d->start[s]);
         if (d->end[s])
             ops->event_destroy(impl, d->end[s]);
+        if (d->decoded[s])
+            ops->event_destroy(impl, d->decoded[s]);
         free(d->slots[s].units);
     }
     ops->pinned_free(impl, d->pinned);
@@ -258,6 +266,13 @@ int sp_ring_decode_plan(sp_batch *b, size_t i, size_t records)
     size_t s = i % b->p->depth, rec = b->p->record_bytes[0];
     decode_slot *ds = &d->slots[s];
     size_t first = b->record_base + sp_chunk_first(b, i);
+    sp_status st = d->decoded[s] ? b->p->ctx->ops->event_sync(b->p->ctx->impl, d->decoded[s])
+                                 : SP_OK; /* the slot's last chunk is done with its units */
+    if (st != SP_OK) {
+        (void)sp_batch_fail(b, st, "chunk %zu: waiting for the decompression of chunk %zu", i,
+                            i - b->p->depth);
+        return 0;
+    }
     ds->in_ring = d->active &&
                   d->bs->units(d->bs, first, records, ds->units, d->max_units, &ds->n_units,
                                &ds->src_total);
@@ -449,6 +464,8 @@ sp_status sp_ring_decode_enqueue(sp_batch *b, size_t i, sp_bqueue *q)
     }
     if (st == SP_OK && timed && (st = ops->event_record(p->ctx->impl, d->end[s], q)) == SP_OK)
         d->slots[s].timed = 1;
+    if (st == SP_OK)
+        st = ops->event_record(p->ctx->impl, d->decoded[s], q);
     return st == SP_OK ? SP_OK
                        : sp_batch_fail(b, st, "chunk %zu: enqueueing its decompression", i);
 }
