@@ -220,9 +220,10 @@ void sp_ring_decode_end(sp_batch *b)
         snprintf(note, sizeof note, "decompressed in the ring (%s), %llu chunks on the "
                  "staging threads (they cut a block)", d->backend_op ? ops->name : "host",
                  (unsigned long long)d->fig.staging_chunks);
-    else
-        snprintf(note, sizeof note, "decompressed in the ring (%s)%s",
+    else /* the blocks a batch: what a GPU decompressor has to fill the device with */
+        snprintf(note, sizeof note, "decompressed in the ring (%s, %llu blocks per chunk)%s",
                  d->backend_op ? "the device's nvCOMP" : "liblz4/libzstd on stage 1's queue",
+                 (unsigned long long)(d->fig.chunks ? d->fig.blocks / d->fig.chunks : 0),
                  d->bs->format == SP_INPUT_FORMAT_LZ4 ? "; content checksums not checked"
                                                      : "");
     d->bs->ran(d->bs, &d->fig, note);
