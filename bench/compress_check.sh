@@ -93,6 +93,12 @@ for fmt in lz4 zstd; do
     verdict "$fmt in the ring: effective / H2D ceiling" "${times}x" ">= 1.5x" "${v:-FAIL}"
     [[ $v == FAIL || -z $v ]] && FAILED=1
 done
+# the CLI's probe of the same copy, a second opinion on the ceiling (its best chunk size)
+PROBE=$("$CLI" probe --backend "$BACKEND" --quick --json 2>>"$LOG" | "$PY" -c '
+import json, sys
+print(max(r["gbps"] for r in json.load(sys.stdin)["chunk_h2d_gbps"]))' 2>>"$LOG")
+verdict "H2D ceiling: in-process / streampipe probe" \
+    "$(rate_field h2d-ceiling gbps) / ${PROBE:-?}" "GB/s" info
 if grep -q '"bad_outputs": [1-9]' "$OUT/compress_rate.jsonl"; then v=FAIL; else v=PASS; fi
 verdict "rate runs' outputs (every element)" "" "all equal" "$v"
 [[ $v == FAIL ]] && FAILED=1
