@@ -61,11 +61,15 @@ F32 = np.float32
 ITERS = 1  # sinmix:iters=1, the stage chain of compress_check.sh
 TARGET = 1.5  # effective input rate over the pinned H2D ceiling (issue 26)
 ROWS: list[dict[str, Any]] = []
+JSON_FILE: list[Any] = []  # --json's file, written as the rows come (a call cut short keeps them)
 
 
 def emit(row: dict[str, Any]) -> None:
     ROWS.append(row)
     print(json.dumps(row), flush=True)
+    for f in JSON_FILE:
+        f.write(json.dumps(row) + "\n")
+        f.flush()
 
 
 # ---- the data -----------------------------------------------------------------------------------
@@ -256,6 +260,8 @@ def main() -> int:
         if shutil.which(tool) is None:
             print(f"compress_rate: no `{tool}` command", file=sys.stderr)
             return 2
+    if a.json:
+        JSON_FILE.append(open(a.json, "w"))  # noqa: SIM115 - open for the whole run
     import streampipe as sp
 
     if not hasattr(sp.Compression, "ring_busy_s"):
@@ -316,9 +322,6 @@ def main() -> int:
         failed |= a.backend == "cuda" and not ok
     print(f"outputs: {'all right' if not any(r.get('bad_outputs') for r in ROWS) else 'WRONG'}"
           f" ({checker.how}); reference: {wrong} sampled elements off numpy")
-    if a.json:
-        with open(a.json, "w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in ROWS)
     return 1 if failed else 0
 
 
