@@ -22,6 +22,11 @@
 #    to $E2E_DIR: /dev/shm when it has room (tmpfs: the commit's fsync costs nothing there),
 #    else $COMPRESS_DIR, where the output's fsync to the disk bounds every run alike (the
 #    log says which). The staging-thread decode once per format, for reference.
+# PARTS (default "rate e2e") picks the parts: one part a call where a call has a time limit
+# (the data is kept in $COMPRESS_DIR between calls). The raw file's run is the end-to-end
+# floor: what streaming and writing the output cost with nothing to decompress. (Discarding
+# the output with --output /dev/null is no variant: a device is written in record order, and
+# the ring needs a positional output.)
 # Writes $OUT/compress_check.log, compress_check.jsonl (each CLI run's --json) and
 # compress_rate.jsonl. Exit 1 when a check failed (on HOST only wrong outputs and failed runs
 # fail: the rates mean nothing there); 2 when it could not run. Reads only; changes no clocks.
@@ -69,8 +74,15 @@ if [[ $BACKEND == cuda ]]; then
 fi
 
 # ---- 1. the ring's rate, output on the device ---------------------------------------------------
-"$PY" bench/compress_rate.py --backend "$BACKEND" --gib "$GIB" --dir "$DIR" \
-    --zstd-frame "$ZSTD_FRAME" "${RATE_ARGS[@]}" --json "$OUT/compress_rate.jsonl" 2>&1 | tee -a "$LOG"
+PARTS=${PARTS:-rate e2e}
+wants() { [[ " $PARTS " == *" $1 "* ]]; }
+if wants rate; then
+    "$PY" bench/compress_rate.py --backend "$BACKEND" --gib "$GIB" --dir "$DIR" \
+        --zstd-frame "$ZSTD_FRAME" "${RATE_ARGS[@]}" --json "$OUT/compress_rate.jsonl" 2>&1 | tee -a "$LOG"
+else # the data alone
+    "$PY" bench/compress_rate.py --make-only --backend "$BACKEND" --gib "$GIB" --dir "$DIR" \
+        --zstd-frame "$ZSTD_FRAME" --json "$OUT/compress_rate.jsonl" 2>&1 | tee -a "$LOG"
+fi
 RATE_RC=${PIPESTATUS[0]}
 ((RATE_RC == 2)) && { say "compress_rate.py could not run"; exit 2; }
 # rate_field ROW KEY: a field of compress_rate.jsonl's row named ROW
@@ -88,29 +100,28 @@ LZ4_RATIO=$(ratio "$LZ4")
 if awk -v r="$LZ4_RATIO" 'BEGIN { exit !(r >= 2.0) }'; then v=PASS; else v=FAIL; FAILED=1; fi
 verdict "LZ4 ratio (lz4 -B4)" "$LZ4_RATIO" ">= 2" "$v"
 verdict "Zstandard ratio ($ZSTD_FRAME-byte frames)" "$(ratio "$ZST")" "" info
-for fmt in lz4 zstd; do
-    times=$(rate_field "$fmt-target" times); v=$(rate_field "$fmt-target" verdict)
-    verdict "$fmt in the ring: effective / H2D ceiling" "${times}x" ">= 1.5x" "${v:-FAIL}"
-    [[ $v == FAIL || -z $v ]] && FAILED=1
-done
-# the CLI's probe of the same copy, a second opinion on the ceiling (its best chunk size)
-PROBE=$("$CLI" probe --backend "$BACKEND" --quick --json 2>>"$LOG" | "$PY" -c '
+
+# The rate part's rows of the table.
+rate_verdicts() {
+    local fmt times v probe
+    for fmt in lz4 zstd; do
+        times=$(rate_field "$fmt-target" times); v=$(rate_field "$fmt-target" verdict)
+        verdict "$fmt in the ring: effective / H2D ceiling" "${times}x" ">= 1.5x" "${v:-FAIL}"
+        [[ $v == FAIL || -z $v ]] && FAILED=1
+    done
+    # the CLI's probe of the same copy, a second opinion on the ceiling (its best chunk size)
+    probe=$("$CLI" probe --backend "$BACKEND" --quick --json 2>>"$LOG" | "$PY" -c '
 import json, sys
 print("%.2f" % max(r["gbps"] for r in json.load(sys.stdin)["chunk_h2d_gbps"]))' 2>>"$LOG")
-verdict "H2D ceiling: in-process / streampipe probe" \
-    "$(rate_field h2d-ceiling gbps) / ${PROBE:-?}" "GB/s" info
-if grep -q '"bad_outputs": [1-9]\|"error": ' "$OUT/compress_rate.jsonl"; then v=FAIL; else v=PASS; fi
-verdict "rate runs: each ran, every output element" "" "all equal" "$v"
-[[ $v == FAIL ]] && FAILED=1
+    verdict "H2D ceiling: in-process / streampipe probe" \
+        "$(rate_field h2d-ceiling gbps) / ${probe:-?}" "GB/s" info
+    if grep -q '"bad_outputs": [1-9]\|"error": ' "$OUT/compress_rate.jsonl"; then v=FAIL; else v=PASS; fi
+    verdict "rate runs: each ran, every output element" "" "all equal" "$v"
+    [[ $v == FAIL ]] && FAILED=1
+}
+wants rate && rate_verdicts
 
 # ---- 2. end to end, file to file ----------------------------------------------------------------
-need=$((BYTES * 3 + (1 << 30)))
-free_shm=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1 || echo 0)
-if [[ -z ${E2E_DIR:-} ]]; then
-    if ((${free_shm:-0} > need)); then E2E_DIR=/dev/shm/sp-compress-$$; else E2E_DIR=$DIR/e2e; fi
-fi
-mkdir -p "$E2E_DIR"
-say "end to end: outputs in $E2E_DIR ($(df -T "$E2E_DIR" | awk 'NR == 2 { print $2 }')), $E2E_REPEAT runs each, chunks of $E2E_CHUNK records"
 # one NAME INPUT OUTPUT [ARGS...]: a `streampipe run`, its --json kept; prints its wall s
 one() {
     local name=$1 in=$2 out=$3 t0 t1
@@ -147,26 +158,23 @@ pipe() {
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-# same NAME: the output equals the raw run's (then removed)
+# same NAME OUTPUT: the output equals the raw run's (then removed)
 same() {
-    cmp -s "$E2E_DIR/ref.f32" "$E2E_DIR/out.f32" || { say "FAIL: $1's output differs from the raw run's"; CMP_FAILED=1; }
-    rm -f "$E2E_DIR/out.f32"
+    cmp -s "$E2E_DIR/ref.f32" "$2" || { say "FAIL: $1's output differs from the raw run's"; CMP_FAILED=1; }
+    rm -f "$2"
 }
-rm -f "$E2E_DIR/failed"
-CMP_FAILED=0
-RAW_S=$(one raw "$RAW" "$E2E_DIR/ref.f32")
-say "raw run: ${RAW_S}s"
-for fmt in lz4 zstd; do
-    in=$LZ4; [[ $fmt == zstd ]] && in=$ZST
-    ring=(); cpus=(); pipes=()
+# paths FMT OUTPUT: E2E_REPEAT runs of the ring and both CPU paths into OUTPUT, their medians
+# and ratios
+paths() {
+    local fmt=$1 dst=$2 in=$LZ4 k R C P x v path ring=() cpus=() pipes=()
+    [[ $fmt == zstd ]] && in=$ZST
     for ((k = 0; k < E2E_REPEAT; k++)); do
-        ring+=("$(one "ring-$fmt" "$in" "$E2E_DIR/out.f32" --decompress ring)"); same "ring-$fmt"
-        cpus+=("$(cpu $fmt "$E2E_DIR/out.f32")"); same "cpu-$fmt"
-        pipes+=("$(pipe $fmt "$E2E_DIR/out.f32")"); same "pipe-$fmt"
+        ring+=("$(one "ring-$fmt" "$in" "$dst" --decompress ring)"); same "ring-$fmt" "$dst"
+        cpus+=("$(cpu "$fmt" "$dst")"); same "cpu-$fmt" "$dst"
+        pipes+=("$(pipe "$fmt" "$dst")"); same "pipe-$fmt" "$dst"
     done
-    STAGING_S=$(one "staging-$fmt" "$in" "$E2E_DIR/out.f32" --decompress staging); same "staging-$fmt"
     R=$(median "${ring[@]}"); C=$(median "${cpus[@]}"); P=$(median "${pipes[@]}")
-    say "$fmt: ring ${R}s (${ring[*]}); CPU path ${C}s (${cpus[*]}); pipe ${P}s (${pipes[*]}); staging threads ${STAGING_S}s"
+    say "$fmt: ring ${R}s (${ring[*]}); CPU path ${C}s (${cpus[*]}); pipe ${P}s (${pipes[*]})"
     for path in "CPU path:$C" "pipe:$P"; do
         x=$(awk -v c="${path#*:}" -v r="$R" 'BEGIN { printf "%.2f", (r > 0 ? c / r : 0) }')
         if [[ $BACKEND != cuda ]]; then v=n/a
@@ -174,12 +182,34 @@ for fmt in lz4 zstd; do
         else v=FAIL; FAILED=1; fi
         verdict "$fmt end to end vs the ${path%%:*}" "${x}x" ">= 5x" "$v"
     done
-done
-[[ -f $E2E_DIR/failed ]] && CMP_FAILED=1
-if ((CMP_FAILED)); then v=FAIL; FAILED=1; else v=PASS; fi
-verdict "end-to-end outputs (cmp with the raw run's)" "" "all equal" "$v"
-rm -rf "$E2E_DIR/ref.f32" "$E2E_DIR/run.json"
-[[ $E2E_DIR == /dev/shm/sp-compress-* ]] && rm -rf "$E2E_DIR"
+}
+e2e() {
+    local need free_shm fmt in v raw_s
+    need=$((BYTES * 3 + (1 << 30)))
+    free_shm=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1 || echo 0)
+    if [[ -z ${E2E_DIR:-} ]]; then
+        if ((${free_shm:-0} > need)); then E2E_DIR=/dev/shm/sp-compress-$$; else E2E_DIR=$DIR/e2e; fi
+    fi
+    mkdir -p "$E2E_DIR"
+    rm -f "$E2E_DIR/failed"
+    say "end to end: outputs in $E2E_DIR ($(df -T "$E2E_DIR" | awk 'NR == 2 { print $2 }')), $E2E_REPEAT runs each, chunks of $E2E_CHUNK records"
+    CMP_FAILED=0
+    raw_s=$(one raw "$RAW" "$E2E_DIR/ref.f32")
+    say "raw run: ${raw_s}s"
+    verdict "raw file's run (the end-to-end floor)" "${raw_s}s" "" info
+    for fmt in lz4 zstd; do
+        paths "$fmt" "$E2E_DIR/out.f32"
+        in=$LZ4; [[ $fmt == zstd ]] && in=$ZST
+        say "$fmt: staging threads $(one "staging-$fmt" "$in" "$E2E_DIR/out.f32" --decompress staging)s"
+        same "staging-$fmt" "$E2E_DIR/out.f32"
+    done
+    [[ -f $E2E_DIR/failed ]] && CMP_FAILED=1
+    if ((CMP_FAILED)); then v=FAIL; FAILED=1; else v=PASS; fi
+    verdict "end-to-end runs ran, outputs cmp'd to the raw run's" "" "all equal" "$v"
+    rm -rf "$E2E_DIR/ref.f32" "$E2E_DIR/run.json"
+    [[ $E2E_DIR == /dev/shm/sp-compress-* ]] && rm -rf "$E2E_DIR"
+}
+wants e2e && e2e
 
 say ""
 say "$(printf '%-44s %-16s %-10s %s' check value target verdict)"

@@ -250,6 +250,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="32 MiB, 1 and 4 MiB chunks, 2 repeats")
     ap.add_argument("--json", help="write the rows here too, one JSON object a line")
+    ap.add_argument("--make-only", action="store_true",
+                    help="make the data (its row says where), measure nothing")
     a = ap.parse_args()
     if a.quick:
         a.gib, a.chunk_mib, a.repeat = 1 / 32, "1,4", 2
@@ -274,6 +276,8 @@ def main() -> int:
           **{k: str(v) for k, v in files.items()},
           **{f"{k}_bytes": v.stat().st_size for k, v in files.items()},
           "zstd_frame": a.zstd_frame, "what": "float32 random walk quantized to 1/8"})
+    if a.make_only:
+        return 0
     ctx = sp.Context(a.backend)
     if a.backend == "cuda":
         ok, why = sp.load_nvcomp(os.environ.get("SP_NVCOMP_LIBRARY") or None)
