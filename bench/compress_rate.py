@@ -226,6 +226,9 @@ def measure(ctx: Any, sp: Any, name: str, path: Path, decompress: str, chunk_mib
 def table(ceiling: float) -> None:
     print(f"\npinned H2D ceiling {ceiling:.2f} GB/s; target effective >= {TARGET}x = "
           f"{TARGET * ceiling:.2f} GB/s")
+    print("busy s: the decompression's spans summed over the chunks, dec GB/s its bytes over "
+          "that (with 2 streams two spans can overlap: a rate per stream); eff GB/s: the "
+          "uncompressed bytes over the median makespan")
     print(f"{'row':<14} {'chunk':>6} {'str':>3} {'ratio':>6} {'blk/chunk':>9} {'busy s':>8} "
           f"{'dec GB/s':>8} {'eff GB/s':>8} {'x ceil':>6}  bottleneck / decompression")
     for r in ROWS:
@@ -241,20 +244,22 @@ def table(ceiling: float) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend", default="cuda", choices=["cuda", "host"])
-    ap.add_argument("--gib", type=float, default=8.0)
+    ap.add_argument("--gib", type=float, help="GiB of records (default 8; --quick 1/32)")
     ap.add_argument("--dir", default="/tmp/sp-compress")
     ap.add_argument("--zstd-frame", type=int, default=64 << 10, help="bytes per zstd frame")
-    ap.add_argument("--chunk-mib", default="64,256,512")
+    ap.add_argument("--chunk-mib", help="chunk sizes to try (default 64,256,512; --quick 1,4)")
     ap.add_argument("--streams", default="1,2")
     ap.add_argument("--depth", type=int, default=0, help="0: the library's choice")
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="32 MiB, 1 and 4 MiB chunks, 2 repeats")
+    ap.add_argument("--repeat", type=int, help="timed runs per setting (default 5; --quick 2)")
+    ap.add_argument("--quick", action="store_true", help="small defaults, for HOST and CI")
     ap.add_argument("--json", help="write the rows here too, one JSON object a line")
     ap.add_argument("--make-only", action="store_true",
                     help="make the data (its row says where), measure nothing")
     a = ap.parse_args()
-    if a.quick:
-        a.gib, a.chunk_mib, a.repeat = 1 / 32, "1,4", 2
+    for name, full, quick in (("gib", 8.0, 1 / 32), ("chunk_mib", "64,256,512", "1,4"),
+                              ("repeat", 5, 2)):
+        if getattr(a, name) is None:
+            setattr(a, name, quick if a.quick else full)
     nbytes = int(a.gib * (1 << 30)) // (1 << 20) * (1 << 20)  # whole MiB: whole blocks
     chunks = [int(c) for c in a.chunk_mib.split(",")]
     streams = [int(s) for s in a.streams.split(",")]
