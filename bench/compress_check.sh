@@ -22,6 +22,9 @@
 #    to $E2E_DIR: /dev/shm when it has room (tmpfs: the commit's fsync costs nothing there),
 #    else $COMPRESS_DIR, where the output's fsync to the disk bounds every run alike (the
 #    log says which). The staging-thread decode once per format, for reference.
+# E2E_CHAIN=mlp runs part 2 over the digits MLP instead of sinmix (see below). Knobs:
+# CHUNK_MIB and REPEAT (part 1's chunk sizes and timed runs), ZSTD_FRAME, E2E_CHUNK_MIB,
+# E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
 # PARTS (default "rate e2e") picks the parts: one part a call where a call has a time limit
 # (the data is kept in $COMPRESS_DIR between calls). The raw file's run is the end-to-end
 # floor: what streaming and writing the output cost with nothing to decompress. (Discarding
@@ -38,17 +41,27 @@ if [[ $BACKEND == host ]]; then
     GIB=${1:-0.03125}
     CLI=${CLI:-build/streampipe}
     RATE_ARGS=(--chunk-mib "${CHUNK_MIB:-1,4}" --repeat "${REPEAT:-2}")
-    E2E_CHUNK=${E2E_CHUNK:-262144} # records of 4 bytes: 1 MiB chunks
+    E2E_CHUNK_MIB=${E2E_CHUNK_MIB:-1}
 else
     GIB=${1:-8}
     CLI=${CLI:-build-gpu/streampipe}
     RATE_ARGS=(--chunk-mib "${CHUNK_MIB:-64,256,512}" --repeat "${REPEAT:-5}")
-    E2E_CHUNK=${E2E_CHUNK:-16777216} # 64 MiB chunks
+    E2E_CHUNK_MIB=${E2E_CHUNK_MIB:-64}
 fi
 DIR=${COMPRESS_DIR:-/tmp/sp-compress}
 ZSTD_FRAME=${ZSTD_FRAME:-65536}
 E2E_REPEAT=${E2E_REPEAT:-3}
-STAGES=sinmix:iters=1 # the chain compress_rate.py runs (its ITERS)
+# The end-to-end chain: E2E_CHAIN=sinmix (the rate part's: compress_rate.py's ITERS, records of
+# 4 bytes, an output as large as the input) or mlp (the digits MLP, MLP_PRECISION tf32 or fp32,
+# over 64-byte images that compress about 2.3:1 with lz4, an int32 label out per image: an
+# output a 16th of the input, so that writing it does not bound both sides alike)
+E2E_CHAIN=${E2E_CHAIN:-sinmix}
+case $E2E_CHAIN in
+sinmix) STAGES=sinmix:iters=1 E2E_DATA=walk E2E_RECORD=4 ;;
+mlp) STAGES=mlp:models/digits_mlp.safetensors:${MLP_PRECISION:-tf32} E2E_DATA=digits E2E_RECORD=64 ;;
+*) echo "E2E_CHAIN must be sinmix or mlp" >&2; exit 2 ;;
+esac
+E2E_CHUNK=$((E2E_CHUNK_MIB * 1048576 / E2E_RECORD)) # records
 PY=${PYTHON:-python3}  # one with numpy and this tree's streampipe package
 LOG=$OUT/compress_check.log
 JSON=$OUT/compress_check.jsonl
@@ -76,30 +89,44 @@ fi
 # ---- 1. the ring's rate, output on the device ---------------------------------------------------
 PARTS=${PARTS:-rate e2e}
 wants() { [[ " $PARTS " == *" $1 "* ]]; }
-if wants rate; then
-    "$PY" bench/compress_rate.py --backend "$BACKEND" --gib "$GIB" --dir "$DIR" \
-        --zstd-frame "$ZSTD_FRAME" "${RATE_ARGS[@]}" --json "$OUT/compress_rate.jsonl" 2>&1 | tee -a "$LOG"
-else # the data alone
-    "$PY" bench/compress_rate.py --make-only --backend "$BACKEND" --gib "$GIB" --dir "$DIR" \
-        --zstd-frame "$ZSTD_FRAME" --json "$OUT/compress_rate.jsonl" 2>&1 | tee -a "$LOG"
-fi
-RATE_RC=${PIPESTATUS[0]}
-((RATE_RC == 2)) && { say "compress_rate.py could not run"; exit 2; }
+# make_data DATA JSONL [ARGS...]: compress_rate.py making DATA's files (and with ARGS, measuring)
+make_data() {
+    local data=$1 jsonl=$2 rc
+    shift 2
+    "$PY" bench/compress_rate.py --data "$data" --backend "$BACKEND" --gib "$GIB" --dir "$DIR" \
+        --zstd-frame "$ZSTD_FRAME" --json "$jsonl" "$@" 2>&1 | tee -a "$LOG"
+    rc=${PIPESTATUS[0]}
+    ((rc == 2)) && { say "compress_rate.py could not run"; exit 2; }
+    return 0
+}
 # rate_field ROW KEY: a field of compress_rate.jsonl's row named ROW
-rate_field() {
+rate_field() { json_field "$OUT/compress_rate.jsonl" "$@"; }
+# json_field FILE ROW KEY
+json_field() {
     "$PY" -c 'import json,sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    if r.get("row") == sys.argv[2]: print(r.get(sys.argv[3], ""))' "$OUT/compress_rate.jsonl" "$1" "$2"
+    if r.get("row") == sys.argv[2]: print(r.get(sys.argv[3], ""))' "$@"
 }
-RAW=$(rate_field data raw); LZ4=$(rate_field data lz4); ZST=$(rate_field data zstd)
-[[ -f $RAW && -f $LZ4 && -f $ZST ]] || { say "compress_rate.py made no data"; exit 2; }
-BYTES=$(stat -c %s "$RAW")
+# data JSONL: RAW, LZ4, ZST and BYTES from the data row of a compress_rate.py run, the ratios
+data() {
+    local what
+    RAW=$(json_field "$1" data raw); LZ4=$(json_field "$1" data lz4); ZST=$(json_field "$1" data zstd)
+    [[ -f $RAW && -f $LZ4 && -f $ZST ]] || { say "compress_rate.py made no data"; exit 2; }
+    BYTES=$(stat -c %s "$RAW")
+    local lz4_ratio v
+    what=$(json_field "$1" data what)
+    lz4_ratio=$(ratio "$LZ4")
+    if awk -v r="$lz4_ratio" 'BEGIN { exit !(r >= 2.0) }'; then v=PASS; else v=FAIL; FAILED=1; fi
+    verdict "LZ4 ratio (lz4 -B4), $(json_field "$1" data data)" "$lz4_ratio" ">= 2" "$v"
+    verdict "Zstandard ratio ($ZSTD_FRAME-byte frames)" "$(ratio "$ZST")" "" info
+    say "data: $what, $BYTES bytes; $(basename "$LZ4") $(stat -c %s "$LZ4"), $(basename "$ZST") $(stat -c %s "$ZST")"
+}
 ratio() { awk -v a="$BYTES" -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.2f", a / b }'; }
-LZ4_RATIO=$(ratio "$LZ4")
-if awk -v r="$LZ4_RATIO" 'BEGIN { exit !(r >= 2.0) }'; then v=PASS; else v=FAIL; FAILED=1; fi
-verdict "LZ4 ratio (lz4 -B4)" "$LZ4_RATIO" ">= 2" "$v"
-verdict "Zstandard ratio ($ZSTD_FRAME-byte frames)" "$(ratio "$ZST")" "" info
+if wants rate; then
+    make_data walk "$OUT/compress_rate.jsonl" "${RATE_ARGS[@]}"
+    data "$OUT/compress_rate.jsonl"
+fi
 
 # The rate part's rows of the table.
 rate_verdicts() {
@@ -180,11 +207,15 @@ paths() {
         if [[ $BACKEND != cuda ]]; then v=n/a
         elif awk -v x="$x" 'BEGIN { exit !(x >= 5) }'; then v=PASS
         else v=FAIL; FAILED=1; fi
-        verdict "$fmt end to end vs the ${path%%:*}" "${x}x" ">= 5x" "$v"
+        verdict "$fmt end to end ($E2E_CHAIN) vs the ${path%%:*}" "${x}x" ">= 5x" "$v"
     done
 }
 e2e() {
     local need free_shm fmt in v raw_s
+    if [[ $E2E_DATA != walk ]] || ! wants rate; then # the chain's data, when not made above
+        make_data "$E2E_DATA" "$OUT/compress_$E2E_DATA.jsonl" --make-only
+        data "$OUT/compress_$E2E_DATA.jsonl"
+    fi
     need=$((BYTES * 3 + (1 << 30)))
     free_shm=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1 || echo 0)
     if [[ -z ${E2E_DIR:-} ]]; then
@@ -192,7 +223,7 @@ e2e() {
     fi
     mkdir -p "$E2E_DIR"
     rm -f "$E2E_DIR/failed"
-    say "end to end: outputs in $E2E_DIR ($(df -T "$E2E_DIR" | awk 'NR == 2 { print $2 }')), $E2E_REPEAT runs each, chunks of $E2E_CHUNK records"
+    say "end to end: $STAGES, outputs in $E2E_DIR ($(df -T "$E2E_DIR" | awk 'NR == 2 { print $2 }')), $E2E_REPEAT runs each, chunks of $E2E_CHUNK records"
     CMP_FAILED=0
     raw_s=$(one raw "$RAW" "$E2E_DIR/ref.f32")
     say "raw run: ${raw_s}s"

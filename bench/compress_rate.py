@@ -88,19 +88,42 @@ def make_walk(path: Path, nbytes: int, seed: int = 26) -> None:
             walk.tofile(f)
 
 
+DIGITS = HERE.parent / "models" / "digits_test_images.u8"  # 8x8 images, pixels 0..16
+
+
+def make_digits(path: Path, nbytes: int, seed: int = 26) -> None:
+    """64-byte images for the digits MLP (compress_check.sh's E2E_CHAIN=mlp): 16 variants of
+    each of the repository's 360 test digits, one pixel in 32 moved by 1 (kept in 0..16),
+    drawn at random."""
+    rng = np.random.default_rng(seed)
+    base = np.fromfile(DIGITS, np.uint8).reshape(-1, 64).astype(np.int16)
+    variants = np.repeat(base, 16, axis=0)
+    moved = rng.integers(0, 32, variants.shape) == 0
+    variants[moved] += rng.choice(np.array([-1, 1], np.int16), int(moved.sum()))
+    variants = np.clip(variants, 0, 16).astype(np.uint8)
+    step = 1 << 20
+    with open(path, "wb") as f:
+        for at in range(0, nbytes // 64, step):
+            variants[rng.integers(0, len(variants), min(step, nbytes // 64 - at))].tofile(f)
+
+
+MAKERS = {"walk": ("in", ".f32", make_walk), "digits": ("in-digits", ".u8", make_digits)}
+
+
 def run(cmd: str) -> None:
     subprocess.run(cmd, shell=True, check=True)
 
 
-def make_inputs(folder: Path, nbytes: int, frame: int) -> dict[str, Path]:
-    """in.f32, in.lz4 and in-FRAME.zst in folder, each made again only when missing or when the
-    raw file's size changed (then all are)."""
+def make_inputs(folder: Path, nbytes: int, frame: int, data: str = "walk") -> dict[str, Path]:
+    """in.f32 (in-digits.u8), .lz4 and -FRAME.zst beside it in folder, each made again only
+    when missing or when the raw file's size changed (then all are)."""
     folder.mkdir(parents=True, exist_ok=True)
-    raw, lz4, zst = folder / "in.f32", folder / "in.lz4", folder / f"in-{frame}.zst"
+    stem, ext, make = MAKERS[data]
+    raw, lz4, zst = folder / f"{stem}{ext}", folder / f"{stem}.lz4", folder / f"{stem}-{frame}.zst"
     if not raw.exists() or raw.stat().st_size != nbytes:
-        for old in folder.glob("in*"):
-            old.unlink()
-        make_walk(raw, nbytes)
+        for old in (raw, lz4, *folder.glob(f"{stem}-*.zst")):
+            old.unlink(missing_ok=True)
+        make(raw, nbytes)
     if not lz4.exists():
         run(f"lz4 -q -f -B4 '{raw}' '{lz4}.part' && mv '{lz4}.part' '{lz4}'")
     if not zst.exists():
@@ -255,6 +278,8 @@ def main() -> int:
     ap.add_argument("--json", help="write the rows here too, one JSON object a line")
     ap.add_argument("--make-only", action="store_true",
                     help="make the data (its row says where), measure nothing")
+    ap.add_argument("--data", default="walk", choices=list(MAKERS),
+                    help="digits: the MLP's 64-byte images (with --make-only)")
     a = ap.parse_args()
     for name, full, quick in (("gib", 8.0, 1 / 32), ("chunk_mib", "64,256,512", "1,4"),
                               ("repeat", 5, 2)):
@@ -269,20 +294,27 @@ def main() -> int:
             return 2
     if a.json:
         JSON_FILE.append(open(a.json, "w"))  # noqa: SIM115 - open for the whole run
+    if a.data != "walk" and not a.make_only:
+        print("compress_rate: --data digits is for --make-only (the rate runs sinmix on the "
+              "walk)", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    files = make_inputs(Path(a.dir), nbytes, a.zstd_frame, a.data)
+    emit({"row": "data", "data": a.data, "bytes": nbytes,
+          "seconds": round(time.perf_counter() - t0, 1),
+          **{k: str(v) for k, v in files.items()},
+          **{f"{k}_bytes": v.stat().st_size for k, v in files.items()},
+          "zstd_frame": a.zstd_frame,
+          "what": {"walk": "float32 random walk quantized to 1/8",
+                   "digits": "8x8 digits (uint8 0..16), 1 pixel in 32 moved by 1"}[a.data]})
+    if a.make_only:
+        return 0
     import streampipe as sp
 
     if not hasattr(sp.Compression, "ring_busy_s"):
         print("compress_rate: this streampipe package is older than the bench (no "
               "Compression.ring_busy_s): install this tree's (pip install .)", file=sys.stderr)
         return 2
-    t0 = time.perf_counter()
-    files = make_inputs(Path(a.dir), nbytes, a.zstd_frame)
-    emit({"row": "data", "bytes": nbytes, "seconds": round(time.perf_counter() - t0, 1),
-          **{k: str(v) for k, v in files.items()},
-          **{f"{k}_bytes": v.stat().st_size for k, v in files.items()},
-          "zstd_frame": a.zstd_frame, "what": "float32 random walk quantized to 1/8"})
-    if a.make_only:
-        return 0
     ctx = sp.Context(a.backend)
     if a.backend == "cuda":
         ok, why = sp.load_nvcomp(os.environ.get("SP_NVCOMP_LIBRARY") or None)
