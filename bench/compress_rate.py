@@ -31,6 +31,9 @@ ceiling for the best setting of each format.
     python3 bench/compress_rate.py --gib 8                    # on the H200 (CUDA, nvCOMP)
     python3 bench/compress_rate.py --backend host --quick     # anywhere: the logic, small
 
+``--make-only --data digits`` makes the 64-byte images of compress_check.sh's MLP end-to-end
+chain instead (``in-digits.u8`` and its compressed copies), measuring nothing.
+
 nvCOMP is found as the CLI finds it (``SP_NVCOMP_LIBRARY``: bench/nvcomp_env.sh sets it).
 Prints one JSON line per row, then a table and the PASS/FAIL lines; ``--json FILE`` writes the
 rows there too. Exit 0: every output right and (CUDA) every target met; 1: a target missed or an
@@ -306,7 +309,8 @@ def main() -> int:
           **{f"{k}_bytes": v.stat().st_size for k, v in files.items()},
           "zstd_frame": a.zstd_frame,
           "what": {"walk": "float32 random walk quantized to 1/8",
-                   "digits": "8x8 digits (uint8 0..16), 1 pixel in 32 moved by 1"}[a.data]})
+                   "digits": "8x8 digits (uint8 0..16): 16 variants of each of 360, 1 pixel "
+                             "in 32 moved by 1"}[a.data]})
     if a.make_only:
         return 0
     import streampipe as sp
