@@ -470,6 +470,18 @@ nb::object compression_figures(int format, uint64_t file_bytes, uint64_t stream_
     return nb::make_tuple(format, file_bytes, stream_bytes);
 }
 
+// A compressed input's figures: compression_figures' three, then where its blocks were
+// decompressed (sp_file_io_input's ring_chunks, staging_chunks, ring_blocks, ring_bytes_in,
+// ring_bytes_out, ring_busy_s, note); None for raw.
+nb::object input_figures(const sp_file_io_input &in)
+{
+    if (in.format == SP_INPUT_FORMAT_RAW || in.format == SP_INPUT_FORMAT_AUTO)
+        return nb::none();
+    return nb::make_tuple(in.format, in.file_bytes, in.stream_bytes, in.ring_chunks,
+                          in.staging_chunks, in.ring_blocks, in.ring_bytes_in,
+                          in.ring_bytes_out, in.ring_busy_s, std::string(in.note));
+}
+
 // A file of records through the pipeline into another (streampipe_io.h): opened, run with
 // the GIL released, committed, closed. A failure raises its status with the file I/O's text
 // (and the run's, for a run that failed). With a report: (records, report, the input's
@@ -502,8 +514,7 @@ nb::object run_file(pipeline &self, const std::string &input, const std::string 
     if (!want_report)
         return nb::int_(n);
     return nb::make_tuple(n, nb::cast(std::move(rep), nb::rv_policy::move),
-                          compression_figures(in_fig.format, in_fig.file_bytes,
-                                              in_fig.stream_bytes),
+                          input_figures(in_fig),
                           compression_figures(out_fig.format, out_fig.file_bytes,
                                               out_fig.stream_bytes));
 }
@@ -511,7 +522,8 @@ nb::object run_file(pipeline &self, const std::string &input, const std::string 
 // A file of records through the pipeline into memory (sp_io.out: a device buffer, or host
 // memory): the file opened as a source alone, then make_out(records) -> the address of
 // memory for that many output records (the Python layer makes or checks it and keeps it
-// alive), then the run with the GIL released. Returns the report, or None.
+// alive), then the run with the GIL released. Returns (the report, the input's figures as
+// input_figures gives them), or None.
 nb::object run_file_into(pipeline &self, const std::string &input, size_t in_record_bytes,
                          size_t out_record_bytes, bool want_report, int input_format,
                          int decompress, nb::callable make_out)
@@ -539,17 +551,18 @@ nb::object run_file_into(pipeline &self, const std::string &input, size_t in_rec
     report rep;
     sp_report *r = want_report ? &rep.r : nullptr;
     std::string why;
+    sp_file_io_input in_fig{};
     {
         gil_released unlocked;
         sp_io io = *sp_file_io_get(files);
         io.out = (void *)out;
-        status = run_open_files(self, files, &io, r, why);
+        status = run_open_files(self, files, &io, r, why, &in_fig);
     }
     if (status != SP_OK)
         raise_status(status, why);
     if (!want_report)
         return nb::none();
-    return nb::cast(std::move(rep), nb::rv_policy::move);
+    return nb::make_tuple(nb::cast(std::move(rep), nb::rv_policy::move), input_figures(in_fig));
 }
 
 // Opens `path` for the writer and closes it; a failure to open or close is an OSError.

@@ -135,7 +135,9 @@ class Pipeline:
     ) -> Any:
         """sp_file_io_open, sp_pipeline_run_io (sp_group_run_io), commit, close: the records
         run, or (records, Report, input figures, output figures), each figures
-        (format, compressed bytes, uncompressed bytes) or None for a raw end."""
+        (format, compressed bytes, uncompressed bytes) or None for a raw end; the input's
+        followed by (ring chunks, staging chunks, ring blocks, ring bytes in, ring bytes out,
+        ring busy s, note)."""
     def run_file_into(
         self,
         input: str,
@@ -145,9 +147,10 @@ class Pipeline:
         input_format: int,
         decompress: int,
         make_out: Callable[[int], int],
-    ) -> Optional[Report]:
+    ) -> Any:
         """sp_file_io_open with no output, make_out(records) -> the address of memory for
-        the outputs, sp_pipeline_run_io with sp_io.out there, commit, close."""
+        the outputs, sp_pipeline_run_io with sp_io.out there, commit, close; with report,
+        (Report, input figures as run_file gives them)."""
     @property
     def out_record_bytes(self) -> int: ...
     @property

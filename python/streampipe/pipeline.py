@@ -689,7 +689,8 @@ class Pipeline:
         straight into device memory: no device-to-host copy, ``pcie_bytes`` counts the input
         alone); a device array or a host array of the output dtype and shape
         ``(records, *out_shape)`` is written in place, as :meth:`run`'s `out`. Returns it, or
-        ``(it, Report)`` with ``report=True``. For one pipeline, not a group.
+        ``(it, Report)`` with ``report=True`` (its ``input_compression`` as above; no
+        ``output_compression``). For one pipeline, not a group.
         """
         if (output is None) == (out is None):
             raise InvalidArgument("run_file: give output (a path) or out (memory: 'device', "
@@ -763,7 +764,9 @@ class Pipeline:
                 self._causes.clear()
             if not report:
                 return made[0]
-            return made[0], Report._make(self, c_report, self._report_run())
+            c_report, in_fig = c_report
+            return made[0], Report._make(self, c_report, self._report_run(),
+                                         Compression._make(in_fig))
 
     def _report_run(self) -> int:
         """Which run a new Report's timeline is of; -1 for a group's, which keeps none."""

@@ -30,23 +30,48 @@ class EngineReport:
 @dataclass(frozen=True)
 class Compression:
     """A compressed file's sizes (a run_file's input or output, ``Report.input_compression``
-    and ``output_compression``): the bytes in the file and the records' bytes they hold."""
+    and ``output_compression``): the bytes in the file and the records' bytes they hold.
+
+    An input's also say where its blocks were decompressed (``include/streampipe_io.h``,
+    sp_file_io_input): ``ring_chunks`` went through the ring as their compressed blocks
+    (``ring_bytes_in`` over the h2d, ``ring_bytes_out`` decompressed, in ``ring_busy_s`` of
+    the decompression's time on its queue: a run with a report), ``staging_chunks`` were
+    decompressed on the staging threads, and ``note`` says why, in words. An output's are 0.
+    """
 
     format: str  # "lz4" or "zstd"
     compressed_bytes: int  # the file's (framing included)
     uncompressed_bytes: int  # the records' bytes before compression / after decompression
+    ring_chunks: int = 0
+    staging_chunks: int = 0
+    ring_blocks: int = 0  # units (LZ4 blocks, Zstandard frames) decompressed in the ring
+    ring_bytes_in: int = 0
+    ring_bytes_out: int = 0
+    ring_busy_s: float = 0.0  # summed over chunks: several streams' spans can overlap
+    note: str = ""
 
     @property
     def ratio(self) -> float:
         """uncompressed / compressed bytes (0.0 for an empty file)."""
         return self.uncompressed_bytes / self.compressed_bytes if self.compressed_bytes else 0.0
 
+    @property
+    def ring_gbps(self) -> float:
+        """The decompression's rate while busy: ring_bytes_out / ring_busy_s, in GB/s (0.0
+        when nothing was timed)."""
+        return self.ring_bytes_out / self.ring_busy_s / 1e9 if self.ring_busy_s > 0 else 0.0
+
     @classmethod
-    def _make(cls, figures: Optional[tuple[int, int, int]]) -> Optional["Compression"]:
+    def _make(cls, figures: Optional[tuple[Any, ...]]) -> Optional["Compression"]:
         if figures is None:
             return None
-        format, compressed, uncompressed = figures
-        return cls({2: "lz4", 3: "zstd"}[format], int(compressed), int(uncompressed))
+        format, compressed, uncompressed, *ring = figures
+        name = {2: "lz4", 3: "zstd"}[format]
+        if not ring:  # an output's
+            return cls(name, int(compressed), int(uncompressed))
+        chunks, staging, blocks, bytes_in, bytes_out, busy_s, note = ring
+        return cls(name, int(compressed), int(uncompressed), int(chunks), int(staging),
+                   int(blocks), int(bytes_in), int(bytes_out), float(busy_s), str(note))
 
 
 @dataclass(frozen=True)

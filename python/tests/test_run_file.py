@@ -100,6 +100,49 @@ def test_an_lz4_file_through_the_ring(host_ctx: sp.Context, rng: np.random.Gener
         p.run_file(packed, dst, input_format="zstd")
 
 
+@pytest.mark.skipif(os.system("command -v lz4 >/dev/null && command -v zstd >/dev/null") != 0,
+                    reason="no lz4 or zstd command")
+@pytest.mark.parametrize("fmt", ["lz4", "zstd"])
+def test_a_compressed_file_into_device_memory_reports_the_ring(
+        host_ctx: sp.Context, rng: np.random.Generator, tmp_path, fmt: str) -> None:
+    """run_file(out="device", report=True) on a compressed input (issue 26's rate bench): the
+    output is the raw file's run, element by element, and input_compression says how many
+    chunks and bytes went through the ring, their decompression time and the note."""
+    frames = int(rng.integers(5, 9))
+    n = 16384 * frames
+    x = (np.round(rng.standard_normal(n) * 4) / 4).astype(np.float32)  # compresses
+    raw, packed = tmp_path / "in.f32", tmp_path / f"in.{fmt}"
+    x.tofile(raw)
+    if fmt == "lz4":
+        assert os.system(f"lz4 -q -f -B4 '{raw}' '{packed}'") == 0
+    else:  # one frame per 64 KiB, as the seekable format lays them out
+        with open(packed, "wb") as f:
+            for k in range(frames):
+                part = tmp_path / f"p{k}"
+                x[k * 16384:(k + 1) * 16384].tofile(part)
+                assert os.system(f"zstd -q -f --rm '{part}' -o '{part}.zst'") == 0
+                f.write((tmp_path / f"p{k}.zst").read_bytes())
+    p = host_ctx.pipeline(sp.sinmix(2), np.float32, chunk_records=32768, staging_threads=3)
+    ref = p.run_file(raw, out="device").to_host()
+    assert_sinmix(ref, x, 2)
+    y, rep = p.run_file(packed, out="device", report=True, decompress="ring")
+    assert np.array_equal(y.to_host(), ref)
+    c = rep.input_compression
+    assert c is not None and c.format == fmt and rep.output_compression is None
+    assert c.compressed_bytes == packed.stat().st_size and c.uncompressed_bytes == n * 4
+    assert c.ring_chunks == rep.chunks and c.staging_chunks == 0
+    assert c.ring_bytes_out == n * 4 and 0 < c.ring_bytes_in < n * 4
+    assert c.ring_blocks == (n * 4 + 65535) // 65536 and c.ring_busy_s > 0
+    assert c.ring_gbps == pytest.approx(n * 4 / c.ring_busy_s / 1e9)
+    assert "in the ring" in c.note
+    # the staging threads: no ring figures, and the note says it was asked for
+    y, rep = p.run_file(packed, out="device", report=True, decompress="staging")
+    assert np.array_equal(y.to_host(), ref)
+    c = rep.input_compression
+    assert c is not None and c.ring_chunks == 0 and c.staging_chunks == rep.chunks
+    assert c.ring_busy_s == 0 and c.ring_gbps == 0 and "staging" in c.note
+
+
 def test_nvcomp_loader_names_why() -> None:
     loaded, version, why = sp.nvcomp_status()
     if loaded:

@@ -42,7 +42,9 @@ typedef struct sp_block_source {
     /* The units that records [first_record, + records) are made of (numbered as sp_io.read
      * numbers them), when they are whole units: their count in *n (at most max), laid out
      * from src_at 0 with each unit aligned, *src_total the compressed buffer's size. 0 when
-     * the range cuts a unit (or needs more than max): the chunk is read through sp_io.read. */
+     * the range cuts a unit (or needs more than max): the chunk is read through sp_io.read.
+     * Their src_at grow with the unit: the ring's staging job shares the buffer's bytes out
+     * over the threads, each reading the units that start in its piece. */
     int (*units)(const struct sp_block_source *bs, uint64_t first_record, size_t records,
                  sp_ring_unit *u, size_t max, size_t *n, size_t *src_total);
     /* Unit u's compressed bytes into dst (its place in the slot's buffer), its block checksum

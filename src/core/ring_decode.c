@@ -32,6 +32,10 @@ struct sp_ring_decode {
     size_t max_units, data_at, slot_bytes, temp_bytes;
     char *pinned, *device, *temp, *results;
     sp_bevent *start[SP_MAX_DEPTH], *end[SP_MAX_DEPTH];
+    /* recorded after each chunk's decompression on its queue: the slot's units stay its own
+     * until then (HOST's launch and CUDA's done callback read them), also where the ring
+     * frees a slot for the next chunk's staging once its h2d is done (an output to memory) */
+    sp_bevent *decoded[SP_MAX_DEPTH];
     decode_slot slots[SP_MAX_DEPTH];
     slot_arg args[SP_MAX_DEPTH];
     sp_ring_figures fig;
@@ -128,6 +132,8 @@ static sp_status allocate(sp_ring_decode *d)
         if (st == SP_OK)
             st = ops->event_create(impl, SP_EVENT_TIMING, &d->end[s]);
     }
+    for (size_t s = 0; st == SP_OK && s < p->depth; s++)
+        st = ops->event_create(impl, SP_EVENT_SYNC, &d->decoded[s]);
     return st;
 }
 
@@ -141,6 +147,8 @@ static void release(sp_ring_decode *d)
             ops->event_destroy(impl, d->start[s]);
         if (d->end[s])
             ops->event_destroy(impl, d->end[s]);
+        if (d->decoded[s])
+            ops->event_destroy(impl, d->decoded[s]);
         free(d->slots[s].units);
     }
     ops->pinned_free(impl, d->pinned);
@@ -212,9 +220,10 @@ void sp_ring_decode_end(sp_batch *b)
         snprintf(note, sizeof note, "decompressed in the ring (%s), %llu chunks on the "
                  "staging threads (they cut a block)", d->backend_op ? ops->name : "host",
                  (unsigned long long)d->fig.staging_chunks);
-    else
-        snprintf(note, sizeof note, "decompressed in the ring (%s)%s",
+    else /* the blocks a batch: what a GPU decompressor has to fill the device with */
+        snprintf(note, sizeof note, "decompressed in the ring (%s, %llu blocks per chunk)%s",
                  d->backend_op ? "the device's nvCOMP" : "liblz4/libzstd on stage 1's queue",
+                 (unsigned long long)(d->fig.chunks ? d->fig.blocks / d->fig.chunks : 0),
                  d->bs->format == SP_INPUT_FORMAT_LZ4 ? "; content checksums not checked"
                                                      : "");
     d->bs->ran(d->bs, &d->fig, note);
@@ -258,6 +267,13 @@ int sp_ring_decode_plan(sp_batch *b, size_t i, size_t records)
     size_t s = i % b->p->depth, rec = b->p->record_bytes[0];
     decode_slot *ds = &d->slots[s];
     size_t first = b->record_base + sp_chunk_first(b, i);
+    sp_status st = d->decoded[s] ? b->p->ctx->ops->event_sync(b->p->ctx->impl, d->decoded[s])
+                                 : SP_OK; /* the slot's last chunk is done with its units */
+    if (st != SP_OK) {
+        (void)sp_batch_fail(b, st, "chunk %zu: waiting for the decompression of chunk %zu", i,
+                            i - b->p->depth);
+        return 0;
+    }
     ds->in_ring = d->active &&
                   d->bs->units(d->bs, first, records, ds->units, d->max_units, &ds->n_units,
                                &ds->src_total);
@@ -273,14 +289,32 @@ int sp_ring_decode_plan(sp_batch *b, size_t i, size_t records)
     return 1;
 }
 
-/* A staging job's piece: units [offset, offset + len) of the slot's chunk fetched. */
+/* The first of the slot's units whose compressed bytes start at or after byte `at` of its
+ * buffer (their src_at grow with the unit). */
+static size_t unit_at(const decode_slot *ds, size_t at)
+{
+    size_t lo = 0, hi = ds->n_units;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ds->units[mid].src_at < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A staging job's piece: bytes [offset, offset + len) of the slot's compressed buffer, that
+ * is the units that start there, fetched whole (a unit is read by the one piece it starts
+ * in). The job is counted in bytes, not units, so that the pool shares a chunk's reads out
+ * over all its threads (a count of units would be one piece: one thread read every block). */
 static sp_status fetch_piece(void *arg, size_t offset, size_t len)
 {
     slot_arg *a = arg;
     sp_ring_decode *d = a->d;
     decode_slot *ds = &d->slots[a->slot];
     char *data = slot_pinned(d, a->slot) + d->data_at;
-    for (size_t u = offset; u < offset + len; u++) {
+    for (size_t u = unit_at(ds, offset), end = unit_at(ds, offset + len); u < end; u++) {
         char why[384];
         const sp_ring_unit *x = &ds->units[u];
         if (d->bs->fetch(d->bs, x, data + x->src_at, why, sizeof why) != SP_OK)
@@ -297,7 +331,7 @@ sp_copy sp_ring_decode_fetch(sp_batch *b, size_t i)
     sp_ring_decode *d = b->decode;
     size_t s = i % b->p->depth;
     d->args[s] = (slot_arg){d, s, i};
-    return (sp_copy){.bytes = d->slots[s].n_units, .fn = fetch_piece, .arg = &d->args[s],
+    return (sp_copy){.bytes = d->slots[s].src_total, .fn = fetch_piece, .arg = &d->args[s],
                      .unit = 1};
 }
 
@@ -431,6 +465,8 @@ sp_status sp_ring_decode_enqueue(sp_batch *b, size_t i, sp_bqueue *q)
     }
     if (st == SP_OK && timed && (st = ops->event_record(p->ctx->impl, d->end[s], q)) == SP_OK)
         d->slots[s].timed = 1;
+    if (st == SP_OK)
+        st = ops->event_record(p->ctx->impl, d->decoded[s], q);
     return st == SP_OK ? SP_OK
                        : sp_batch_fail(b, st, "chunk %zu: enqueueing its decompression", i);
 }

@@ -385,6 +385,79 @@ TEST(decompressed_in_the_ring_delayed)
     return rc;
 }
 
+/* The file source alone into device memory (sp_io.out): the ring frees a slot for the next
+ * chunk's staging once its h2d is done, before the decompression that still reads the slot's
+ * units has run. Chunks of one 64 KiB block, a shallow ring and random delays on every queue
+ * (the stage's lags the host's), every record compared after the copy back. */
+static void into_memory(sp_context *ctx, test_rng *rng)
+{
+    size_t n = 4096 * (150 + rng_below(rng, 50)), outs[] = {20};
+    mix_chain chain;
+    mix_chain_init(&chain, IN_REC, 1, outs, (uint32_t)rng_next(rng));
+    size_t out_rec = mix_chain_out_rec(&chain);
+    sp_pipeline_config cfg = mix_chain_config(&chain, 4096, 3);
+    cfg.staging_threads = 2;
+    unsigned char *in = make_input(rng, n), *want = malloc(n * out_rec), *got = malloc(n * out_rec);
+    void *dev = NULL;
+    sp_pipeline *p = NULL;
+    sp_file_io *f = NULL;
+    sp_file_io_config c = SP_FILE_IO_CONFIG_INIT;
+    c.input = at("mem.lz4");
+    c.in_record_bytes = IN_REC;
+    c.out_record_bytes = out_rec;
+    c.decompress = SP_DECOMPRESS_RING;
+    sp_file_io_input fig;
+    if (CHECK(in && want && got) && make_file("lz4 -q -f -B4", "mem.lz4") &&
+        CHECK_STATUS(sp_pipeline_create(ctx, &cfg, &p), SP_OK, sp_context_last_error(ctx)) &&
+        CHECK_STATUS(sp_device_alloc(ctx, n * out_rec, &dev), SP_OK,
+                     sp_context_last_error(ctx)) &&
+        CHECK_STATUS(sp_file_io_open(&c, &f), SP_OK, sp_file_io_last_error(f))) {
+        mix_reference(chain.stages, chain.n_stages, IN_REC, in, n, 0, want);
+        for (int round = 0; round < 3; round++) {
+            sp_io io = *sp_file_io_get(f);
+            io.out = dev;
+            memset(got, 0xA5, n * out_rec);
+            if (!CHECK_STATUS(sp_pipeline_run_io(p, &io, NULL), SP_OK,
+                              sp_pipeline_last_error(p)) ||
+                !CHECK_STATUS(sp_memcpy(ctx, got, dev, n * out_rec), SP_OK,
+                              sp_context_last_error(ctx)))
+                break;
+            CHECK_EQ(compare_records(want, got, n, out_rec, "into memory"), 0);
+        }
+        if (CHECK_EQ(sp_file_io_input_get(f, &fig), SP_OK)) {
+            CHECK_EQ(fig.staging_chunks, 0);
+            CHECK_EQ(fig.ring_bytes_out, 3 * (uint64_t)n * IN_REC);
+        }
+    }
+    sp_file_io_close(f);
+    sp_device_free(ctx, dev);
+    sp_pipeline_destroy(p);
+    free(in);
+    free(want);
+    free(got);
+    unlink(at("mem.lz4"));
+    unlink(at("in.bin"));
+}
+
+TEST(decompressed_in_the_ring_into_memory)
+{
+    test_rng rng;
+    int rc = setup(&rng);
+    if (rc != TEST_OK)
+        return rc;
+    sp_fault_config fc = SP_FAULT_CONFIG_INIT;
+    fc.random_delay_us = 200;
+    fc.seed = (unsigned long)rng_next(&rng);
+    sp_context *ctx = NULL;
+    if (CHECK_STATUS(sp_context_create_fault(g_kind, 0, &fc, &ctx), SP_OK,
+                     sp_context_last_error(ctx)) &&
+        (g_kind != SP_BACKEND_CUDA || g_nvcomp))
+        into_memory(ctx, &rng);
+    sp_context_destroy(ctx);
+    rmdir(dir);
+    return rc;
+}
+
 /* The loader's reasons: a library that is not there, one without nVCOMP's symbols, one of a
  * version it does not support (tests/io/fake_nvcomp.c, 4.1.0). Once nvCOMP is loaded (CUDA
  * with $SP_NVCOMP_LIBRARY) a load keeps it: then only its status is checked. */
@@ -419,6 +492,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(nvcomp_loader_says_why),
         TEST_ENTRY(decompressed_in_the_ring),
         TEST_ENTRY(decompressed_in_the_ring_delayed),
+        TEST_ENTRY(decompressed_in_the_ring_into_memory),
     };
     return run_tests_on_backend(argc, argv, tests, ARRAY_LEN(tests), &g_kind);
 }
