@@ -7,16 +7,18 @@
  * the pinned slots) on the HOST backend with a report and the full timeline, records the
  * calls made on the calling thread (the scheduler's), and reads back which file each function
  * is defined in (addr2line, from the debug lines). Then:
- *   - the loop is the frame with the most calls under it (sched.c's loop over chunks); its
- *     calls repeat once per chunk in the steady state, so the shortest period of the
- *     sequence of their functions, in the middle of the run, is one chunk's iteration (the
- *     host turn that retires chunk i-K and stages chunk i, and chunk i's enqueueing);
+ *   - the loop is a frame whose calls repeat with a period, once per chunk (sched.c's loop
+ *     over chunks; of several such loops, the one whose turn does the most): one period of
+ *     its calls is one turn, the host turn that retires chunk i-K and stages chunk i, and
+ *     chunk i's enqueueing;
  *   - a frame's file is the .c file of src/core its function is defined in; a function
  *     defined in a header (a static inline helper) is its owner's code read by include, not
  *     a file entered: it counts as the file of the frame that called it;
- *   - the files entered by one chunk are the loop's file and every file of the frames under
- *     that iteration; a file "re-entered on the way down" is one entered from below itself
- *     (the file is already on the call stack, with another file between: a call back up).
+ *   - the files a turn enters are the loop's file and every file of the frames under that
+ *     turn; a file "re-entered on the way down" is one entered from below itself (the file
+ *     is already on the call stack, with another file between: a call back up);
+ *   - every steady-state turn (the middle half of them) is judged, and the one entering the
+ *     most files is printed with its calls across files.
  * It fails when the files are more than SP_PATH_MAX_FILES, when any is re-entered, and when
  * the trace cannot be read (no instrumentation, no addr2line): never skipped.
  *
@@ -100,8 +102,9 @@ static sp_status add_index(const sp_chunk *chunk, void *user)
 }
 
 /* One pageable run with a report and the full timeline, recorded; 0 when it ran and every
- * output is right. */
-static int traced_run(void)
+ * output is right. `watched`: its live counters are read first (as the CLI's live panel
+ * does), so that timed chunks are read back while the run goes, on the chunk's path. */
+static int traced_run(int watched)
 {
     size_t n = (size_t)RECORDS_PER_CHUNK * CHUNKS;
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
@@ -134,6 +137,11 @@ static int traced_run(void)
         goto done;
     }
     sp_report report;
+    sp_stats stats = {.size = sizeof stats};
+    if (watched && (st = sp_pipeline_stats(p, &stats)) != SP_OK) {
+        fprintf(stderr, "sp_pipeline_stats: %s\n", sp_status_name(st));
+        goto done;
+    }
     recording = 1;
     st = sp_pipeline_run(p, in, n, out, &report);
     recording = 0;
@@ -325,50 +333,65 @@ static size_t period_of(const int *seq, size_t n)
     return 0;
 }
 
-/* One iteration of a loop: calls [first, last) of the recording, the frame's calls
- * [from, from + period) in the middle of its run. */
-typedef struct iteration {
+/* A loop over the chunks: frame `loop`, whose `n` calls (loop_calls) repeat every `period`
+ * calls, `turns` times. */
+typedef struct chunk_loop {
     int loop;
-    size_t period, iterations, first, last;
-} iteration;
+    size_t n, period, turns;
+} chunk_loop;
 
 static int kids[MAX_EVENTS];
+static int loop_calls[MAX_EVENTS];
+
+/* The end of frame f's calls: the first call after it not under it. */
+static size_t end_of(int f)
+{
+    size_t end = (size_t)f + 1;
+    while (end < n_calls && calls[end].depth > calls[f].depth)
+        end++;
+    return end;
+}
 
 /* Frame f as a loop over the run's chunks: its calls repeat with a period, about once per
  * chunk (the ring's ramp and drain may take a few turns more or less); 0 when not. */
-static int as_chunk_loop(int f, iteration *it)
+static int as_chunk_loop(int f, chunk_loop *l)
 {
     size_t n = calls_of(f, kids);
     size_t p = n >= CHUNKS / 2 ? period_of(kids, n) : 0;
     if (p == 0 || n / p < CHUNKS / 2 || n / p > 2 * CHUNKS)
         return 0;
-    size_t from = n / 2 - (n / 2) % p;
-    it->loop = f;
-    it->period = p;
-    it->iterations = n / p;
-    it->first = (size_t)kids[from];
-    size_t end = (size_t)f + 1;
-    while (end < n_calls && calls[end].depth > calls[f].depth)
-        end++;
-    it->last = from + p < n ? (size_t)kids[from + p] : end;
+    *l = (chunk_loop){f, n, p, n / p};
     return 1;
 }
 
-/* The scheduler's loop: of the frames whose calls repeat once per chunk, the one whose
- * iteration does the most (the loops that read the timeline back after the drain, say, do
- * far less per chunk than the host turn and the enqueueing). */
-static int the_loop(iteration *best)
+/* Turn t of the loop: calls [*first, *last) of the recording. */
+static void turn_bounds(const chunk_loop *l, size_t t, size_t *first, size_t *last)
 {
-    int found = 0;
+    size_t from = t * l->period;
+    *first = (size_t)loop_calls[from];
+    *last = from + l->period < l->n ? (size_t)loop_calls[from + l->period] : end_of(l->loop);
+}
+
+/* The scheduler's loop: of the frames whose calls repeat once per chunk, the one whose
+ * middle turn does the most (the loops that read the timeline back after the drain, say, do
+ * far less per chunk than the host turn and the enqueueing). */
+static int the_loop(chunk_loop *best)
+{
+    size_t best_size = 0;
     for (size_t k = 0; k < n_calls; k++) {
-        iteration it = {0};
-        if (children[k] >= CHUNKS / 2 && as_chunk_loop((int)k, &it) &&
-            (!found || it.last - it.first > best->last - best->first)) {
-            *best = it;
-            found = 1;
+        chunk_loop l;
+        if (children[k] < CHUNKS / 2 || !as_chunk_loop((int)k, &l))
+            continue;
+        size_t from = l.turns / 2 * l.period;
+        size_t last = from + l.period < l.n ? (size_t)kids[from + l.period] : end_of(l.loop);
+        if (last - (size_t)kids[from] > best_size) {
+            best_size = last - (size_t)kids[from];
+            *best = l;
         }
     }
-    return found;
+    if (best_size > 0)
+        calls_of(best->loop, loop_calls);
+    return best_size > 0;
 }
 
 /* ---- the verdict ------------------------------------------------------------------------ */
@@ -422,12 +445,48 @@ static int reentered(int frame)
     return 0;
 }
 
-/* Every frame of the iteration, and the loop's own file. */
-static int judge(const iteration *it)
+static const fn_info *inlined[128]; /* header functions met: read by include, not entered */
+static size_t n_inlined;
+
+static void note_inlined(const fn_info *f)
+{
+    for (size_t k = 0; k < n_inlined; k++)
+        if (strcmp(inlined[k]->name, f->name) == 0)
+            return;
+    if (n_inlined < 128)
+        inlined[n_inlined++] = f;
+}
+
+/* The header functions met, by header. */
+static void print_inlined(void)
+{
+    printf("read by include (header functions, not files entered):\n");
+    for (size_t k = 0; k < n_inlined; k++) {
+        size_t first = 0;
+        while (strcmp(inlined[first]->file, inlined[k]->file) != 0)
+            first++;
+        if (first < k)
+            continue; /* its header is printed already */
+        printf("  %s:", inlined[k]->file);
+        for (size_t j = k; j < n_inlined; j++)
+            if (strcmp(inlined[j]->file, inlined[k]->file) == 0)
+                printf(" %s", inlined[j]->name);
+        printf("\n");
+    }
+}
+
+/* Turn t's frames, and the loop's own file: the files entered, the calls across files, and
+ * how many frames re-entered a file (printed when `say`). */
+static int judge(const chunk_loop *l, size_t t, int say)
 {
     int reentries = 0;
-    note_file(file_name(it->loop));
-    for (size_t k = it->first; k < it->last; k++) {
+    size_t first, last;
+    turn_bounds(l, t, &first, &last);
+    n_files = n_edges = n_inlined = 0;
+    note_file(file_name(l->loop));
+    for (size_t k = first; k < last; k++) {
+        if (fns[fn_of[k]].file[0] && !fns[fn_of[k]].counted)
+            note_inlined(&fns[fn_of[k]]);
         if (file_of[k] < 0)
             continue;
         note_file(file_name((int)k));
@@ -436,8 +495,9 @@ static int judge(const iteration *it)
             note_edge(file_name(up), file_name((int)k), fns[fn_of[k]].name);
         if (reentered((int)k)) {
             reentries++;
-            printf("  re-entered: %s (%s) called from %s\n", file_name((int)k),
-                   fns[fn_of[k]].name, file_name(up));
+            if (say)
+                printf("  re-entered: %s (%s) called from %s\n", file_name((int)k),
+                       fns[fn_of[k]].name, file_name(up));
         }
     }
     return reentries;
@@ -456,46 +516,79 @@ static void print_way_to_loop(int loop)
     printf("\n");
 }
 
+/* Every steady-state turn (the middle half: the ring full, no drain yet) judged; the one
+ * entering the most files (the first such) printed. 0 when every turn passes. */
+static int verdict(const chunk_loop *l, int watched)
+{
+    size_t worst = l->turns / 4, most = 0, fewest = SIZE_MAX;
+    int reentries = 0;
+    for (size_t t = l->turns / 4; t < 3 * l->turns / 4; t++) {
+        reentries += judge(l, t, 0);
+        if (n_files > most) {
+            most = n_files;
+            worst = t;
+        }
+        fewest = n_files < fewest ? n_files : fewest;
+    }
+    printf("\none steady-state chunk of a pageable run timed with the full timeline (HOST, %d "
+           "chunks, depth %d%s), on the scheduler's thread:\n", CHUNKS, DEPTH,
+           watched ? ", its live counters watched" : "");
+    print_way_to_loop(l->loop);
+    printf("the loop: %s (%s), %zu calls per turn, %zu turns; turns %zu..%zu judged, each "
+           "entering %zu..%zu files; turn %zu shown:\n", fns[fn_of[l->loop]].name,
+           file_name(l->loop), l->period, l->turns, l->turns / 4, 3 * l->turns / 4 - 1,
+           fewest, most, worst);
+    (void)judge(l, worst, 1);
+    printf("calls into another file (caller > callee: functions, calls in the turn):\n");
+    for (size_t k = 0; k < n_edges; k++)
+        printf("  %s > %s: %s (%u)\n", edges[k].from, edges[k].to, edges[k].fns,
+               edges[k].calls);
+    print_inlined();
+    printf("files of src/core entered: %zu (at most %d):", n_files, SP_PATH_MAX_FILES);
+    for (size_t k = 0; k < n_files; k++)
+        printf(" %s", files[k]);
+    printf("\nre-entered on the way down, over the turns judged: %d (none allowed)\n",
+           reentries);
+    return most > SP_PATH_MAX_FILES || reentries > 0;
+}
+
+/* One run recorded and judged; 0 when it passes. */
+static int check(int watched)
+{
+    n_calls = n_fns = 0;
+    overflowed = 0;
+    memset(children, 0, sizeof children);
+    memset(fns, 0, sizeof fns);
+    if (traced_run(watched) != 0)
+        return 1;
+    if (overflowed || n_calls == 0) {
+        fprintf(stderr, "%s: the core's calls were not recorded (is it built with "
+                "-finstrument-functions?)\n", overflowed ? "too many calls" : "no calls");
+        return 1;
+    }
+    if (name_functions() != 0) {
+        fprintf(stderr, "addr2line could not name the recorded functions (binutils; the core "
+                "objects need -g)\n");
+        return 1;
+    }
+    chunk_loop loop = {0};
+    build_frames();
+    if (!the_loop(&loop)) {
+        fprintf(stderr, "no frame's calls repeat once per chunk: no loop over the %d chunks "
+                "found\n", CHUNKS);
+        return 1;
+    }
+    return verdict(&loop, watched);
+}
+
 int main(void)
 {
     int failed = 0;
-    if (traced_run() != 0)
-        failed = 1;
-    else if (overflowed || n_calls == 0) {
-        fprintf(stderr, "%s: the core's calls were not recorded (is it built with "
-                "-finstrument-functions?)\n", overflowed ? "too many calls" : "no calls");
-        failed = 1;
-    } else if (name_functions() != 0) {
-        fprintf(stderr, "addr2line could not name the recorded functions (binutils; the core "
-                "objects need -g)\n");
-        failed = 1;
+    for (int watched = 0; watched <= 1; watched++) {
+        int bad = check(watched);
+        printf("%s\n", bad ? "FAIL" : "OK");
+        failed += bad;
     }
-    iteration it = {0};
-    if (!failed) {
-        build_frames();
-        if (!the_loop(&it)) {
-            fprintf(stderr, "no frame's calls repeat once per chunk: no loop over the %d "
-                    "chunks found\n", CHUNKS);
-            failed = 1;
-        }
-    }
-    if (!failed) {
-        printf("one steady-state chunk of a pageable run timed with the full timeline "
-               "(HOST, %d chunks, depth %d), on the scheduler's thread:\n", CHUNKS, DEPTH);
-        print_way_to_loop(it.loop);
-        printf("the loop: %s (%s), %zu calls per turn, %zu turns\n", fns[fn_of[it.loop]].name,
-               file_name(it.loop), it.period, it.iterations);
-        int reentries = judge(&it);
-        printf("calls into another file (caller > callee: functions, calls per chunk):\n");
-        for (size_t k = 0; k < n_edges; k++)
-            printf("  %s > %s: %s (%u)\n", edges[k].from, edges[k].to, edges[k].fns,
-                   edges[k].calls);
-        printf("files of src/core entered: %zu (at most %d):", n_files, SP_PATH_MAX_FILES);
-        for (size_t k = 0; k < n_files; k++)
-            printf(" %s", files[k]);
-        printf("\nre-entered on the way down: %d (none allowed)\n", reentries);
-        failed = n_files > SP_PATH_MAX_FILES || reentries > 0;
-    }
-    printf("%s\n%d passed, %d failed, 0 skipped\n", failed ? "FAIL" : "OK", !failed, failed);
-    return failed;
+    printf("%d passed, %d failed, 0 skipped\n", 2 - failed, failed);
+    return failed != 0;
 }
