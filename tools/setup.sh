@@ -30,6 +30,7 @@ VENV=${1:-}
 BUILD_PACKAGES=(
     cmake gcc g++ make pkg-config libc6-dev # the C library, CLI and tests; g++ for nvcc and
                                             # the Python binding
+    binutils      # addr2line: the chunk_path test names the core's functions by file
     libcjson-dev  # reads safetensors models (the MLP, `streampipe infer`) and its tests
     libxml2-dev   # the tests parse the trace and SVG exports
     liblz4-dev libzstd-dev # the file source decompresses LZ4 and Zstandard inputs on the

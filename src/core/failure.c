@@ -73,13 +73,6 @@ sp_status sp_failure_vrecord(sp_failure *f, sp_failure_sink sink, sp_failure_kin
     return status;
 }
 
-int sp_failure_any(sp_failure *f) { return atomic_load(&f->failed); }
-
-int sp_failure_drops(sp_failure *f, size_t chunk)
-{
-    return atomic_load(&f->failed) && chunk >= atomic_load(&f->lost_from);
-}
-
 size_t sp_failure_lost_from(sp_failure *f) { return atomic_load(&f->lost_from); }
 
 sp_status sp_failure_status(sp_failure *f)

@@ -58,9 +58,14 @@ sp_status sp_failure_vrecord(sp_failure *f, sp_failure_sink sink, sp_failure_kin
                              size_t chunk, uint64_t cause, sp_status status, const char *fmt,
                              va_list ap);
 
-int sp_failure_any(sp_failure *f);
-/* Whether chunk is lost to the failure recorded so far (no failure: 0). */
-int sp_failure_drops(sp_failure *f, size_t chunk);
+/* Whether any failure is recorded; whether chunk is lost to the failure recorded so far (no
+ * failure: 0). Lock-free reads, asked on every chunk's path and by the stage workers: static
+ * inline, read here by include (issue 22). */
+static inline int sp_failure_any(sp_failure *f) { return atomic_load(&f->failed); }
+static inline int sp_failure_drops(sp_failure *f, size_t chunk)
+{
+    return atomic_load(&f->failed) && chunk >= atomic_load(&f->lost_from);
+}
 /* The first chunk lost (SIZE_MAX: none), the kept status (SP_OK: none), its text. */
 size_t sp_failure_lost_from(sp_failure *f);
 sp_status sp_failure_status(sp_failure *f);

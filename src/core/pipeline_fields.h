@@ -3,13 +3,14 @@
  *   pipeline.c        everything here, at create and destroy only; after create the shape,
  *                     queues, events and buffers are read-only, but for a deeper ring made
  *                     for a stream as it opens (sp_pipeline_deepen: claimed and idle)
- *   ring.c            slots (ring_state.h)
+ *   ring.c / ring.h   slots (ring_state.h): the per-chunk writes are ring.h's inline ones
  *   submit_graph.c    graph (graph_state.h)
  *   timing.c          timing (timing_state.h) and timeline
  *   failure.c         failure (failure.h)
- *   stats.c           stats, the live counters (stats_state.h), through calls from sched.c,
+ *   stats.c / stats.h stats, the live counters (stats_state.h), through calls from sched.c,
  *                     staging.c, stream.c, runs.c and timing.c (the GPU engines' timed
- *                     group: busy times and window sums, on the scheduler's thread)
+ *                     group: busy times and window sums, on the scheduler's thread); the
+ *                     per-chunk writers are stats.h's inline ones
  *   tune.c            tune: the budget, the tuner, the changes made (tune_state.h); at
  *                     create it also sets chunk_capacity and depth within the budget
  *   tune_run.c        tune.watch, and tune.tuner while runs go (the scheduler's thread)
@@ -17,7 +18,7 @@
  *
  * Buffers. Boundary 0 is the device input; boundary s (1..M) is stage s's device output. Slot
  * b = chunk mod K owns one buffer per boundary and one pinned staging buffer each way. The
- * dependency rules between them are ring.c's (sp_ring_op_deps) and docs/design.md's. */
+ * dependency rules between them are ring.h's (sp_ring_op_deps) and docs/design.md's. */
 #ifndef SP_PIPELINE_FIELDS_H
 #define SP_PIPELINE_FIELDS_H
 

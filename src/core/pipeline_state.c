@@ -93,8 +93,6 @@ sp_status sp_pipeline_fail_lost(sp_pipeline *p, const char *fmt, ...)
     return record_work(p, SP_FAILURE_LOST, SP_ERR_DEVICE_LOST, "%s", what);
 }
 
-int sp_pipeline_has_failed(sp_pipeline *p) { return sp_failure_any(&p->failure); }
-
 void sp_pipeline_set_last_figures(sp_pipeline *p, double makespan_s, double submit_s,
                                   double wait_s)
 {

@@ -34,7 +34,10 @@ sp_status sp_pipeline_fail_work(struct sp_pipeline *p, sp_status status, const c
 sp_status sp_pipeline_vfail_work(struct sp_pipeline *p, sp_status status, const char *fmt,
                                  va_list ap);
 sp_status sp_pipeline_fail_lost(struct sp_pipeline *p, const char *fmt, ...) SP_PRINTF(2, 3);
-int sp_pipeline_has_failed(struct sp_pipeline *p);
+static inline int sp_pipeline_has_failed(struct sp_pipeline *p)
+{
+    return sp_failure_any(&p->failure); /* on every chunk's path: read by include */
+}
 
 /* Sets the three sp_pipeline_last_* figures at once (a run's end, or 0 when it did not
  * start). */

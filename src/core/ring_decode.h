@@ -31,7 +31,9 @@ void sp_ring_decode_end(sp_batch *b);
 int sp_ring_decode_plan(sp_batch *b, size_t i, size_t records);
 /* The staging job that fetches chunk i's units into its slot's pinned buffer. */
 sp_copy sp_ring_decode_fetch(sp_batch *b, size_t i);
-/* When chunk i goes through the ring: 1 and what its h2d copies; else 0. */
+/* These two are asked of a batch with b->decode only (the direct submitter checks), so that
+ * a chunk of any other batch does not enter this file.
+ * When chunk i goes through the ring: 1 and what its h2d copies; else 0. */
 int sp_ring_decode_h2d(const sp_batch *b, size_t i, void **dst, const void **src,
                        size_t *bytes);
 /* Enqueues chunk i's decompression on q (stage 1's queue, after its waits), when it goes

@@ -1,5 +1,6 @@
-/* What the ring remembers of the chunk in each slot until it leaves. Written only by ring.c;
- * read by the scheduler (sched.c) and the host copies (staging.c). */
+/* What the ring remembers of the chunk in each slot until it leaves. Written only by the
+ * ring's code (ring.c, and the per-chunk writers inline in ring.h); read by the scheduler
+ * (sched.c) and the host copies (staging.c). */
 #ifndef SP_RING_STATE_H
 #define SP_RING_STATE_H
 

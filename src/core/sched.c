@@ -88,7 +88,8 @@ static sp_status feed_chunk(sp_batch *b, size_t i, sp_done_list *done)
         b->source_done = 1; /* the source ended exactly at a chunk's start */
         return SP_OK;
     }
-    sp_tune_run_arm(b, i);
+    if (b->tuned)
+        sp_tune_run_arm(b, i);
     if ((st = sp_submit_chunk(b, i)) != SP_OK)
         return st;
     sp_ring_occupy(b, i, NULL);
@@ -165,8 +166,10 @@ sp_status sp_sched_feed(sp_batch *b, sp_done_list *done, int *fed)
             break;
         }
         size_t i = b->next;
-        sp_tune_run_boundary(b, i); /* a tuned batch's chunk size may change from here on */
-        sp_status st = sp_graph_fits(b, i) ? feed_bundle(b, i, done) : feed_chunk(b, i, done);
+        if (b->tuned)
+            sp_tune_run_boundary(b, i); /* its chunk size may change from here on */
+        sp_status st = b->graphs && sp_graph_fits(b, i) ? feed_bundle(b, i, done)
+                                                        : feed_chunk(b, i, done);
         if (st != SP_OK)
             return st;
         if (done->n > 0)

@@ -1,5 +1,7 @@
 /* A fixed pool of workers that split one memcpy at a time into pieces. The caller takes
- * pieces too, so a pool of T threads has T-1 workers.
+ * pieces too, so a pool of T threads has T-1 workers. The copy itself is here too
+ * (sp_copy_nontemporal, public for sources and sinks): the pool is its owner, and a chunk's
+ * staging then enters one file for it, not two (issue 22).
  *
  * Threads hand work over through atomics and spin for a while before they sleep: a pageable
  * run stages a chunk every few hundred microseconds, and waking 15 sleeping workers through a
@@ -19,7 +21,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #if defined(__SSE2__)
@@ -101,6 +105,50 @@ static int all_pieces_done(const sp_staging_pool *pool, unsigned long unused)
     (void)unused;
     return atomic_load(&pool->pieces_done) == pool->pieces;
 }
+
+/* ---- the copy: sp_copy_nontemporal (streampipe.h), the pool's, and sources' and sinks' ---- */
+
+#if defined(__SSE2__) && !defined(SP_STAGING_PLAIN_MEMCPY)
+
+/* Below this a plain memcpy is as fast and keeps the data in cache for whoever reads it. */
+#define SP_NONTEMPORAL_MIN (64u * 1024u)
+
+void sp_copy_nontemporal(void *dst, const void *src, size_t bytes)
+{
+    if (bytes < SP_NONTEMPORAL_MIN) {
+        if (bytes > 0)
+            memcpy(dst, src, bytes);
+        return;
+    }
+    char *d = dst;
+    const char *s = src;
+    size_t head = (16u - ((uintptr_t)d & 15u)) & 15u; /* streaming stores need 16-byte aligned */
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    bytes -= head;
+    size_t lines = bytes / 64u;
+    for (size_t i = 0; i < lines; i++, d += 64, s += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+        _mm_stream_si128((__m128i *)(void *)d, a);
+        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+    }
+    memcpy(d, s, bytes % 64u);
+    _mm_sfence(); /* streaming stores are weakly ordered: make them visible before returning */
+}
+
+#else
+
+void sp_copy_nontemporal(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+
+#endif
+
+/* ---- the pool ------------------------------------------------------------------------ */
 
 static void run_piece(sp_staging_pool *pool, const sp_copy *copy, size_t off, size_t len)
 {

@@ -1,5 +1,6 @@
-/* The live counters (stats_state.h): the writer calls the scheduler and streams make, and
- * the reader behind sp_pipeline_stats and sp_stream_stats.
+/* The live counters (stats_state.h): the writer calls the scheduler and streams make (those
+ * of every chunk are stats.h's inline ones), and the reader behind sp_pipeline_stats and
+ * sp_stream_stats.
  *
  * What a chunk pays, with no report asked for: taking its slot, one relaxed load + store
  * (chunks in flight); leaving it, three (in flight, records left, and in a turn that stages:
@@ -26,29 +27,7 @@
 
 #define RELAXED memory_order_relaxed
 
-/* One writer: a load and a store, not a locked read-modify-write. */
-static inline void add64(_Atomic uint64_t *c, uint64_t n)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, RELAXED) + n, RELAXED);
-}
-
-static inline uint64_t ns_of(double seconds)
-{
-    return seconds > 0.0 ? (uint64_t)(seconds * 1e9) : 0;
-}
-
-static uint64_t now_ns(void) { return ns_of(sp_now()); }
-
-/* One writer: a load and a store of a double, released (see sp_stats_begin, tseq). */
-static inline void addd(_Atomic double *c, double x)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, RELAXED) + x, memory_order_release);
-}
-
-static inline void add64_release(_Atomic uint64_t *c, uint64_t n)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, RELAXED) + n, memory_order_release);
-}
+static uint64_t now_ns(void) { return sp_stats_ns(sp_now()); }
 
 /* ---- the writer ----------------------------------------------------------------------- */
 
@@ -88,7 +67,7 @@ void sp_stats_begin(sp_pipeline *p, uint64_t records)
     atomic_store_explicit(&s->records_total, records, memory_order_release);
     atomic_store_explicit(&s->t_begin_ns, now_ns(), memory_order_release);
     atomic_store_explicit(&s->active, 1, memory_order_release);
-    add64(&s->run, 1);
+    sp_stats_add64(&s->run, 1);
     atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 }
 
@@ -96,7 +75,7 @@ void sp_stats_end(sp_pipeline *p, sp_status status)
 {
     sp_stats_state *s = &p->stats;
     if (status != SP_OK)
-        add64(&s->errors, 1);
+        sp_stats_add64(&s->errors, 1);
     atomic_store_explicit(&s->chunks_in_flight, 0, RELAXED); /* drained: nothing is left */
     /* Not active first, then the clock: a reader that still saw it active read its clock
      * before this store, so before t_end, and elapsed_s never goes down (fill()). */
@@ -104,83 +83,27 @@ void sp_stats_end(sp_pipeline *p, sp_status status)
     atomic_store_explicit(&s->t_end_ns, now_ns(), memory_order_release);
 }
 
-void sp_stats_submitted(sp_pipeline *p, uint64_t records) { add64(&p->stats.records_total, records); }
+void sp_stats_submitted(sp_pipeline *p, uint64_t records)
+{
+    sp_stats_add64(&p->stats.records_total, records);
+}
 
 void sp_stats_batches(sp_pipeline *p, unsigned held)
 {
     atomic_store_explicit(&p->stats.batches_in_flight, held, RELAXED);
 }
 
-void sp_stats_error(sp_pipeline *p) { add64(&p->stats.errors, 1); }
-
-void sp_stats_occupied(sp_pipeline *p, unsigned n)
-{
-    _Atomic unsigned *c = &p->stats.chunks_in_flight;
-    atomic_store_explicit(c, atomic_load_explicit(c, RELAXED) + n, RELAXED);
-}
-
-void sp_stats_vacated(sp_pipeline *p, uint64_t records)
-{
-    _Atomic unsigned *c = &p->stats.chunks_in_flight;
-    unsigned n = atomic_load_explicit(c, RELAXED);
-    atomic_store_explicit(c, n ? n - 1 : 0, RELAXED);
-    if (records)
-        add64(&p->stats.left, records);
-}
-
-void sp_stats_waited(sp_pipeline *p, double seconds) { add64(&p->stats.wait_ns, ns_of(seconds)); }
-
-void sp_stats_staged(sp_pipeline *p, uint64_t in_records, uint64_t out_records,
-                     double seconds)
-{
-    sp_stats_state *s = &p->stats;
-    uint64_t ns = ns_of(seconds);
-    if (in_records) {
-        add64(&s->staged_in, in_records);
-        add64(&s->stage_in_ns, ns);
-    }
-    if (out_records) {
-        add64(&s->staged_out, out_records);
-        add64(&s->stage_out_ns, ns);
-    }
-}
+void sp_stats_error(sp_pipeline *p) { sp_stats_add64(&p->stats.errors, 1); }
 
 void sp_stats_timing(sp_pipeline *p)
 {
     atomic_store_explicit(&p->stats.timing, 1, memory_order_release);
 }
 
-/* tseq odd, then the stores (each released, so none is seen before the odd tseq), then even:
- * a reader that saw any of them sees tseq moved and reads again (load_counts). */
-static uint64_t tseq_open(sp_stats_state *s)
-{
-    uint64_t q = atomic_load_explicit(&s->tseq, RELAXED);
-    atomic_store_explicit(&s->tseq, q + 1, RELAXED);
-    return q;
-}
-
-static void tseq_close(sp_stats_state *s, uint64_t q)
-{
-    atomic_store_explicit(&s->tseq, q + 2, memory_order_release);
-}
-
-void sp_stats_timed(sp_pipeline *p, int edge, uint64_t records, const double *busy,
-                    size_t gpu_engines)
-{
-    sp_stats_state *s = &p->stats;
-    size_t k = edge ? 0 : 1;
-    uint64_t q = tseq_open(s);
-    for (size_t g = 0; g < gpu_engines && g < SP_MAX_STAGES + 2; g++)
-        addd(&s->timed_s[k][g], busy[g]);
-    add64_release(&s->timed_records[k], records);
-    add64_release(&s->timed_chunks, 1);
-    tseq_close(s, q);
-}
-
 void sp_stats_window(sp_pipeline *p, const sp_window_sums *sums)
 {
     sp_stats_state *s = &p->stats;
-    uint64_t q = tseq_open(s);
+    uint64_t q = sp_stats_tseq_open(s);
     if (!sums)
         atomic_store_explicit(&s->sums_lost, 1, memory_order_release);
     for (size_t k = 0; sums && k < 2; k++)
@@ -188,13 +111,13 @@ void sp_stats_window(sp_pipeline *p, const sp_window_sums *sums)
             const sp_copy_sums *c = &sums->part[k][w];
             if (c->records == 0 && c->whole == 0.0)
                 continue; /* a window adds to one part: the others' stores are spared */
-            addd(&s->sums[k][w][0], c->copy);
-            addd(&s->sums[k][w][1], c->hidden);
-            addd(&s->sums[k][w][2], c->whole);
-            add64_release(&s->sums_records[k][w], c->records);
+            sp_stats_addd(&s->sums[k][w][0], c->copy);
+            sp_stats_addd(&s->sums[k][w][1], c->hidden);
+            sp_stats_addd(&s->sums[k][w][2], c->whole);
+            sp_stats_add64_release(&s->sums_records[k][w], c->records);
         }
-    add64_release(&s->windows, 1);
-    tseq_close(s, q);
+    sp_stats_add64_release(&s->windows, 1);
+    sp_stats_tseq_close(s, q);
 }
 
 /* ---- the reader ----------------------------------------------------------------------- */
@@ -345,11 +268,6 @@ static void fill(const sp_pipeline *p, sp_stats *st)
     st->hidden_transfer = hidden_so_far(&c);
     st->timed_chunks = c.timed_chunks;
     sp_tune_last(p, &st->tune_changes, st->tune_reason, sizeof st->tune_reason);
-}
-
-int sp_stats_watched(const sp_pipeline *p)
-{
-    return atomic_load_explicit(&p->stats.watched, RELAXED);
 }
 
 /* The reader's one write (stats_state.h, `watched`): a load first, so that readers in a

@@ -1,5 +1,6 @@
 /* The live counters of a pipeline (sp_pipeline_stats, sp_stream_stats). Written only by
- * stats.c, through the small calls of stats.h that the scheduler's thread (sched.c,
+ * stats' code (stats.c, and the per-chunk writers inline in stats.h), through the small calls
+ * of stats.h that the scheduler's thread (sched.c,
  * staging.c, timing.c) and a stream's calls (stream.c) make; read by stats.c's reader from
  * any thread.
  *

@@ -76,7 +76,8 @@ static sp_status op_begin(sp_batch *r, size_t g, size_t i, sp_bqueue *q)
         st = ops->queue_wait(r->p->ctx->impl, q, sp_ring_finished(r->p, deps.waits[k].g, deps.waits[k].i));
     if (st == SP_OK && sp_timing_timed(r, i))
         st = op_start(r, g, i, q, &deps);
-    sp_bevent *watch = sp_tune_run_event(r, g, i, 0); /* after the waits: when it starts */
+    /* after the waits: when it starts */
+    sp_bevent *watch = r->tuned ? sp_tune_run_event(r, g, i, 0) : NULL;
     if (st == SP_OK && watch)
         st = ops->event_record(r->p->ctx->impl, watch, q);
     if (st == SP_OK && r->activity_timing) /* last: a failure above leaves nothing pushed */
@@ -97,7 +98,7 @@ static sp_status op_end(sp_batch *r, size_t g, size_t i, sp_bqueue *q, sp_status
     sp_status st = SP_OK;
     if (sp_timing_timed(r, i))
         st = ops->event_record(r->p->ctx->impl, sp_timing_event(r, g, i, 1), q);
-    sp_bevent *watch = sp_tune_run_event(r, g, i, 1);
+    sp_bevent *watch = r->tuned ? sp_tune_run_event(r, g, i, 1) : NULL;
     if (st == SP_OK && watch)
         st = ops->event_record(r->p->ctx->impl, watch, q);
     return st == SP_OK ? ops->event_record(r->p->ctx->impl, sp_ring_finished(r->p, g, i), q) : st;
@@ -111,7 +112,8 @@ static sp_status enqueue_h2d(sp_batch *r, size_t i)
     const void *src = sp_ring_h2d_source(r, i);
     void *dst = sp_device_slot(p, 0, b);
     /* a chunk decompressed in the ring: its compressed blocks instead (ring_decode.h) */
-    (void)sp_ring_decode_h2d(r, i, &dst, &src, &bytes);
+    if (r->decode)
+        (void)sp_ring_decode_h2d(r, i, &dst, &src, &bytes);
     sp_status st = op_begin(r, 0, i, p->h2d); /* WAR on boundary 0 */
     if (st == SP_OK)
         st = op_end(r, 0, i, p->h2d,
@@ -128,7 +130,7 @@ static sp_status enqueue_stage(sp_batch *r, size_t s, size_t i)
     if (st != SP_OK)
         return sp_batch_fail(r, st, "chunk %zu: enqueueing the waits of stage '%s'", i,
                            p->stage_names[s - 1]);
-    if (s == 1 && (st = sp_ring_decode_enqueue(r, i, q)) != SP_OK) {
+    if (s == 1 && r->decode && (st = sp_ring_decode_enqueue(r, i, q)) != SP_OK) {
         (void)op_end(r, s, i, q, st);
         return st;
     }

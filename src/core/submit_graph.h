@@ -18,7 +18,7 @@ void sp_graph_begin(sp_batch *b);
 /* Chunks per bundle; whether a bundle starts at chunk i; the event its chunks' slots are
  * released by. */
 size_t sp_graph_bundle(const sp_pipeline *p);
-int sp_graph_fits(const sp_batch *b, size_t i);
+int sp_graph_fits(const sp_batch *b, size_t i); /* asked of a batch with b->graphs only */
 sp_bevent *sp_graph_done_event(const sp_pipeline *p, size_t i);
 /* The bundle from chunk i, after its host turns. SP_OK (*bundle_done: its chunks are
  * enqueued, to be occupied), SP_GRAPH_FALLBACK (graphs off; *bundle_done says whether the

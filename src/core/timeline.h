@@ -55,7 +55,16 @@ static inline void sp_timeline_set(sp_timeline *t, size_t engine, size_t chunk, 
 
 /* Records in chunk `chunk` (the last may be short), and bytes engine e moved or read for it:
  * bytes[e] is n_records whole records of one size, so the per-record size divides exactly. */
-size_t sp_timeline_chunk_records(const sp_timeline *t, size_t chunk);
+static inline size_t sp_timeline_chunk_records(const sp_timeline *t, size_t chunk)
+{
+    if (chunk < t->chunks && t->records[chunk] != 0)
+        return t->records[chunk];
+    size_t first = chunk * t->chunk_records;
+    if (first >= t->n_records)
+        return 0;
+    size_t left = t->n_records - first;
+    return left < t->chunk_records ? left : t->chunk_records;
+}
 size_t sp_timeline_chunk_bytes(const sp_timeline *t, size_t engine, size_t chunk);
 
 /* Fills the figures of `report` (engines, busy times, bound, efficiency, model, hidden

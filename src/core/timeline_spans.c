@@ -1,19 +1,9 @@
-/* The timeline's leaf arithmetic: a chunk's records and bytes, and spans merged and covered;
+/* The timeline's leaf arithmetic: a chunk's bytes (its records: timeline.h, inline, as every
+ * timed chunk reads them while a watched run goes), and spans merged and covered;
  * used by the figures (timeline.c) and the windows (timeline_windows.c). */
 #include <stdlib.h>
 
 #include "core/timeline.h"
-
-size_t sp_timeline_chunk_records(const sp_timeline *t, size_t chunk)
-{
-    if (chunk < t->chunks && t->records[chunk] != 0)
-        return t->records[chunk];
-    size_t first = chunk * t->chunk_records;
-    if (first >= t->n_records)
-        return 0;
-    size_t left = t->n_records - first;
-    return left < t->chunk_records ? left : t->chunk_records;
-}
 
 size_t sp_timeline_chunk_bytes(const sp_timeline *t, size_t engine, size_t chunk)
 {

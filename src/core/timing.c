@@ -9,7 +9,7 @@
  * without timing; that reading is the caller's time, not the run's.
  *
  * Every operation records an end event (beside its slot's ordering event, which the waits
- * use: ring.c, sp_ring_finished), but a start event only where its queue was idle when it was
+ * use: ring.h, sp_ring_finished), but a start event only where its queue was idle when it was
  * enqueued: a busy queue starts it when the last of its dependencies ends, and those ends
  * are read here anyway. On an H200 a timing record costs the GPU 2-2.5 us wherever it is
  * recorded (bench/PERF.md, third session), so the end events alone cost about 3% of the

@@ -185,11 +185,9 @@ static void observe_if_done(sp_pipeline *p, size_t v)
     w->fresh++;
 }
 
-void sp_tune_run_retired(sp_pipeline *p, size_t chunk)
+void sp_tune_run_observe(sp_pipeline *p, size_t chunk)
 {
     sp_tune_watch *w = &p->tune.watch;
-    if (!w->entries)
-        return;
     size_t v = entry_of(chunk);
     if (w->pending[v] && w->chunk[v] == chunk)
         w->left[v] = 1;

@@ -36,14 +36,23 @@ void sp_tune_run_begin(sp_batch *b);
 /* Before chunk i (the next to feed) of a tuned batch: the tuner asked when a chunk was
  * observed since the last time, and a new size applied from chunk i on. */
 void sp_tune_run_boundary(sp_batch *b, size_t i);
-/* Chunk i is about to be enqueued / was enqueued (its host turn took host_s). */
+/* Chunk i is about to be enqueued / was enqueued (its host turn took host_s). The callers
+ * ask these four only of a tuned batch (b->tuned; each returns at once for another), so that
+ * an untuned chunk's path does not enter this file. */
 void sp_tune_run_arm(sp_batch *b, size_t i);
 void sp_tune_run_submitted(sp_batch *b, size_t i, double host_s);
 /* The watch event of GPU engine g around chunk i's operation (end: after it); NULL when
  * chunk i is not watched. */
 sp_bevent *sp_tune_run_event(const sp_batch *b, size_t g, size_t i, int end);
-/* Chunk `chunk` left its slot: watched chunks whose events are complete are observed. */
-void sp_tune_run_retired(sp_pipeline *p, size_t chunk);
+/* Chunk `chunk` left its slot: watched chunks whose events are complete are observed. Asked
+ * on every chunk's path, so the question whether anything is watched at all (no batch of the
+ * pipeline was tuned yet: no watch entries) is read here, by include (issue 22). */
+void sp_tune_run_observe(sp_pipeline *p, size_t chunk);
+static inline void sp_tune_run_retired(sp_pipeline *p, size_t chunk)
+{
+    if (p->tune.watch.entries)
+        sp_tune_run_observe(p, chunk);
+}
 /* Every slot free (a run starts): nothing pending. Destroy: the events freed. */
 void sp_tune_run_reset(sp_pipeline *p);
 void sp_tune_run_release(sp_pipeline *p);
