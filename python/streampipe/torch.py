@@ -52,6 +52,13 @@ REST_ON_DEVICE_MAX_BYTES = 64 << 20
 
 _RANK_VARIABLES = ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK")
 
+# Host staging threads of the pipeline a Loader makes (staging_threads=0). A training process's
+# CPUs belong to its loop: with the library's default (one per CPU, up to 16, each spinning a
+# while between copies) the loop's own thread slowed and the GPU waited for data 6.0% of the
+# time; with 4 it waited 0.6% and the Loader ran 1.16x a hand-written prefetcher (2: 1.2%,
+# 1.08x; 8: 0.6%, 1.03x; batches of 12 MiB, bench/PERF.md, thirteenth session, calls 3-4).
+LOADER_STAGING_THREADS = 4
+
 
 def _require_torch() -> Any:
     try:
@@ -135,7 +142,8 @@ class Loader:
     SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, modulo the GPUs visible; 0 without one).
     ``backend``: "auto" (CUDA when streampipe and torch both have it, else HOST), "cuda" or
     "host". ``max_in_flight``: batches queued ahead of the consumer. ``chunk_records``,
-    ``depth``, ``staging_threads``: the pipeline's, when the loader makes it.
+    ``depth``, ``staging_threads``: the pipeline's, when the loader makes it (0 staging
+    threads: LOADER_STAGING_THREADS, fewer than a pipeline's own default).
 
     ``len(loader)`` is the number of batches when the source says (``len(source)``, or the
     array's length over ``batch_size``). Iterating again starts another epoch;
@@ -204,7 +212,7 @@ class Loader:
             self._stages = [stages] if isinstance(stages, sp.Stage) else list(stages)
             self.context = self._open_context(sp, backend, device)
         self._options = dict(chunk_records=chunk_records, depth=depth,
-                             staging_threads=staging_threads)
+                             staging_threads=staging_threads or LOADER_STAGING_THREADS)
         self._lanes: Optional[list[Any]] = None  # _hand_off_lanes
         self._blocks: Optional[Blocks] = None  # the outputs' blocks, kept across epochs
         if self.context.backend == "cuda":

@@ -104,6 +104,20 @@ def test_array_source_batches_epochs_and_len(torch: Any) -> None:
     assert sum(len(x) for x in dropped) == 7 * 128  # one array: tensors, not tuples
 
 
+def test_the_loaders_pipeline_stages_on_few_threads(torch: Any) -> None:
+    """The Loader's own pipeline leaves the training process's CPUs to its loop: a few staging
+    threads unless told (the library's default is one per CPU, up to 16)."""
+    from streampipe.torch import LOADER_STAGING_THREADS, Loader
+
+    images = _images(256)
+    for given, want in ((0, LOADER_STAGING_THREADS), (3, 3)):
+        loader = Loader(images, _normalize(), batch_size=64, backend="host",
+                        staging_threads=given)
+        assert sum(len(x) for x in loader) == 256
+        _, rep = loader.pipeline.run(images[:64], report=True)
+        assert rep.staging_threads == want
+
+
 def test_dataloader_source_with_workers_and_set_epoch(torch: Any) -> None:
     from streampipe.torch import Loader
 
