@@ -63,6 +63,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--step", default="ops", choices=["ops", "python"])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--max-in-flight", type=int, default=4)
+    ap.add_argument("--staging-threads", type=int, default=0, help="the Loader's (0: its own)")
     ap.add_argument("--backend", default=os.environ.get("BACKEND", "host"),
                     choices=["host", "cuda"])
     ap.add_argument("--feeds", default="resident,prefetcher,streampipe-builtin")
@@ -170,7 +171,8 @@ def main() -> int:
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     ns = argparse.Namespace(samples=args.samples, pixels=args.pixels,
                             batch_size=args.batch_size, hidden=32, workers=2,
-                            max_in_flight=args.max_in_flight, data=None)
+                            max_in_flight=args.max_in_flight, data=None,
+                            staging_threads=args.staging_threads)
     data, labels = bench.make_data(ns)
     step = make_step(torch, args.step, args.step_ms, device)
     feeds = {name: bench.MAKERS[name](torch, ns, data, labels, device)
