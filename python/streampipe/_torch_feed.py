@@ -33,7 +33,8 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from . import _streampipe as _c
-from .errors import InvalidArgument, StageError, _from_status
+from .errors import InvalidArgument
+from .stream import batch_error
 
 READY_AHEAD = 2  # batches ready (handed off) and waiting for the training thread, beyond
 #                  max_in_flight in the library
@@ -194,19 +195,8 @@ class FeedEpoch:
 
     def _error(self, index: int, records: int, status: int, cause: int,
                message: str) -> BaseException:
-        where = f"batch {index} ({records} records)"
         exc = self.pipeline._causes.take(cause)
-        if status == _c.ERR_STAGE_FAILED:
-            if exc is None:
-                detail = self.pipeline._builtin_detail()
-                return StageError(f"{where}: {message}" + (f": {detail}" if detail else ""),
-                                  status)
-            if not isinstance(exc, Exception):
-                return exc  # KeyboardInterrupt, SystemExit: not the stage's
-            err = StageError(f"{where}: {message}", status)
-            err.__cause__ = exc
-            return err
-        return _from_status(status, f"{where}: {message}")
+        return batch_error(self.pipeline, index, records, status, message, exc)
 
     def stop(self) -> None:
         """The training thread is done taking (the end, a break, an error): cancels what is in

@@ -55,6 +55,26 @@ if TYPE_CHECKING:
 __all__ = ["PipelineStream", "BatchFuture"]
 
 
+def batch_error(pipeline: Any, index: int, records: int, status: int, message: str,
+                exc: Optional[BaseException]) -> BaseException:
+    """What a failed batch raises (a stream's and the Loader's feed): a StageError with the
+    Python stage's exception as its cause (or a built-in stage's detail), the exception itself
+    when it was no Exception (KeyboardInterrupt, SystemExit: not the stage's), else the
+    status's own class (Cancelled: the library says why)."""
+    where = f"batch {index} ({records} records)"
+    if status == _c.ERR_STAGE_FAILED:
+        if exc is None:
+            detail = pipeline._builtin_detail()
+            return StageError(f"{where}: {message}" + (f": {detail}" if detail else ""),
+                              status)
+        if not isinstance(exc, Exception):
+            return exc
+        err = StageError(f"{where}: {message}", status)
+        err.__cause__ = exc
+        return err
+    return _from_status(status, f"{where}: {message}")
+
+
 class BatchFuture(Future):  # type: ignore[type-arg]
     """The future of one batch: it resolves to the output array (``out`` as given, or a new
     one), or raises the :class:`Error` of the batch's status.
@@ -378,18 +398,7 @@ class _Core:
     def _error(
         self, future: BatchFuture, status: int, message: str, exc: Optional[BaseException]
     ) -> BaseException:
-        where = f"batch {future.index} ({future.records} records)"
-        if status == _c.ERR_STAGE_FAILED:
-            if exc is None:
-                detail = self.pipeline._builtin_detail()
-                return StageError(f"{where}: {message}" + (f": {detail}" if detail else ""),
-                                  status)
-            if not isinstance(exc, Exception):
-                return exc  # KeyboardInterrupt, SystemExit: not the stage's
-            err = StageError(f"{where}: {message}", status)
-            err.__cause__ = exc
-            return err
-        return _from_status(status, f"{where}: {message}")  # Cancelled: the library says why
+        return batch_error(self.pipeline, future.index, future.records, status, message, exc)
 
     def _fail_all(self, exc: BaseException) -> None:
         with self.cond:
