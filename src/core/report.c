@@ -39,7 +39,7 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
     }
     report->graph = run->replayed;
     report->batches = run->plan.n_records > 0;
-    report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
+    report->pinned_bytes = atomic_load(&p->held_pinned_bytes); /* pipeline.c counts it */
     report->slot_records = p->chunk_capacity;
     report->pcie_bytes = sp_report_pcie_bytes(run);
     report->tune_changes = p->tune.total; /* the scheduler's thread wrote it: this one */
@@ -107,7 +107,7 @@ void sp_report_pipeline(const sp_pipeline *p, sp_report *report)
     report->depth = p->depth;
     report->chunk_records = p->chunk_capacity;
     report->staging_threads = sp_staging_pool_threads(p->pool);
-    report->pinned_bytes = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
+    report->pinned_bytes = atomic_load(&p->held_pinned_bytes); /* pipeline.c counts it */
     report->slot_records = p->chunk_capacity;
     report->tune_changes = p->tune.total;
 }
