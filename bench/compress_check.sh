@@ -23,8 +23,8 @@
 #    else $COMPRESS_DIR, where the output's fsync to the disk bounds every run alike (the
 #    log says which). The staging-thread decode once per format, for reference.
 # E2E_CHAIN=mlp runs part 2 over the digits MLP instead of sinmix (see below). Knobs:
-# CHUNK_MIB and REPEAT (part 1's chunk sizes and timed runs), ZSTD_FRAME, E2E_CHUNK_MIB,
-# E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
+# CHUNK_MIB, STREAMS, DEPTH and REPEAT (part 1's chunk sizes, stage-1 queues, ring depth (0:
+# the library's) and timed runs), ZSTD_FRAME, E2E_CHUNK_MIB, E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
 # PARTS (default "rate e2e") picks the parts: one part a call where a call has a time limit
 # (the data is kept in $COMPRESS_DIR between calls). The raw file's run is the end-to-end
 # floor: what streaming and writing the output cost with nothing to decompress. (Discarding
@@ -48,6 +48,7 @@ else
     RATE_ARGS=(--chunk-mib "${CHUNK_MIB:-64,256,512}" --repeat "${REPEAT:-5}")
     E2E_CHUNK_MIB=${E2E_CHUNK_MIB:-64}
 fi
+RATE_ARGS+=(--streams "${STREAMS:-1,2}" --depth "${DEPTH:-0}")
 DIR=${COMPRESS_DIR:-/tmp/sp-compress}
 ZSTD_FRAME=${ZSTD_FRAME:-65536}
 E2E_REPEAT=${E2E_REPEAT:-3}
