@@ -27,7 +27,7 @@ static sp_status run_batch(sp_pipeline *p, const void *in, size_t n_records, voi
     sp_status st = sp_batch_prepare(&b, p, in, n_records, out, sp_timing_asked(p, report));
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)
-            sp_report_batch(&b, report);
+            st = sp_report_batch(&b, report); /* no records: no timeline to keep */
         return st;
     }
     return sp_sched_run(&b, report);
