@@ -153,22 +153,20 @@ static void compare_rows(bench_sweep_result *sweep)
     }
 }
 
-static int export_best(const bench_session *s, const bench_sweep_result *sweep,
-                       const sp_pipeline *pipeline)
+static int export_best(const bench_session *s, const bench_sweep_result *sweep)
 {
     const bench_sweep_row *best = &sweep->rows[sweep->best_row];
     char describes[96];
     snprintf(describes, sizeof describes, "the fastest row's run with a report (%s %llu)",
              bench_sweep_parameter_name(sweep->parameter), best->value);
-    return bench_exports_write(s->exports, pipeline, &best->report, describes);
+    return bench_exports_write(s->exports, &best->report, describes);
 }
 
-/* Measures every row. Where files are wanted, the fastest row's pipeline so far is kept
- * alive, since the trace comes from the pipeline itself; the others go at once. */
+/* Measures every row, each on a pipeline of its own that goes at once: where files are
+ * wanted, each row's report keeps its run's timeline (keep_timeline), and the fastest
+ * row's is written from it. */
 static int measure_rows(const bench_session *s, bench_sweep_result *sweep)
 {
-    sp_pipeline *kept = NULL;
-    size_t kept_row = 0;
     int rc = CLI_EXIT_OK;
     for (size_t i = 0; i < sweep->n_rows && rc == CLI_EXIT_OK; i++) {
         bench_plan setting;
@@ -180,22 +178,15 @@ static int measure_rows(const bench_session *s, bench_sweep_result *sweep)
          * row gets ready (a reference, a failure to create its pipeline) starts clean. */
         bench_progress_clear(s->progress);
         rc = measure_row(s, &setting, title, &sweep->rows[i], &pipeline);
-        int faster = kept == NULL || sweep->rows[i].median_s < sweep->rows[kept_row].median_s;
-        if (rc == CLI_EXIT_OK && bench_exports_wanted(s->exports) && faster) {
-            sp_pipeline_destroy(kept);
-            kept = pipeline;
-            kept_row = i;
-            pipeline = NULL;
-        }
         sp_pipeline_destroy(pipeline);
     }
     bench_progress_clear(s->progress);
     if (rc == CLI_EXIT_OK)
         compare_rows(sweep);
-    /* compare_rows picks the first of equal medians, as the loop above did. */
-    if (rc == CLI_EXIT_OK && kept != NULL)
-        rc = export_best(s, sweep, kept);
-    sp_pipeline_destroy(kept);
+    if (rc == CLI_EXIT_OK && bench_exports_wanted(s->exports))
+        rc = export_best(s, sweep);
+    for (size_t i = 0; i < sweep->n_rows; i++)
+        sp_report_release(&sweep->rows[i].report); /* the figures stay, for the table */
     return rc;
 }
 
