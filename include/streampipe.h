@@ -504,11 +504,14 @@ typedef struct sp_report {
     size_t flight_recorder_bytes; /* 0.7: the memory it holds at most (fixed at creation) */
     sp_report_timeline *timeline; /* 0.8: the run's own timeline, when the config's
                               keep_timeline asked for it and the run kept one (else NULL):
-                              what the trace writers and sp_report_sampled_figures read. The
-                              report owns it: sp_report_release frees it. A run writes a new
-                              report over the old without freeing anything (it may hold
-                              garbage), so release a report before it is filled again; a
-                              copy of the struct shares the pointer (release one of them) */
+                              what sp_report_write_trace, _write_svg and
+                              sp_report_sampled_figures read. The report owns it:
+                              sp_report_release frees it. A run writes a new report over the
+                              old without freeing anything (it may hold garbage), so release
+                              a report before it is filled again (a run that fails leaves it
+                              as it was); a copy of the struct shares the pointer (release
+                              one of them). Streams, groups and sp_pipeline_run_feed keep
+                              none */
     uint64_t reserved[9];  /* zero; later figures take these */
 } sp_report;
 
