@@ -20,6 +20,19 @@ size_t sp_report_pcie_bytes(const sp_batch *b)
            (b->out_device ? 0 : records * p->record_bytes[p->n_stages]);
 }
 
+/* A copy of the run's timeline in its report, when the config keeps one and the run left a
+ * complete one (it succeeded, had records, was timed). */
+static sp_status keep_run_timeline(const sp_batch *run, sp_report *report)
+{
+    sp_pipeline *p = run->p;
+    if (!p->keep_timeline || !p->timeline.complete || !run->timing || !run->plan.chunks)
+        return SP_OK;
+    sp_status st = sp_report_keep_timeline(p, report);
+    return st == SP_OK ? SP_OK
+                       : sp_pipeline_fail(p, st, "the run succeeded, but its report's timeline "
+                                          "(keep_timeline) found no memory");
+}
+
 sp_status sp_report_batch(const sp_batch *run, sp_report *report)
 {
     sp_pipeline *p = run->p;
@@ -100,12 +113,7 @@ sp_status sp_report_batch(const sp_batch *run, sp_report *report)
                  "%scopies by the copy engines: the %s backend has no copy kernel",
                  used ? "; " : "", p->ctx->ops->name);
     }
-    if (!p->keep_timeline || !p->timeline.complete || !run->timing || !run->plan.chunks)
-        return SP_OK;
-    sp_status st = sp_report_keep_timeline(p, report);
-    return st == SP_OK ? SP_OK
-                       : sp_pipeline_fail(p, st, "the run succeeded, but its report's timeline "
-                                          "(keep_timeline) found no memory");
+    return keep_run_timeline(run, report);
 }
 
 void sp_report_pipeline(const sp_pipeline *p, sp_report *report)
