@@ -1,9 +1,10 @@
 #!/bin/sh
 # cli_bench_files.sh CLI: `streampipe bench --trace F --svg G` writes both files from the report
 # of the run they show (its own timeline, sp_pipeline_config.keep_timeline), beside
-# --timeline-full (whose reports' timelines give the sampled figures) and with --sweep (the
-# fastest row's report, its pipeline long gone). The JSON must parse with one complete event
-# per chunk per engine, the SVG as XML, both naming the run's chunk count.
+# --timeline-full (whose reports' timelines give the sampled figures) and with lists of
+# --chunk and --depth (the fastest row's report, its pipeline long gone, the slower rows'
+# timelines freed as they went). The JSON must parse with one complete event per chunk per
+# engine, the SVG as XML, both naming the run's chunk count.
 cli=$1
 fail() { echo "FAIL: $*"; exit 1; }
 dir=$(mktemp -d) || fail "no temporary folder"
@@ -31,9 +32,9 @@ rc=$?
 check_files comparison
 grep -q "same run" "$dir/out" || fail "no sampled figures of the full runs"
 rm -f "$dir/t.json" "$dir/t.svg"
-"$cli" bench --backend host --records 200000 --chunk 10000 --repeat 1 --sweep depth \
-    --sweep-values 2,4 --trace "$dir/t.json" --svg "$dir/t.svg" >"$dir/out" 2>&1
+"$cli" bench --backend host --records 200000 --chunk 10000,20000 --repeat 1 --depth 2,4 \
+    --trace "$dir/t.json" --svg "$dir/t.svg" >"$dir/out" 2>&1
 rc=$?
-[ "$rc" -eq 0 ] || { cat "$dir/out"; fail "bench --sweep exited $rc"; }
-check_files sweep
-echo "ok: bench --trace/--svg from the report, comparison and sweep"
+[ "$rc" -eq 0 ] || { cat "$dir/out"; fail "bench with lists exited $rc"; }
+check_files rows
+echo "ok: bench --trace/--svg from the report, comparison and rows of lists"
