@@ -106,11 +106,34 @@ static int backend_can(sp_ring_decode *d, char *why, size_t n)
     return 0;
 }
 
+/* Whether the run's first records are a whole unit: a range that starts inside one cuts a
+ * unit in every chunk (all go to the staging threads), so their chunk is not re-picked. */
+static int starts_whole(const sp_ring_decode *d)
+{
+    const sp_batch *b = d->b;
+    size_t per = d->bs->unit_bytes / b->p->record_bytes[0], n, src_total;
+    sp_ring_unit unit;
+    return d->bs->units(d->bs, b->record_base, per < b->plan.n_records ? per : b->plan.n_records,
+                        &unit, 1, &n, &src_total);
+}
+
 /* What allocate holds per unit of a chunk, pinned (and about as much of device memory): its
  * entries in the unit arrays and the results, and its compressed bytes aligned. */
 static size_t unit_held(const sp_block_source *bs)
 {
     return ARRAYS * 8 + 16 + round_up(bs->max_src_bytes + 16, 16);
+}
+
+/* The chunk a batched decompressor wants (ring_chunk.h), once the backend can decompress: a
+ * larger one needs the backend's scratch asked for again. */
+static void repick(sp_ring_decode *d)
+{
+    size_t per = d->bs->unit_bytes / d->b->p->record_bytes[0];
+    if (!starts_whole(d) ||
+        !sp_ring_chunk_pick(d->b, per, unit_held(d->bs), d->chunk_note, sizeof d->chunk_note))
+        return;
+    d->max_units = d->b->plan.chunk_records / per + 1;
+    d->active = backend_can(d, d->why, sizeof d->why);
 }
 
 static sp_status allocate(sp_ring_decode *d)
@@ -179,13 +202,8 @@ sp_status sp_ring_decode_begin(sp_batch *b)
         d->max_units = b->plan.chunk_records * b->p->record_bytes[0] / d->bs->unit_bytes + 1;
         d->active = backend_can(d, d->why, sizeof d->why);
     }
-    /* the chunk a batched decompressor wants, once the backend can decompress (a larger one
-     * needs the backend's scratch asked for again) */
-    if (d->active && sp_ring_chunk_pick(b, d->bs->unit_bytes / b->p->record_bytes[0],
-                                        unit_held(d->bs), d->chunk_note, sizeof d->chunk_note)) {
-        d->max_units = b->plan.chunk_records * b->p->record_bytes[0] / d->bs->unit_bytes + 1;
-        d->active = backend_can(d, d->why, sizeof d->why);
-    }
+    if (d->active)
+        repick(d);
     sp_status st = SP_OK;
     if (d->active && (st = allocate(d)) != SP_OK) {
         st = sp_pipeline_backend_fail(b->p, st, "allocating the ring's compressed buffers");

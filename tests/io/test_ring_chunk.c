@@ -6,7 +6,8 @@
  * 2048 frames:
  * - a chunk left to the library grows to 4096 frames, the ring made anew and the change
  *   listed with its reason; an input smaller than that is one chunk, not cut for overlap;
- * - a chunk the config gives is kept as given;
+ * - a chunk the config gives is kept as given, and a range that starts inside a frame (every
+ *   chunk then decoded on the staging threads) keeps the planner's;
  * - a memory budget holds the grown chunk below 4096 frames, the pinned memory within it.
  * Every output record against the reference.
  */
@@ -71,9 +72,10 @@ typedef struct chunk_run {
     size_t changes;
 } chunk_run;
 
-/* The file through a fresh pipeline (chunk_records, max_pinned), every record checked. */
+/* The file's records from `first` on through a fresh pipeline (chunk_records, max_pinned),
+ * every record checked; with first 0 every chunk must go through the ring. */
 static int run(sp_context *ctx, const char *name, const unsigned char *in, size_t n,
-               size_t chunk_records, size_t max_pinned, chunk_run *r)
+               size_t first, size_t chunk_records, size_t max_pinned, chunk_run *r)
 {
     size_t outs[] = {OUT_REC};
     mix_chain chain;
@@ -86,7 +88,9 @@ static int run(sp_context *ctx, const char *name, const unsigned char *in, size_
     c.output = at("out.bin");
     c.in_record_bytes = IN_REC;
     c.out_record_bytes = OUT_REC;
-    c.decompress = SP_DECOMPRESS_RING;
+    c.first_record = first;
+    c.n_records = n - first;
+    c.decompress = first ? SP_DECOMPRESS_AUTO : SP_DECOMPRESS_RING;
     sp_pipeline *p = NULL;
     sp_file_io *f = NULL;
     unsigned char *want = malloc(n * OUT_REC), *got = malloc(n * OUT_REC + 1);
@@ -101,8 +105,10 @@ static int run(sp_context *ctx, const char *name, const unsigned char *in, size_
              CHECK_EQ(sp_pipeline_tune_changes(p, r->change, 4, &r->changes, NULL), SP_OK);
     FILE *out = ok ? fopen(at("out.bin"), "rb") : NULL;
     if (ok && CHECK(out != NULL) && CHECK_EQ(fread(got, 1, n * OUT_REC + 1, out), n * OUT_REC)) {
-        mix_reference(chain.stages, chain.n_stages, IN_REC, in, n, 0, want);
-        CHECK_EQ(compare_records(want, got, n, OUT_REC, name), 0);
+        /* the range's records are numbered from its start, as the stages see them */
+        mix_reference(chain.stages, chain.n_stages, IN_REC, in + first * IN_REC, n - first, 0,
+                      want);
+        CHECK_EQ(compare_records(want, got + first * OUT_REC, n - first, OUT_REC, name), 0);
     }
     if (out)
         fclose(out);
@@ -111,7 +117,7 @@ static int run(sp_context *ctx, const char *name, const unsigned char *in, size_
     unlink(at("out.bin"));
     free(want);
     free(got);
-    if (ok) { /* every chunk went through the ring */
+    if (ok && !first) { /* every chunk went through the ring */
         CHECK_EQ(r->in.staging_chunks, 0);
         CHECK_EQ(r->in.ring_chunks, r->report.chunks);
         CHECK_EQ(r->in.ring_blocks, (n + PER - 1) / PER);
@@ -126,7 +132,7 @@ static void auto_chunk(sp_context *ctx, test_rng *rng)
     size_t n = 6000 * PER - 5;
     chunk_run r;
     unsigned char *in = make_file(rng, n, "big.zst");
-    if (in && run(ctx, "big.zst", in, n, 0, 0, &r)) {
+    if (in && run(ctx, "big.zst", in, n, 0, 0, 0, &r)) {
         CHECK_EQ(r.report.chunk_records, (size_t)RING_BLOCKS * PER);
         CHECK_EQ(r.report.chunks, 2);
         CHECK_HAS(r.report.notes, "whole blocks for the decompression in the ring");
@@ -139,8 +145,15 @@ static void auto_chunk(sp_context *ctx, test_rng *rng)
     free(in);
     n = 1000 * PER; /* under the default chunk, not cut for overlap */
     in = make_file(rng, n, "small.zst");
-    if (in && run(ctx, "small.zst", in, n, 0, 0, &r)) {
+    if (in && run(ctx, "small.zst", in, n, 0, 0, 0, &r)) {
         CHECK_EQ(r.report.chunks, 1);
+        CHECK_EQ(r.changes, 0);
+    }
+    /* a range that starts inside a frame cuts one in every chunk: the staging threads take
+     * them all, and the ring is not grown for them */
+    if (in && run(ctx, "small.zst", in, n, 7, 0, 0, &r)) {
+        CHECK_EQ(r.in.ring_chunks, 0);
+        CHECK(r.in.staging_chunks > 1);
         CHECK_EQ(r.changes, 0);
     }
     free(in);
@@ -152,7 +165,7 @@ static void given_chunk(sp_context *ctx, test_rng *rng)
     size_t n = 6000 * PER;
     chunk_run r;
     unsigned char *in = make_file(rng, n, "given.zst");
-    if (in && run(ctx, "given.zst", in, n, 128 * PER, 0, &r)) {
+    if (in && run(ctx, "given.zst", in, n, 0, 128 * PER, 0, &r)) {
         CHECK_EQ(r.report.chunk_records, 128 * PER);
         CHECK_EQ(r.report.chunks, 6000 / 128 + 1);
         CHECK_EQ(r.changes, 0);
@@ -168,7 +181,7 @@ static void budget_bounds(sp_context *ctx, test_rng *rng)
     size_t n = 6000 * PER, budget = (size_t)80 << 20;
     chunk_run r;
     unsigned char *in = make_file(rng, n, "budget.zst");
-    if (in && run(ctx, "budget.zst", in, n, 0, budget, &r) && CHECK_EQ(r.changes, 1)) {
+    if (in && run(ctx, "budget.zst", in, n, 0, 0, budget, &r) && CHECK_EQ(r.changes, 1)) {
         size_t units = r.change[0].to_chunk / PER;
         CHECK(units > DEFAULT_UNITS && units < RING_BLOCKS);
         CHECK_EQ(r.change[0].to_chunk % PER, 0);
