@@ -312,7 +312,9 @@ typedef struct sp_pipeline_config {
     size_t chunk_records;     /* records per chunk; 0 = choose (8 MiB of the wider of the
                                  records in and out, at most 128 MiB of the widest record
                                  between stages; fewer for short runs so that there are
-                                 enough chunks to overlap),
+                                 enough chunks to overlap; for a compressed input that
+                                 run_io decompresses in the ring, 4096 of its blocks or the
+                                 whole input, the slots made anew for it: streampipe_io.h),
                                  and, under a budget (max_pinned_bytes, max_device_bytes),
                                  re-choose while a run goes (sp_pipeline_run, run_io, a
                                  stream's batches; not a run timed for a report nor one

@@ -277,7 +277,11 @@ typedef struct sp_file_io_config {
  * stage's input (CUDA: nvCOMP, sp_nvcomp_load; HOST: liblz4/libzstd on the stage's queue),
  * never copied back. It needs chunks of whole blocks: the run rounds its chunk down to a
  * multiple of the block size in records (a chunk that still cuts a block, or a file whose
- * blocks differ in size, is decoded on the staging threads); and at least one stage.
+ * blocks differ in size, is decoded on the staging threads); and at least one stage. A chunk
+ * the pipeline's config left to the library (chunk_records 0) is then re-picked as the run
+ * starts: 4096 blocks (a GPU's batched decompressor wants thousands a batch), at most 512 MiB
+ * of the widest record, or the whole input when smaller, within the memory budget; the ring is
+ * made anew for it once and the change listed (sp_pipeline_tune_changes).
  * Content checksums (LZ4 -C), over decompressed bytes the host never sees, are not checked
  * in the ring: the input's note says so. */
 typedef enum sp_decompress_where {

@@ -676,7 +676,9 @@ class Pipeline:
         blocks are decompressed (streampipe_io.h, sp_decompress_where): in the ring when the
         chunks can be whole blocks (on CUDA with nvCOMP, loaded by
         :func:`streampipe.load_nvcomp` on the first such run), else on the staging threads;
-        "ring" raises Unsupported where it cannot.
+        "ring" raises Unsupported where it cannot. In the ring a chunk left to the library
+        holds 4096 blocks, or the whole file when smaller, within the budget (the slots are
+        made anew for it; the tune changes say why).
 
         ``output_format`` ("raw", "lz4", "zstd"; never told by the name): the results
         compressed on the host's staging threads as they are written (streampipe_io.h,

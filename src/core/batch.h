@@ -23,6 +23,8 @@ typedef struct sp_batch {
     int tuned;               /* its chunk size is re-picked while it runs (tune_run.c) */
     int chunk_by_tuner;      /* 1: it began at the tuner's pick from the runs before; 2: it
                                 was re-picked while it ran (for the report's note) */
+    int chunk_by_decode;     /* its chosen chunk is whole blocks for the decompression in the
+                                ring (ring_chunk.c), not cut for a short run (the note) */
     size_t base;             /* the ring's index of this batch's chunk 0: chunk i of the ring
                                 is chunk i - base of the batch, in slot i mod K */
     size_t end;              /* one past the batch's last chunk (base + chunks once known) */

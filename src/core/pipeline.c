@@ -202,17 +202,24 @@ static sp_status make_scratch(sp_pipeline *p, size_t s)
     return alloc_ring(p, p->scratch_stride[s], &p->scratch[s], 0, what);
 }
 
+/* The slots' strides for the pipeline's chunk. */
+static void set_strides(sp_pipeline *p)
+{
+    for (size_t s = 0; s <= p->n_stages; s++)
+        p->device_stride[s] = slot_stride(p, p->record_bytes[s]);
+    p->pinned_in_stride = slot_stride(p, p->record_bytes[0]);
+    p->pinned_out_stride = slot_stride(p, p->record_bytes[p->n_stages]);
+}
+
 static sp_status make_buffers(sp_pipeline *p)
 {
+    set_strides(p);
     for (size_t s = 0; s <= p->n_stages; s++) {
-        p->device_stride[s] = slot_stride(p, p->record_bytes[s]);
         sp_status st = alloc_ring(p, p->device_stride[s], &p->device_buffer[s], 0,
                                   s == 0 ? "device input buffers" : "device stage buffers");
         if (st != SP_OK)
             return st;
     }
-    p->pinned_in_stride = slot_stride(p, p->record_bytes[0]);
-    p->pinned_out_stride = slot_stride(p, p->record_bytes[p->n_stages]);
     sp_status st = alloc_ring(p, p->pinned_in_stride, &p->pinned_in, 1, "input staging");
     if (st == SP_OK)
         st = alloc_ring(p, p->pinned_out_stride, &p->pinned_out, 1, "output staging");
@@ -268,27 +275,45 @@ static void free_ring(const sp_pipeline *p, const ring_memory *m)
     ops->pinned_free(p->ctx->impl, m->pinned_out);
 }
 
-sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth)
+/* The ring made anew at `chunk` x `depth` (idle, claimed), the old one freed once the new
+ * exists; on failure it stays as it was. */
+static sp_status remake_ring(sp_pipeline *p, size_t chunk, unsigned depth)
 {
-    if (depth <= p->depth || depth > SP_MAX_DEPTH || p->graph_mode != SP_GRAPH_OFF)
-        return SP_OK;
     unsigned was_depth = p->depth;
+    size_t was_chunk = p->chunk_capacity;
     ring_memory was, made;
     take_ring(p, &was);
+    p->chunk_capacity = chunk;
     p->depth = depth;
-    sp_status st = make_buffers(p); /* the strides stay: the chunk is the same */
-    if (st == SP_OK)
+    sp_status st = make_buffers(p);
+    if (st == SP_OK && depth > was_depth)
         st = make_slot_events(p, was_depth, depth); /* kept on failure: destroy frees them */
     if (st != SP_OK) {
         take_ring(p, &made);
         free_ring(p, &made);
         put_ring(p, &was);
+        p->chunk_capacity = was_chunk;
         p->depth = was_depth;
+        set_strides(p);
         return st;
     }
     free_ring(p, &was);
     note_held(p);
     return SP_OK;
+}
+
+sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth)
+{
+    if (depth <= p->depth || depth > SP_MAX_DEPTH || p->graph_mode != SP_GRAPH_OFF)
+        return SP_OK;
+    return remake_ring(p, p->chunk_capacity, depth);
+}
+
+sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk)
+{
+    if (chunk <= p->chunk_capacity || p->graph_mode != SP_GRAPH_OFF)
+        return SP_OK;
+    return remake_ring(p, chunk, p->depth);
 }
 
 static sp_status make_pool(sp_pipeline *p, unsigned threads)

@@ -12,5 +12,9 @@
  * mode (its depth follows its groups); on failure the ring stays as it was and the pipeline's
  * text says why. */
 sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth);
+/* The same for larger chunks of `chunk` records, same depth, for a run whose compressed
+ * input is decompressed in the ring (ring_decode.c): SP_OK with nothing done when `chunk` is
+ * not larger, or in graph mode (its graphs hold the ring's buffers). */
+sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk);
 
 #endif

@@ -2,7 +2,9 @@
  * ring, and the sub-structs of the files that own them. Who writes what:
  *   pipeline.c        everything here, at create and destroy only; after create the shape,
  *                     queues, events and buffers are read-only, but for a deeper ring made
- *                     for a stream as it opens (sp_pipeline_deepen: claimed and idle)
+ *                     for a stream as it opens (sp_pipeline_deepen: claimed and idle) and
+ *                     larger chunks for a compressed input decoded in the ring
+ *                     (sp_pipeline_rechunk, from ring_decode.c: claimed and idle)
  *   ring.c / ring.h   slots (ring_state.h): the per-chunk writes are ring.h's inline ones
  *   submit_graph.c    graph (graph_state.h)
  *   timing.c          timing (timing_state.h) and timeline

@@ -38,6 +38,21 @@ size_t sp_plan_default_chunk(size_t end_record_bytes, size_t widest_record_bytes
     return records ? records : 1;
 }
 
+size_t sp_plan_ring_decode_chunk(size_t unit_records, size_t n_records,
+                                 size_t widest_record_bytes)
+{
+    size_t per = unit_records ? unit_records : 1;
+    size_t widest = widest_record_bytes ? widest_record_bytes : 1;
+    size_t units = SP_RING_DECODE_BLOCKS;
+    size_t cap = SP_RING_DECODE_MAX_STAGE_BYTES / widest / per; /* whole blocks */
+    if (units > cap)
+        units = cap ? cap : 1;
+    size_t whole = n_records / per + (n_records % per != 0); /* the input, in blocks */
+    if (n_records && units > whole)
+        units = whole;
+    return units > SIZE_MAX / per ? SIZE_MAX / per * per : units * per;
+}
+
 unsigned sp_plan_default_depth(size_t n_stages)
 {
     /* a slot for each GPU engine (h2d, stages, d2h), one for the host's copies, one spare */

@@ -39,6 +39,23 @@ typedef struct sp_run_plan {
  * record would. */
 size_t sp_plan_default_chunk(size_t end_record_bytes, size_t widest_record_bytes,
                              size_t n_stages);
+/* A compressed input decompressed inside the ring (ring_decode.c) decodes each chunk's
+ * blocks as one batch, and a GPU's batched decompressor needs thousands of blocks a batch: on
+ * the H200, nvCOMP's LZ4 and zstd decompressed 1024 blocks of 64 KiB a batch at 20-26 GB/s,
+ * 4096-8192 at 57-70 GB/s (bench/PERF.md, thirteenth session, call 4), where the 8 MiB
+ * default chunk holds 128. So a chosen chunk of such an input holds at least this many
+ * blocks (ring_decode.c grows the ring to it, within the budget) ... */
+#define SP_RING_DECODE_BLOCKS 4096u
+/* ... but at most this much of the widest record at any stage boundary: 512 MiB chunks were
+ * the largest measured (8192 blocks of 64 KiB, as fast as 4096), and a file of 4 MiB blocks
+ * (lz4's default) would otherwise want 16 GiB chunks. */
+#define SP_RING_DECODE_MAX_STAGE_BYTES ((size_t)512 << 20)
+/* Records per chunk for a compressed input decoded in the ring, blocks of `unit_records`
+ * records each: SP_RING_DECODE_BLOCKS blocks, at most SP_RING_DECODE_MAX_STAGE_BYTES of the
+ * widest record (never below one block), at most the run's n_records (0: unknown) rounded up
+ * to whole blocks, so that a smaller input is one chunk. Always whole blocks. */
+size_t sp_plan_ring_decode_chunk(size_t unit_records, size_t n_records,
+                                 size_t widest_record_bytes);
 /* Slots when the config says 0: one per engine a chunk passes through plus one, so that
  * every engine can hold a chunk while the host stages the next; at most 8. */
 unsigned sp_plan_default_depth(size_t n_stages);

@@ -68,6 +68,11 @@ sp_status sp_report_batch(const sp_batch *run, sp_report *report)
         snprintf(report->notes, sizeof report->notes, "chunks of %zu records (slots of %zu): "
                  "the size the tuner picked in the runs before (the tune changes say why)",
                  run->plan.chunk_records, p->chunk_capacity);
+    else if (run->chunk_by_decode)
+        snprintf(report->notes, sizeof report->notes, "chunks of %zu records (slots of %zu): "
+                 "whole blocks for the decompression in the ring, %u a chunk as batched GPU "
+                 "decompression wants, or the whole input (the input's note says what held "
+                 "them)", run->plan.chunk_records, p->chunk_capacity, SP_RING_DECODE_BLOCKS);
     else if (p->chunk_chosen && run->plan.chunk_records < p->chunk_capacity)
         snprintf(report->notes, sizeof report->notes,
                  "chunk cut from %zu to %zu records so that the short run has chunks to overlap",

@@ -6,6 +6,7 @@
 #include "core/block_source.h"
 #include "core/pipeline_state.h"
 #include "core/ring.h"
+#include "core/ring_chunk.h"
 #include "core/ring_decode.h"
 #include "streampipe_io.h"
 
@@ -40,6 +41,7 @@ struct sp_ring_decode {
     slot_arg args[SP_MAX_DEPTH];
     sp_ring_figures fig;
     char why[192];           /* why not, when not active */
+    char chunk_note[80];     /* "" or why its chunks hold fewer blocks than wanted */
 };
 
 #define ARRAYS 6 /* src, src_bytes, dst, dst_bytes, made, status: 8 bytes a unit each */
@@ -74,11 +76,7 @@ static void decide(sp_ring_decode *d, char *why, size_t n)
                  "records)", bs->unit_bytes / rec, p->chunk_capacity);
     if (why[0])
         return;
-    size_t per = bs->unit_bytes / rec, c = b->plan.chunk_records;
-    c = c < per ? per : c - c % per;
-    b->plan.chunk_records = c;
-    b->plan.chunks = (b->plan.n_records + c - 1) / c;
-    b->end = b->base + b->plan.chunks;
+    sp_ring_chunk_set(b, b->plan.chunk_records, bs->unit_bytes / rec);
 }
 
 /* Whether the backend can decompress: its own op, or HOST's launch over the source's
@@ -106,6 +104,36 @@ static int backend_can(sp_ring_decode *d, char *why, size_t n)
     if (!ops->decompress_prepare)
         snprintf(why, n, "the %s backend has no decompression", ops->name);
     return 0;
+}
+
+/* Whether the run's first records are a whole unit: a range that starts inside one cuts a
+ * unit in every chunk (all go to the staging threads), so their chunk is not re-picked. */
+static int starts_whole(const sp_ring_decode *d)
+{
+    const sp_batch *b = d->b;
+    size_t per = d->bs->unit_bytes / b->p->record_bytes[0], n, src_total;
+    sp_ring_unit unit;
+    return d->bs->units(d->bs, b->record_base, per < b->plan.n_records ? per : b->plan.n_records,
+                        &unit, 1, &n, &src_total);
+}
+
+/* What allocate holds per unit of a chunk, pinned (and about as much of device memory): its
+ * entries in the unit arrays and the results, and its compressed bytes aligned. */
+static size_t unit_held(const sp_block_source *bs)
+{
+    return ARRAYS * 8 + 16 + round_up(bs->max_src_bytes + 16, 16);
+}
+
+/* The chunk a batched decompressor wants (ring_chunk.h), once the backend can decompress: a
+ * larger one needs the backend's scratch asked for again. */
+static void repick(sp_ring_decode *d)
+{
+    size_t per = d->bs->unit_bytes / d->b->p->record_bytes[0];
+    if (!starts_whole(d) ||
+        !sp_ring_chunk_pick(d->b, per, unit_held(d->bs), d->chunk_note, sizeof d->chunk_note))
+        return;
+    d->max_units = d->b->plan.chunk_records / per + 1;
+    d->active = backend_can(d, d->why, sizeof d->why);
 }
 
 static sp_status allocate(sp_ring_decode *d)
@@ -171,10 +199,11 @@ sp_status sp_ring_decode_begin(sp_batch *b)
     b->decode = d;
     decide(d, d->why, sizeof d->why);
     if (!d->why[0]) {
-        size_t chunk_bytes = b->plan.chunk_records * b->p->record_bytes[0];
-        d->max_units = chunk_bytes / d->bs->unit_bytes + 1;
+        d->max_units = b->plan.chunk_records * b->p->record_bytes[0] / d->bs->unit_bytes + 1;
         d->active = backend_can(d, d->why, sizeof d->why);
     }
+    if (d->active)
+        repick(d);
     sp_status st = SP_OK;
     if (d->active && (st = allocate(d)) != SP_OK) {
         st = sp_pipeline_backend_fail(b->p, st, "allocating the ring's compressed buffers");
@@ -218,14 +247,14 @@ void sp_ring_decode_end(sp_batch *b)
         snprintf(note, sizeof note, "decompressed on the staging threads: %s", d->why);
     else if (d->fig.staging_chunks)
         snprintf(note, sizeof note, "decompressed in the ring (%s), %llu chunks on the "
-                 "staging threads (they cut a block)", d->backend_op ? ops->name : "host",
-                 (unsigned long long)d->fig.staging_chunks);
+                 "staging threads (they cut a block)%s", d->backend_op ? ops->name : "host",
+                 (unsigned long long)d->fig.staging_chunks, d->chunk_note);
     else /* the blocks a batch: what a GPU decompressor has to fill the device with */
-        snprintf(note, sizeof note, "decompressed in the ring (%s, %llu blocks per chunk)%s",
+        snprintf(note, sizeof note, "decompressed in the ring (%s, %llu blocks per chunk)%s%s",
                  d->backend_op ? "the device's nvCOMP" : "liblz4/libzstd on stage 1's queue",
                  (unsigned long long)(d->fig.chunks ? d->fig.blocks / d->fig.chunks : 0),
                  d->bs->format == SP_INPUT_FORMAT_LZ4 ? "; content checksums not checked"
-                                                     : "");
+                                                     : "", d->chunk_note);
     d->bs->ran(d->bs, &d->fig, note);
     release(d);
     b->decode = NULL;

@@ -96,13 +96,12 @@ sp_status sp_tune_setup(sp_pipeline *p, const sp_pipeline_config *cfg)
     return SP_OK;
 }
 
-/* Whether `depth` slots fit, and the budget holds the old ring and the new at once (the new
+/* Whether the ring `to` fits, and the budget holds the old ring and the new at once (the new
  * is made before the old is freed, so that a failure loses nothing). */
 static int swap_fits(const sp_pipeline *p, const sp_tune_shape *shape,
-                     const sp_tune_limits *lim, unsigned depth)
+                     const sp_tune_limits *lim, sp_tune_settings to)
 {
     size_t pinned_now = 0, device_now = 0, pinned = 0, device = 0;
-    sp_tune_settings to = {p->chunk_capacity, depth};
     if (!sp_tune_fits(shape, lim, to) || !sp_tune_memory(shape, to, &pinned, &device) ||
         !sp_tune_memory(shape, (sp_tune_settings){p->chunk_capacity, p->depth}, &pinned_now,
                         &device_now))
@@ -121,7 +120,8 @@ unsigned sp_tune_stream_depth(const sp_pipeline *p)
     sp_tune_shape_of(p, &shape);
     limits_of(p, 0, &lim);
     unsigned want = SP_STREAM_DEPTH;
-    while (want > p->depth && !swap_fits(p, &shape, &lim, want))
+    while (want > p->depth &&
+           !swap_fits(p, &shape, &lim, (sp_tune_settings){p->chunk_capacity, want}))
         want--;
     return want;
 }
@@ -145,6 +145,58 @@ void sp_tune_deepened(sp_pipeline *p, unsigned from)
              "more of them; depth %u -> %u (%zu MiB more pinned)", from, p->depth,
              (pinned - pinned_was) >> 20);
     sp_tune_record(p, at, was, now, why);
+}
+
+/* Whether chunks of `chunk` records fit: the ring swapped (above), and the ring with the
+ * decoder's buffers (`run`: the ring's shape and theirs) while the run goes. */
+static int ring_chunk_fits(const sp_pipeline *p, const sp_tune_shape *ring,
+                           const sp_tune_shape *run, const sp_tune_limits *lim, size_t chunk)
+{
+    sp_tune_settings to = {chunk, p->depth};
+    return swap_fits(p, ring, lim, to) && sp_tune_fits(run, lim, to);
+}
+
+size_t sp_tune_ring_chunk(const sp_pipeline *p, size_t want, size_t unit_records,
+                          size_t unit_held_bytes)
+{
+    size_t from = p->chunk_capacity, per = unit_records ? unit_records : 1;
+    if (!p->tune.max_pinned && !p->tune.max_device)
+        return want;
+    sp_tune_shape ring, run;
+    sp_tune_limits lim;
+    sp_tune_shape_of(p, &ring);
+    run = ring;
+    /* per slot, a unit's compressed bytes each in pinned and device memory, one spare unit */
+    size_t per_record = unit_held_bytes / per + (unit_held_bytes % per != 0);
+    run.buffer[run.n_buffers++] = (sp_tune_buffer){per_record, unit_held_bytes, 1};
+    run.buffer[run.n_buffers++] = (sp_tune_buffer){per_record, unit_held_bytes, 0};
+    limits_of(p, 0, &lim);
+    lim.chunk_max = want;
+    lim.depth_min = lim.depth_max = p->depth;
+    /* the most whole units above the ring's chunk that fit: memory grows with the chunk */
+    size_t lo = from / per + 1, hi = want / per;
+    if (lo > hi || !ring_chunk_fits(p, &ring, &run, &lim, lo * per))
+        return from;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (ring_chunk_fits(p, &ring, &run, &lim, mid * per))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo * per;
+}
+
+void sp_tune_rechunked(sp_pipeline *p, size_t from, const char *reason)
+{
+    sp_tune_shape shape;
+    sp_tune_limits lim;
+    sp_tune_shape_of(p, &shape);
+    limits_of(p, 1, &lim); /* the slots' new chunk is what a re-pick while runs go may reach */
+    sp_tune_settings was = {from, p->depth}, now = {p->chunk_capacity, p->depth};
+    double at = sp_now();
+    sp_tuner_init(&p->tune.tuner, &shape, &lim, now, at);
+    sp_tune_record(p, at, was, now, reason);
 }
 
 void sp_tune_release(sp_pipeline *p)

@@ -15,6 +15,15 @@ void sp_tune_release(sp_pipeline *p);
  * else p's own. sp_tune_deepened records the change (from `from` to p->depth) once made. */
 unsigned sp_tune_stream_depth(const sp_pipeline *p);
 void sp_tune_deepened(sp_pipeline *p, unsigned from);
+/* For a compressed input decoded in the ring (ring_decode.c), whose chunk the config left to
+ * the library: the largest chunk of whole units of `unit_records` records, at most `want`,
+ * that the budget holds at p's depth, with the decoder's buffers of `unit_held_bytes` a unit
+ * per slot (pinned, and as much device memory) and, while the ring is made anew, the old ring
+ * beside the new one; p's chunk when none larger fits; `want` without a budget.
+ * sp_tune_rechunked records the change (from `from` to p's chunk) once the ring is made. */
+size_t sp_tune_ring_chunk(const sp_pipeline *p, size_t want, size_t unit_records,
+                          size_t unit_held_bytes);
+void sp_tune_rechunked(sp_pipeline *p, size_t from, const char *reason);
 /* The tuner's shape of p's slots: every buffer a slot holds (tuner.h). */
 void sp_tune_shape_of(const sp_pipeline *p, sp_tune_shape *shape);
 /* A change was applied: kept in the list (the first, then the most recent). */

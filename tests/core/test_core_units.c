@@ -66,6 +66,29 @@ TEST(plan_cuts_runs)
     return TEST_OK;
 }
 
+/* A compressed input decoded in the ring: SP_RING_DECODE_BLOCKS whole blocks a chunk (1024
+ * blocks a batch decoded at a third of 4096's rate), the whole input when smaller, at most
+ * SP_RING_DECODE_MAX_STAGE_BYTES of the widest record. */
+TEST(plan_ring_decode_chunk)
+{
+    size_t per = 65536 / 4; /* 64 KiB blocks of float32 records */
+    CHECK_EQ(sp_plan_ring_decode_chunk(per, 0, 4), SP_RING_DECODE_BLOCKS * per);
+    CHECK_EQ(sp_plan_ring_decode_chunk(per, (size_t)1 << 32, 4), SP_RING_DECODE_BLOCKS * per);
+    CHECK_EQ(sp_plan_default_chunk(4, 4, 1) / per, 128); /* what the default holds */
+    /* a smaller input: one chunk of it, rounded up to whole blocks */
+    CHECK_EQ(sp_plan_ring_decode_chunk(per, 10 * per + 1, 4), 11 * per);
+    CHECK_EQ(sp_plan_ring_decode_chunk(per, 3, 4), per);
+    /* 4 MiB blocks (lz4's default): 512 MiB of float32 records, 128 blocks */
+    size_t big = ((size_t)4 << 20) / 4;
+    CHECK_EQ(sp_plan_ring_decode_chunk(big, 0, 4), SP_RING_DECODE_MAX_STAGE_BYTES / 4);
+    /* a wide boundary caps it, in whole blocks, never below one */
+    CHECK_EQ(sp_plan_ring_decode_chunk(1024, 0, 1024),
+             SP_RING_DECODE_MAX_STAGE_BYTES / 1024 / 1024 * 1024);
+    CHECK_EQ(sp_plan_ring_decode_chunk(big, 0, 1 << 20), big);
+    CHECK_EQ(sp_plan_ring_decode_chunk(0, 0, 0), SP_RING_DECODE_BLOCKS);
+    return TEST_OK;
+}
+
 TEST(size_arithmetic)
 {
     int overflow = 0;
@@ -474,6 +497,7 @@ int main(int argc, char **argv)
     static const test_case tests[] = {
         TEST_ENTRY(plan_defaults),
         TEST_ENTRY(plan_cuts_runs),
+        TEST_ENTRY(plan_ring_decode_chunk),
         TEST_ENTRY(size_arithmetic),
         TEST_ENTRY(timeline_figures_known_answer),
         TEST_ENTRY(timeline_reset_refuses_wrapping_sizes),

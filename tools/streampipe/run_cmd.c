@@ -55,6 +55,7 @@ static const cli_option options[] = {
     CLI_DEVICE_OPTION(run_options),
     CLI_CHUNK_OPTION(run_options, chunk_records, 1ULL << 32,
                      "records per chunk (default auto, also 0: the library's, about 8 MiB;\n"
+                     "an input decompressed in the ring: 4096 blocks or the whole file;\n"
                      "less to fit --max-pinned)"),
     CLI_DEPTH_OPTION(run_options, depth),
     CLI_COUNT("max-pinned", "BYTES", run_options, max_pinned, 4096, 1ULL << 40,
