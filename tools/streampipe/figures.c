@@ -240,6 +240,12 @@ static void json_cell(json_writer *w, const fig_column *column, const fig_value 
     case FIG_NUM:
     case FIG_PERCENT: json_number(w, column->key, value->num); break;
     case FIG_UINT: json_uint(w, column->key, value->uint); break;
+    case FIG_AUTO:
+        if (value->uint == 0)
+            json_string(w, column->key, "auto");
+        else
+            json_uint(w, column->key, value->uint);
+        break;
     case FIG_STR: json_string(w, column->key, value->str); break;
     case FIG_BOOL: json_bool(w, column->key, value->flag); break;
     case FIG_LIST:
@@ -258,6 +264,12 @@ static void text_cell(FILE *out, const fig_column *column, const fig_value *valu
     case FIG_NUM: snprintf(cell, sizeof cell, column->fmt, value->num); break;
     case FIG_PERCENT: snprintf(cell, sizeof cell, column->fmt, 100.0 * value->num); break;
     case FIG_UINT: snprintf(cell, sizeof cell, column->fmt, value->uint); break;
+    case FIG_AUTO:
+        if (value->uint == 0)
+            snprintf(cell, sizeof cell, "auto");
+        else
+            snprintf(cell, sizeof cell, column->fmt, value->uint);
+        break;
     case FIG_STR: snprintf(cell, sizeof cell, column->fmt, value->str); break;
     case FIG_BOOL: snprintf(cell, sizeof cell, column->fmt, value->flag ? "yes" : ""); break;
     case FIG_LIST: cell[0] = '\0'; break;

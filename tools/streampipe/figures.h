@@ -68,7 +68,8 @@ typedef enum fig_kind {
     FIG_UINT,
     FIG_STR,
     FIG_BOOL,
-    FIG_LIST     /* numbers: JSON only */
+    FIG_LIST,    /* numbers: JSON only */
+    FIG_AUTO     /* a uint where 0 is "auto", the library's choice: the string in both */
 } fig_kind;
 
 typedef struct fig_column {

@@ -122,19 +122,59 @@ static int choice_error(const cli_option *o, const char *text)
     return cli_usage_error("--%s: '%s' is not %s", o->name, text, list);
 }
 
+/* A COUNT or AUTO option's one value: "auto" is 0, the library's choice, where it is taken. */
+static int parse_count_value(const cli_option *o, const char *text, unsigned long long *count)
+{
+    *count = 0;
+    if (o->kind == CLI_OPT_AUTO && strcmp(text, "auto") == 0)
+        return CLI_EXIT_OK;
+    if (cli_parse_count(text, o->max, count) != 0 || *count < o->min)
+        return cli_usage_error("--%s: '%s' is not a count in [%llu, %llu]", o->name, text,
+                               o->min, o->max);
+    return CLI_EXIT_OK;
+}
+
+/* "A,B,..." item by item into the cli_list field, or "sweep". */
+static int apply_list(const cli_option *o, const char *text, cli_list *list)
+{
+    memset(list, 0, sizeof *list);
+    if (strcmp(text, "sweep") == 0) {
+        list->sweep = 1;
+        return CLI_EXIT_OK;
+    }
+    for (const char *cursor = text; cursor != NULL; list->n++) {
+        char item[32];
+        if (list->n == CLI_MAX_LIST_ITEMS)
+            return cli_usage_error("--%s: '%s' has more than %d items", o->name, text,
+                                   CLI_MAX_LIST_ITEMS);
+        if (cli_next_item(&cursor, item, sizeof item) != 0)
+            return cli_usage_error("--%s: '%s' has an item too long to be a count", o->name,
+                                   text);
+        if (item[0] == '\0')
+            return cli_usage_error("--%s: '%s' has an empty item", o->name, text);
+        int rc = parse_count_value(o, item, &list->items[list->n]);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    return CLI_EXIT_OK;
+}
+
 static int apply_value(const cli_option *o, const char *text, void *config)
 {
     char *field = (char *)config + o->offset;
     unsigned long long count = 0;
     int index = 0;
+    int rc = CLI_EXIT_OK;
     switch (o->kind) {
-    case CLI_OPT_AUTO: /* "auto": count stays 0, the library's choice; else a count */
+    case CLI_OPT_AUTO:
     case CLI_OPT_COUNT:
-        if (o->kind == CLI_OPT_AUTO && strcmp(text, "auto") == 0)
-            break;
-        if (cli_parse_count(text, o->max, &count) != 0 || count < o->min)
-            return cli_usage_error("--%s: '%s' is not a count in [%llu, %llu]", o->name, text,
-                                   o->min, o->max);
+        if (o->list && o->size != sizeof(cli_list))
+            return cli_usage_error("internal: --%s's field is no cli_list", o->name);
+        if (o->list)
+            return apply_list(o, text, (cli_list *)(void *)field);
+        rc = parse_count_value(o, text, &count);
+        if (rc != CLI_EXIT_OK)
+            return rc;
         break;
     case CLI_OPT_CHOICE:
         index = choice_index(o->value, text);

@@ -30,23 +30,42 @@ typedef struct cli_option {
     int required;                 /* the command refuses to run without it */
     int (*apply)(const char *value, void *config); /* APPLY: CLI_EXIT_OK or a usage error */
     const char *help;             /* '\n' starts a continuation line */
+    int list;                     /* COUNT, AUTO: a cli_list field, "A,B,..." or "sweep" */
 } cli_option;
+
+/* The most items of a list-valued option. */
+#define CLI_MAX_LIST_ITEMS 32
+
+/* A list-valued option's field, llama-bench style: "1M,4M,16M", each item checked as the
+ * option's one value would be ("auto" is 0 where the option takes it), or "sweep": the
+ * command's own list of values, which the command fills in. n is 0 until the option is
+ * given; a later --NAME replaces an earlier one's list. */
+typedef struct cli_list {
+    size_t n;
+    int sweep;
+    unsigned long long items[CLI_MAX_LIST_ITEMS];
+} cli_list;
 
 #define CLI_FIELD(type, field) offsetof(type, field), sizeof(((type *)0)->field)
 
 #define CLI_COUNT(name, value, type, field, min, max, help) \
-    {name, CLI_OPT_COUNT, value, min, max, CLI_FIELD(type, field), 0, NULL, help}
+    {name, CLI_OPT_COUNT, value, min, max, CLI_FIELD(type, field), 0, NULL, help, 0}
 #define CLI_AUTO_COUNT(name, value, type, field, min, max, help) \
-    {name, CLI_OPT_AUTO, value, min, max, CLI_FIELD(type, field), 0, NULL, help}
+    {name, CLI_OPT_AUTO, value, min, max, CLI_FIELD(type, field), 0, NULL, help, 0}
+/* The same two into a cli_list field. */
+#define CLI_COUNT_LIST(name, value, type, field, min, max, help) \
+    {name, CLI_OPT_COUNT, value, min, max, CLI_FIELD(type, field), 0, NULL, help, 1}
+#define CLI_AUTO_LIST(name, value, type, field, min, max, help) \
+    {name, CLI_OPT_AUTO, value, min, max, CLI_FIELD(type, field), 0, NULL, help, 1}
 #define CLI_CHOICE(name, names, type, field, help) \
-    {name, CLI_OPT_CHOICE, names, 0, 0, CLI_FIELD(type, field), 0, NULL, help}
+    {name, CLI_OPT_CHOICE, names, 0, 0, CLI_FIELD(type, field), 0, NULL, help, 0}
 #define CLI_FLAG(name, type, field, help) \
-    {name, CLI_OPT_FLAG, NULL, 0, 0, CLI_FIELD(type, field), 0, NULL, help}
+    {name, CLI_OPT_FLAG, NULL, 0, 0, CLI_FIELD(type, field), 0, NULL, help, 0}
 #define CLI_STRING(name, value, type, field, help) \
-    {name, CLI_OPT_STRING, value, 0, 0, CLI_FIELD(type, field), 0, NULL, help}
+    {name, CLI_OPT_STRING, value, 0, 0, CLI_FIELD(type, field), 0, NULL, help, 0}
 #define CLI_REQUIRED(name, value, type, field, help) \
-    {name, CLI_OPT_STRING, value, 0, 0, CLI_FIELD(type, field), 1, NULL, help}
-#define CLI_APPLY(name, value, fn, help) {name, CLI_OPT_APPLY, value, 0, 0, 0, 0, 0, fn, help}
+    {name, CLI_OPT_STRING, value, 0, 0, CLI_FIELD(type, field), 1, NULL, help, 0}
+#define CLI_APPLY(name, value, fn, help) {name, CLI_OPT_APPLY, value, 0, 0, 0, 0, 0, fn, help, 0}
 
 /* The options every command that opens a context has, with the same words everywhere. The
  * choice's order is sp_backend_kind's: AUTO, HOST, CUDA. */
@@ -62,10 +81,14 @@ typedef struct cli_option {
  * says the command's default (a bench workload may set one). */
 #define CLI_CHUNK_OPTION(type, field, max, help) \
     CLI_AUTO_COUNT("chunk", "N|auto", type, field, 0, max, help)
-#define CLI_DEPTH_OPTION(type, field)                                                    \
-    CLI_AUTO_COUNT("depth", "K|auto", type, field, 0, SP_MAX_DEPTH,                      \
-                   "slots in the buffer ring (default auto, also 0:\n"                   \
-                   "the library's choice)")
+#define CLI_DEPTH_HELP "slots in the buffer ring (default auto, also 0:\nthe library's choice)"
+#define CLI_DEPTH_OPTION(type, field) \
+    CLI_AUTO_COUNT("depth", "K|auto", type, field, 0, SP_MAX_DEPTH, CLI_DEPTH_HELP)
+/* bench's: a list of them (a cli_list field); `more` follows the depth's help. */
+#define CLI_CHUNK_LIST_OPTION(type, field, max, help) \
+    CLI_AUTO_LIST("chunk", "N|auto,...", type, field, 0, max, help)
+#define CLI_DEPTH_LIST_OPTION(type, field, more) \
+    CLI_AUTO_LIST("depth", "K|auto,...", type, field, 0, SP_MAX_DEPTH, CLI_DEPTH_HELP more)
 #define CLI_JSON_OPTION(type) \
     CLI_FLAG("json", type, json, "one JSON object on stdout instead of text")
 /* The most sinmix iterations per element that bench --iters (and its iters sweep) and run's
