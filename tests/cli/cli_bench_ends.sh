@@ -3,8 +3,8 @@
 # of host->device, device->host and device->device runs the comparison with every output
 # element verified by bench itself (a device output is poisoned on the device and read back
 # for the check), every report's pcie_bytes checked against its ends inside bench (a run
-# whose report disagrees exits 1), and the JSON says the ends and the bytes. With --sweep or
-# --devices the device ends are a usage error (64). BACKEND: host (CI) or cuda (the GPU
+# whose report disagrees exits 1), and the JSON says the ends and the bytes. With lists of
+# --iters, --chunk or --depth, or --devices, the device ends are a usage error (64). BACKEND: host (CI) or cuda (the GPU
 # machine, where the rows are the ones to quote).
 cli=$1
 backend=${2:-host}
@@ -33,8 +33,8 @@ print("--in %s --out %s: pipelined %.2f GB/s over PCIe, %.2f GB/s in+out; ceilin
 ' "$1" "$2" || fail "unexpected JSON for --in $1 --out $2: $json"
     fi
 done
-"$cli" bench --backend host --in device --sweep depth >/dev/null 2>&1
-[ $? -eq 64 ] || fail "--in device with --sweep should be a usage error"
+"$cli" bench --backend host --in device --depth 2,3 >/dev/null 2>&1
+[ $? -eq 64 ] || fail "--in device with a --depth list should be a usage error"
 "$cli" bench --backend host --out device --devices 0,1 >/dev/null 2>&1
 [ $? -eq 64 ] || fail "--out device with --devices should be a usage error"
 "$cli" bench --backend host --in gpu >/dev/null 2>&1

@@ -8,9 +8,12 @@
 
 static void announce(const bench_plan *plan)
 {
-    fprintf(stderr, "bench: %s, workload %s%s: %zu records, iters %u, seed %llu, %u repeats\n",
+    char iters[24] = "each row's";
+    if (plan->iters_list.n <= 1)
+        snprintf(iters, sizeof iters, "%u", plan->iters);
+    fprintf(stderr, "bench: %s, workload %s%s: %zu records, iters %s, seed %llu, %u repeats\n",
             sp_backend_name(plan->backend), plan->workload,
-            plan->workload_changed ? " (changed by options)" : "", plan->records, plan->iters,
+            plan->workload_changed ? " (changed by options)" : "", plan->records, iters,
             plan->seed, plan->repeat);
 }
 
@@ -47,19 +50,19 @@ static int prepare_expected(const bench_plan *plan, const bench_buffers *buffers
 /* Whichever kind of job the plan asks for: ~0.7 MiB of reports, so on the heap. */
 typedef struct job_results {
     bench_results comparison; /* serial, pipelined, traced and ceiling runs side by side */
-    bench_sweep_result sweep; /* the pipelined run at each value of one setting */
+    bench_sweep_result sweep; /* lists: the pipelined run at each combination */
     bench_group_result group; /* --devices: one sp_group run over several devices */
 } job_results;
 
 static int run_kind(bench_session *s)
 {
     const bench_plan *plan = s->plan;
-    int sweep = !plan->group && plan->sweep.parameter != BENCH_SWEEP_NONE;
+    int sweep = !plan->group && plan->rows;
     job_results *r = calloc(1, sizeof *r);
     if (r == NULL)
         return cli_report_failure("allocating the results", SP_ERR_OUT_OF_MEMORY, "");
     s->checks = plan->group ? &r->group.checks : sweep ? &r->sweep.checks : &r->comparison.checks;
-    /* A sweep makes the expected values of each row as it goes. */
+    /* The rows make the expected values of each iters as they go. */
     int rc = sweep ? CLI_EXIT_OK : prepare_expected(plan, s->buffers, s->expected);
     if (rc == CLI_EXIT_OK)
         rc = plan->group ? bench_group_all(s, &r->group)

@@ -1,9 +1,10 @@
 /* `streampipe bench`: the types its files pass between them. The flow, in bench.c:
- * options and defaults (bench_plan.c, bench_sweep_args.c) -> buffers and input (bench_data.c)
- * -> expected values and checks (bench_verify.c) -> timed, verified runs (bench_timed.c):
- * the comparison (bench_run.c), a sweep of one setting (bench_sweep.c) or one sp_group run
- * over several devices (bench_group.c) -> text or JSON from one description (bench_output.c,
- * bench_sweep_output.c), trace and SVG files (bench_export.c), progress (bench_progress.c). */
+ * options and defaults (bench_plan.c) -> buffers and input (bench_data.c) -> expected
+ * values and checks (bench_verify.c) -> timed, verified runs (bench_timed.c): the comparison
+ * (bench_run.c), a row per combination of the --iters, --chunk and --depth lists
+ * (bench_sweep.c) or one sp_group run over several devices (bench_group.c) -> text or JSON
+ * from one description (bench_output.c, bench_sweep_output.c), trace and SVG files
+ * (bench_export.c), progress (bench_progress.c). */
 #ifndef SP_CLI_BENCH_H
 #define SP_CLI_BENCH_H
 
@@ -18,6 +19,7 @@
 #include "figures.h"
 #include "flight.h"
 #include "live.h"
+#include "options.h"
 #include "report_out.h"
 #include "stats.h"
 #include "streampipe_ops.h"
@@ -25,24 +27,9 @@
 #define BENCH_MAX_REPEAT CLI_MAX_SAMPLES
 #define BENCH_NOTES_BYTES 512
 #define BENCH_MAX_DEVICES 64 /* --devices */
-#define BENCH_SWEEP_MAX_VALUES 32
+#define BENCH_MAX_ROWS 256   /* combinations of the --iters, --chunk and --depth lists */
 
 typedef enum bench_memory { BENCH_MEMORY_PAGEABLE = 0, BENCH_MEMORY_PINNED = 1 } bench_memory;
-
-/* --sweep: the one setting that changes from row to row; NONE: the comparison. */
-typedef enum bench_sweep_parameter {
-    BENCH_SWEEP_NONE = 0,
-    BENCH_SWEEP_CHUNK, /* records per chunk */
-    BENCH_SWEEP_DEPTH, /* slots in the ring */
-    BENCH_SWEEP_ITERS  /* sinmix iterations: the compute weight */
-} bench_sweep_parameter;
-
-/* The values to sweep; n_values == 0 until bench_plan_resolve fills in the defaults. */
-typedef struct bench_sweep_request {
-    bench_sweep_parameter parameter;
-    size_t n_values;
-    unsigned long long values[BENCH_SWEEP_MAX_VALUES];
-} bench_sweep_request;
 
 /* Options the user did not give; bench_plan_resolve sets defaults that differ by backend. */
 #define BENCH_UNSET_SIZE SIZE_MAX
@@ -82,11 +69,14 @@ typedef struct bench_plan {
     int json;
     cli_live_options live;       /* --live, --metrics */
     const char *trace_path, *svg_path;     /* NULL = none */
-    const char *sweep_name, *sweep_values; /* --sweep and --sweep-values as given */
     int group;                   /* --devices: one sp_group run over several devices */
     size_t n_devices;            /* 0: every visible device */
     int devices[BENCH_MAX_DEVICES];
-    bench_sweep_request sweep;   /* parameter NONE without --sweep */
+    /* --iters, --chunk and --depth as given (n 0: not given); once resolved, every value of
+       each, the one above where the option was no list */
+    cli_list iters_list, chunk_list, depth_list;
+    int rows;                    /* a list or "sweep" among them: the pipelined run timed
+                                    for every combination (bench_sweep.c), no comparison */
     char notes[BENCH_NOTES_BYTES]; /* what the plan changed from the options, and why */
 } bench_plan;
 
@@ -152,25 +142,24 @@ typedef struct bench_results {
     cli_tune_list tune;     /* the pipelined pipeline's chunk and depth changes */
 } bench_results;
 
-/* One row of a sweep: the pipelined run at one value of the swept setting. */
+/* One row of the lists' product: the pipelined run at one combination of the settings. */
 typedef struct bench_sweep_row {
-    unsigned long long value;        /* the setting in effect (a chosen one resolved) */
-    unsigned long long config_value; /* what the pipeline was created with; 0 = chosen */
-    int is_default;                  /* the setting the bench uses without --sweep */
+    unsigned iters;
+    size_t set_chunk_records;        /* as asked: 0 = auto, the library's choice */
+    unsigned set_depth;              /* the same */
     sp_sinmix_params params;         /* the stage's parameters: must outlive its pipeline */
     bench_check_method method;
     size_t runs;
     double seconds[BENCH_MAX_REPEAT]; /* runs without a report */
     double median_s, gbps;
-    double speedup;                  /* the default row's median / this one's */
+    double vs_best;                  /* the fastest row's median / this one's */
     sp_report report;                /* the one run with a report */
 } bench_sweep_row;
 
 typedef struct bench_sweep_result {
-    bench_sweep_parameter parameter;
     size_t n_rows;
-    bench_sweep_row rows[BENCH_SWEEP_MAX_VALUES + 1]; /* + the default when not listed */
-    size_t default_row, best_row;    /* best: the lowest median */
+    bench_sweep_row rows[BENCH_MAX_ROWS];
+    size_t best_row;                 /* the lowest median, the first of equals */
     bench_totals checks;
 } bench_sweep_result;
 
@@ -201,7 +190,7 @@ typedef struct bench_exports {
     FILE *file[BENCH_EXPORT_KINDS];       /* open until written or abandoned */
     int opened[BENCH_EXPORT_KINDS];       /* a regular file we opened: ours to remove */
     int written[BENCH_EXPORT_KINDS];
-    char describes[96];                   /* which run the files show */
+    char describes[128];                  /* which run the files show */
 } bench_exports;
 
 /* Everything a timed run needs, passed as one. */
@@ -251,18 +240,6 @@ int bench_parse_args(int argc, char **argv, bench_plan *plan);
 /* Fills in what the options left unset, now that the context says which backend runs. */
 void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend);
 const char *bench_memory_name(bench_memory memory);
-/* The range --NAME takes (for the values of a sweep of it). */
-void bench_option_range(const char *name, unsigned long long *min, unsigned long long *max);
-
-/* bench_sweep_args.c: --sweep NAME and --sweep-values LIST (either may be NULL). */
-int bench_sweep_parse(const char *name, const char *values, bench_sweep_request *request);
-void bench_sweep_print_defaults(FILE *out);
-void bench_sweep_default_values(sp_backend_kind backend, bench_sweep_request *request);
-/* A chunk sweep's values above `records` become `records`, listed once; returns how many
- * values were above. */
-size_t bench_sweep_clamp_chunks(bench_sweep_request *request, size_t records);
-const char *bench_sweep_parameter_name(bench_sweep_parameter parameter);
-
 /* bench_data.c */
 int bench_buffers_alloc(sp_context *ctx, const bench_plan *plan, bench_buffers *buffers);
 void bench_buffers_free(bench_buffers *buffers);
@@ -312,7 +289,8 @@ int bench_time_repeats(const bench_session *session, const bench_run_spec *spec,
 int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
                               const sp_sinmix_params *params);
 
-/* bench_run.c, bench_sweep.c, bench_group.c: the three kinds of job. */
+/* bench_run.c, bench_sweep.c, bench_group.c: the three kinds of job (the comparison, a row
+ * per combination of the lists, one group run). */
 int bench_run_all(const bench_session *session, bench_results *results);
 /* The session's expected values are (re)computed here, for each row's iters. */
 int bench_sweep_all(const bench_session *session, bench_sweep_result *sweep);

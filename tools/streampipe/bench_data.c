@@ -115,10 +115,9 @@ int bench_buffers_alloc(sp_context *ctx, const bench_plan *plan, bench_buffers *
         rc = alloc_device(b, plan->in_device, &b->device_in, "allocating the device input");
     if (rc == CLI_EXIT_OK)
         rc = alloc_device(b, plan->out_device, &b->device_out, "allocating the device output");
-    /* Pinned user memory is what the ceiling check needs anyway, and a sweep or a group
-     * runs no ceiling: either way the job's own buffers stand in. */
-    int own_ceiling = plan->memory == BENCH_MEMORY_PAGEABLE &&
-                      plan->sweep.parameter == BENCH_SWEEP_NONE && !plan->group;
+    /* Pinned user memory is what the ceiling check needs anyway, and rows of lists or a
+     * group run no ceiling: either way the job's own buffers stand in. */
+    int own_ceiling = plan->memory == BENCH_MEMORY_PAGEABLE && !plan->rows && !plan->group;
     if (rc != CLI_EXIT_OK || !own_ceiling) {
         b->ceiling_in = b->in;
         b->ceiling_out = b->out;

@@ -107,7 +107,10 @@ void bench_job_figures(fig_out *o, const bench_plan *plan)
             plan->workload);
     fig_bool(o, "workload_changed", NULL, plan->workload_changed, NULL, NULL);
     fig_uint(o, "records", "records", "%llu float32", plan->records);
-    fig_uint(o, "iters", "sinmix iters", "%llu", plan->iters);
+    if (plan->iters_list.n > 1) /* each row's, in the table */
+        fig_text(o, "sinmix iters", "each row's\n");
+    else
+        fig_uint(o, "iters", "sinmix iters", "%llu", plan->iters);
     fig_uint(o, "bytes_in", NULL, NULL, each_way);
     fig_uint(o, "bytes_out", NULL, NULL, each_way);
     fig_text(o, "bytes", "%s each way\n",

@@ -33,6 +33,32 @@ static const bench_workload workloads[] = {
 /* The textbook serial loop copies 16M records (64 MiB of floats) per synchronous step. */
 #define CUDA_SERIAL_CHUNK_RECORDS ((size_t)16 << 20)
 
+/* "sweep" as the value of --iters, --chunk or --depth: these lists. */
+static const cli_list sweep_chunks = {6, 0, {262144, 524288, 1048576, 2097152, 4194304,
+                                              8388608}};
+static const cli_list sweep_depths = {6, 0, {2, 3, 4, 5, 6, 8}};
+static const cli_list sweep_iters_cuda = {4, 0, {0, 10, 100, 1000}};
+/* A tenth of the CUDA list, as long: on two CPU cores iters 1000 takes half a minute per run
+ * of the small workload, so the CUDA list would take minutes where this one takes seconds. */
+static const cli_list sweep_iters_host = {4, 0, {0, 1, 10, 100}};
+
+static void print_sweep_list(const char *name, const cli_list *list, const char *after,
+                             FILE *out)
+{
+    fputs(name, out);
+    for (size_t i = 0; i < list->n; i++)
+        fprintf(out, "%c%llu", i == 0 ? ' ' : ',', list->items[i]);
+    fputs(after, out);
+}
+
+static void print_sweep_lists(FILE *out)
+{
+    print_sweep_list("  chunk:", &sweep_chunks, " records\n", out);
+    print_sweep_list("  depth:", &sweep_depths, "\n", out);
+    print_sweep_list("  iters:", &sweep_iters_cuda, " on cuda;", out);
+    print_sweep_list("", &sweep_iters_host, " on host (a CPU takes minutes at 1000)\n", out);
+}
+
 static int find_workload(const char *name)
 {
     for (size_t i = 0; i < N_WORKLOADS; i++)
@@ -86,14 +112,48 @@ static void clamp_chunk(bench_plan *plan, const char *what, size_t *chunk_record
     *chunk_records = plan->records;
 }
 
-static void clamp_chunks(bench_plan *plan)
+/* The same for a list of chunks: a value above the records becomes the records, listed once
+ * (two rows of one setting would only differ by noise). */
+static void clamp_chunk_list(bench_plan *plan, cli_list *list)
+{
+    size_t above = 0, kept = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        unsigned long long value = list->items[i];
+        above += value > plan->records;
+        value = value > plan->records ? plan->records : value;
+        int listed = 0;
+        for (size_t k = 0; k < kept; k++)
+            listed |= list->items[k] == value;
+        if (!listed)
+            list->items[kept++] = value;
+    }
+    list->n = kept;
+    if (above > 0)
+        add_note(plan, "%zu --chunk value%s above the %zu records ran as %zu (one chunk)",
+                 above, above == 1 ? "" : "s", plan->records, plan->records);
+}
+
+/* Each list once the plan's values are known: "sweep"'s values, or the one value in effect
+ * where the option was no list (the workload's where not given). */
+static void fill_list(cli_list *list, const cli_list *sweep, unsigned long long value)
+{
+    if (list->sweep) {
+        *list = *sweep;
+    } else if (list->n <= 1) {
+        list->items[0] = value;
+        list->n = 1;
+    }
+}
+
+static void resolve_lists(bench_plan *plan, sp_backend_kind backend)
 {
     clamp_chunk(plan, "chunk", &plan->chunk_records);
     clamp_chunk(plan, "serial chunk", &plan->serial_chunk_records);
-    size_t above = bench_sweep_clamp_chunks(&plan->sweep, plan->records);
-    if (above > 0)
-        add_note(plan, "%zu swept chunk value%s above the %zu records ran as %zu (one chunk)",
-                 above, above == 1 ? "" : "s", plan->records, plan->records);
+    fill_list(&plan->iters_list, backend == SP_BACKEND_CUDA ? &sweep_iters_cuda
+                                                            : &sweep_iters_host, plan->iters);
+    fill_list(&plan->chunk_list, &sweep_chunks, plan->chunk_records);
+    fill_list(&plan->depth_list, &sweep_depths, plan->depth);
+    clamp_chunk_list(plan, &plan->chunk_list);
 }
 
 void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
@@ -106,8 +166,8 @@ void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
 
     plan->workload = w->name;
     plan->workload_changed = plan->records != BENCH_UNSET_SIZE ||
-                             plan->iters != BENCH_UNSET_UINT ||
-                             plan->chunk_records != BENCH_UNSET_SIZE;
+                             plan->iters_list.n > 0 || plan->iters_list.sweep ||
+                             plan->chunk_list.n > 0 || plan->chunk_list.sweep;
     plan->backend = backend;
     if (plan->records == BENCH_UNSET_SIZE)
         plan->records = (size_t)w->records;
@@ -125,9 +185,7 @@ void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
     if (plan->seed == BENCH_UNSET_SEED)
         plan->seed = cli_clock_seed();
     plan->host_workers = par_default_workers();
-    if (plan->sweep.n_values == 0)
-        bench_sweep_default_values(backend, &plan->sweep);
-    clamp_chunks(plan);
+    resolve_lists(plan, backend);
 }
 
 const char *bench_memory_name(bench_memory memory)
@@ -179,16 +237,16 @@ static const cli_option options[] = {
               "a preset job (the list below says which is the default)"),
     CLI_COUNT("records", "N", bench_plan, records, 1, MAX_RECORDS,
               "records, float32 each (default: the workload's)"),
-    CLI_COUNT("iters", "N", bench_plan, iters, 0, CLI_SINMIX_MAX_ITERS,
-              "sinmix iterations per element, the compute weight\n"
-              "(default: the workload's)"),
-    CLI_CHUNK_OPTION(bench_plan, chunk_records, MAX_RECORDS,
-                     "records per chunk, auto or 0 = the library's choice,\n"
-                     "re-picked under --max-pinned/--max-device while runs\n"
-                     "without a report go (default: the workload's); one\n"
-                     "above --records is cut to them\n"
-                     "(the notes say so)"),
-    CLI_DEPTH_OPTION(bench_plan, depth),
+    CLI_COUNT_LIST("iters", "N,...", bench_plan, iters_list, 0, CLI_SINMIX_MAX_ITERS,
+                   "sinmix iterations per element, the compute weight\n"
+                   "(default: the workload's); a list or sweep: see Lists"),
+    CLI_CHUNK_LIST_OPTION(bench_plan, chunk_list, MAX_RECORDS,
+                          "records per chunk, auto or 0 = the library's choice,\n"
+                          "re-picked under --max-pinned/--max-device while runs\n"
+                          "without a report go (default: the workload's); one\n"
+                          "above --records is cut to them (the notes say so);\n"
+                          "a list or sweep: see Lists"),
+    CLI_DEPTH_LIST_OPTION(bench_plan, depth_list, "; a list or\nsweep: see Lists"),
     CLI_COUNT("threads", "T", bench_plan, staging_threads, 0, 1024,
               "host staging threads (default 0: the library's\nchoice)"),
     CLI_COUNT("streams", "S", bench_plan, stage_streams, 0, SP_MAX_STAGE_STREAMS,
@@ -250,29 +308,24 @@ static const cli_option options[] = {
               "visible GPU; on host, as many host backends as listed),\n"
               "instead of the comparison; merged and per-device figures\n"
               "(default: no group run)"),
-    CLI_STRING("sweep", "chunk|depth|iters", bench_plan, sweep_name,
-               "time the pipelined run at each value of one setting\n"
-               "(default: no sweep, the comparison)"),
-    CLI_STRING("sweep-values", "A,B,...", bench_plan, sweep_values,
-               "the values to sweep: at most 32 counts, each in the\n"
-               "swept option's range (default: the lists below)"),
 };
 
 static void print_more(FILE *out)
 {
-    fputs("Counts take k/M/G suffixes (powers of 1024) or 2^N.\n\n"
-          "Sweep: for each value, a new pipeline with that setting (the others as given or\n"
-          "by default) runs --repeat times without a report (the median is quoted) and once\n"
-          "with one (efficiency, bottleneck). Every element of every run is verified; for\n"
-          "iters the expected values are recomputed for each value. Speedups are against the\n"
-          "default setting, which joins the list when it is missing and is marked 'default';\n"
-          "'*' marks the fastest row. With --sweep, --trace and --svg show the fastest row's\n"
-          "run with a report. Default values:\n", out);
-    bench_sweep_print_defaults(out);
+    fprintf(out, "Counts take k/M/G suffixes (powers of 1024) or 2^N.\n\n"
+            "Lists: --iters, --chunk and --depth each take a comma-separated list of at most\n"
+            "%d values (--chunk 1M,4M,16M --depth 2,3,4), or sweep for the list below.\n"
+            "With more than one value the job is a row per combination (iters, then chunk,\n"
+            "then depth; at most %d rows) instead of the comparison: each row's pipeline\n"
+            "runs --repeat times without a report (the median is quoted) and once with one\n"
+            "(efficiency, bottleneck), every element verified (the expected values computed\n"
+            "again for each iters). '*' marks the fastest row; --trace and --svg show its\n"
+            "run with a report. sweep is, for each option:\n", CLI_MAX_LIST_ITEMS, BENCH_MAX_ROWS);
+    print_sweep_lists(out);
     fputs("\nProgress goes to stderr. When stderr is a terminal, one line (\"[run 2/3] serial\n"
           "0.123 s, ...\") is rewritten in place as runs finish and erased at the end; with\n"
           "--json, with NO_PROGRESS set in the environment, or when stderr is not a terminal,\n"
-          "a plain line follows each repeat (each value of a sweep) instead. On a terminal\n"
+          "a plain line follows each repeat (each row, given lists) instead. On a terminal\n"
           "the live panel takes the line's place once the runs have gone on "
           LIVE_TEXT(LIVE_AUTO_AFTER_S) " s\n"
           "(--live: from the start; --no-live: never).\n\n", out);
@@ -284,9 +337,9 @@ static const cli_command_options command = {
     "usage: streampipe bench [options]\n\n"
     "Times a float32 sinmix job three ways in one process: the serial baseline (a\n"
     "synchronous copy, kernel, copy per chunk), the pipelined run, and a copy-only run\n"
-    "on pinned memory (the copy-engine ceiling). With --sweep, times the pipelined run\n"
-    "at each value of one setting instead. Every output element of every timed run is\n"
-    "verified.\n\n",
+    "on pinned memory (the copy-engine ceiling). Given lists of --iters, --chunk or\n"
+    "--depth, times the pipelined run at each combination instead. Every output element\n"
+    "of every timed run is verified.\n\n",
     options, sizeof options / sizeof options[0], "\n", print_more};
 
 static void set_defaults(bench_plan *plan)
@@ -304,13 +357,6 @@ static void set_defaults(bench_plan *plan)
     plan->timeline = BENCH_UNSET_TIMELINE;
 }
 
-void bench_option_range(const char *name, unsigned long long *min, unsigned long long *max)
-{
-    const cli_option *o = cli_find_option(&command, name);
-    *min = o != NULL ? o->min : 0;
-    *max = o != NULL ? o->max : 0;
-}
-
 /* What can only be judged once every option is known. */
 static int check_combinations(const bench_plan *plan)
 {
@@ -318,14 +364,38 @@ static int check_combinations(const bench_plan *plan)
         strcmp(plan->trace_path, plan->svg_path) == 0)
         return cli_usage_error("bench: --trace and --svg name the same file '%s'",
                                plan->trace_path);
-    if (plan->sweep_values != NULL && plan->sweep_name == NULL)
-        return cli_usage_error("bench: --sweep-values needs --sweep chunk|depth|iters");
-    if (plan->group && (plan->sweep_name != NULL || plan->trace_path || plan->svg_path))
-        return cli_usage_error("bench: --devices runs a group, which has no --sweep, --trace "
-                               "or --svg");
-    if ((plan->in_device || plan->out_device) && (plan->group || plan->sweep_name != NULL))
+    if (plan->group && (plan->rows || plan->trace_path || plan->svg_path))
+        return cli_usage_error("bench: --devices runs a group, which takes one value of "
+                               "--iters, --chunk and --depth, and no --trace or --svg");
+    if ((plan->in_device || plan->out_device) && (plan->group || plan->rows))
         return cli_usage_error("bench: --in device and --out device are for the comparison, "
-                               "not --devices or --sweep");
+                               "not --devices or lists of --iters, --chunk or --depth");
+    return CLI_EXIT_OK;
+}
+
+/* How many values a list option makes: "sweep"'s, its items, or the one value. */
+static size_t list_count(const cli_list *list, const cli_list *sweep)
+{
+    return list->sweep ? sweep->n : list->n > 1 ? list->n : 1;
+}
+
+/* A list of one value is that value, as before lists; more make rows, at most BENCH_MAX_ROWS. */
+static int take_lists(bench_plan *plan)
+{
+    size_t n_iters = list_count(&plan->iters_list, &sweep_iters_cuda); /* as long on host */
+    size_t n_chunk = list_count(&plan->chunk_list, &sweep_chunks);
+    size_t n_depth = list_count(&plan->depth_list, &sweep_depths);
+    if (plan->iters_list.n == 1 && !plan->iters_list.sweep)
+        plan->iters = (unsigned)plan->iters_list.items[0];
+    if (plan->chunk_list.n == 1 && !plan->chunk_list.sweep)
+        plan->chunk_records = (size_t)plan->chunk_list.items[0];
+    if (plan->depth_list.n == 1 && !plan->depth_list.sweep)
+        plan->depth = (unsigned)plan->depth_list.items[0];
+    plan->rows = n_iters * n_chunk * n_depth > 1;
+    if (n_iters * n_chunk * n_depth > BENCH_MAX_ROWS)
+        return cli_usage_error("bench: --iters, --chunk and --depth make %zu x %zu x %zu = %zu "
+                               "rows, more than %d", n_iters, n_chunk, n_depth,
+                               n_iters * n_chunk * n_depth, BENCH_MAX_ROWS);
     return CLI_EXIT_OK;
 }
 
@@ -335,9 +405,6 @@ int bench_parse_args(int argc, char **argv, bench_plan *plan)
     int rc = cli_parse_options(&command, argc, argv, plan);
     if (rc != CLI_EXIT_OK)
         return rc;
-    rc = check_combinations(plan);
-    /* The values' range depends on --sweep, which may come after --sweep-values. */
-    if (rc == CLI_EXIT_OK && plan->sweep_name != NULL)
-        rc = bench_sweep_parse(plan->sweep_name, plan->sweep_values, &plan->sweep);
-    return rc;
+    rc = take_lists(plan);
+    return rc == CLI_EXIT_OK ? check_combinations(plan) : rc;
 }

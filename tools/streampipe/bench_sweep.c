@@ -1,15 +1,15 @@
-/* --sweep: the rows (the listed values, and the default setting where the list lacks it),
- * each with expected values for its setting, timed --repeat times without a report and once
- * with one (efficiency, bottleneck) on a pipeline of its own, every element of every output
- * checked (bench_timed_run); then the speedups against the default row and the fastest row. */
+/* Lists of --iters, --chunk and --depth: a row per combination, each with expected values
+ * for its iters, timed --repeat times without a report and once with one (efficiency,
+ * bottleneck) on a pipeline of its own, every element of every output checked
+ * (bench_timed_run); then the fastest row, and each row against it. */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cli.h"
 
-/* The expected output depends only on the input and iters: chunk and depth sweeps compute it
- * once, an iters sweep for every row. */
+/* The expected output depends only on the input and iters: computed again only when the
+ * iters change (iters is the outermost list, so once per value). */
 static int prepare_expected(const bench_session *s, const bench_plan *setting)
 {
     bench_expected *e = s->expected;
@@ -32,7 +32,7 @@ static void summarize(const bench_session *s, const char *title, bench_sweep_row
     row->gbps = bench_gbps(s->plan, row->median_s);
     row->method = s->expected->method;
     char text[256];
-    snprintf(text, sizeof text, "sweep %s: median %.4f s of %zu run%s, efficiency %.1f%%, "
+    snprintf(text, sizeof text, "row %s: median %.4f s of %zu run%s, efficiency %.1f%%, "
                                 "bottleneck %s (outputs verified)",
              title, row->median_s, row->runs, row->runs == 1 ? "" : "s",
              100.0 * row->report.efficiency, row->report.bottleneck);
@@ -60,96 +60,69 @@ static int measure_row(const bench_session *s, const bench_plan *setting, const 
     return rc;
 }
 
-/* The plan with `value` in place of the swept setting; everything else as given. */
-static void setting_for(const bench_plan *plan, bench_sweep_parameter parameter,
-                        unsigned long long value, bench_plan *setting)
+/* The plan with the row's settings; everything else as given. */
+static void setting_for(const bench_plan *plan, const bench_sweep_row *row, bench_plan *setting)
 {
     *setting = *plan;
-    switch (parameter) {
-    case BENCH_SWEEP_NONE: break;
-    case BENCH_SWEEP_CHUNK: setting->chunk_records = (size_t)value; break;
-    case BENCH_SWEEP_DEPTH: setting->depth = (unsigned)value; break;
-    case BENCH_SWEEP_ITERS: setting->iters = (unsigned)value; break;
-    }
+    setting->iters = row->iters;
+    setting->chunk_records = row->set_chunk_records;
+    setting->depth = row->set_depth;
 }
 
-/* The setting the bench uses without --sweep, as *config (what the pipeline is created with,
- * 0 = the library's choice) and *value (what that comes to): a chosen chunk or depth is asked
- * of a pipeline made with the plan's settings. */
-static int resolve_default(const bench_session *s, unsigned long long *config,
-                           unsigned long long *value)
+/* Every combination of the plan's lists, iters outermost, then chunk, then depth. */
+static void build_rows(const bench_plan *plan, bench_sweep_result *sweep)
 {
-    const bench_plan *plan = s->plan;
-    bench_sweep_parameter parameter = plan->sweep.parameter;
-    *config = parameter == BENCH_SWEEP_CHUNK   ? plan->chunk_records
-              : parameter == BENCH_SWEEP_DEPTH ? plan->depth
-                                               : plan->iters;
-    *value = *config;
-    if (*config != 0 || parameter == BENCH_SWEEP_ITERS)
-        return CLI_EXIT_OK;
-    sp_sinmix_params params = {plan->iters};
-    sp_stage sinmix = bench_sinmix_stage(plan, &params);
-    sp_pipeline *pipeline = NULL;
-    int rc = bench_create_pipeline(s->ctx, &sinmix, bench_pipeline_config(plan),
-                                   "creating the pipeline", &pipeline);
-    if (rc == CLI_EXIT_OK)
-        *value = parameter == BENCH_SWEEP_CHUNK
-                     ? sp_pipeline_chunk_records(pipeline, plan->records)
-                     : sp_pipeline_depth(pipeline);
-    sp_pipeline_destroy(pipeline);
-    return rc;
+    const cli_list *iters = &plan->iters_list, *chunk = &plan->chunk_list;
+    const cli_list *depth = &plan->depth_list;
+    for (size_t i = 0; i < iters->n; i++)
+        for (size_t c = 0; c < chunk->n; c++)
+            for (size_t d = 0; d < depth->n && sweep->n_rows < BENCH_MAX_ROWS; d++) {
+                bench_sweep_row *row = &sweep->rows[sweep->n_rows++];
+                row->iters = (unsigned)iters->items[i];
+                row->set_chunk_records = (size_t)chunk->items[c];
+                row->set_depth = (unsigned)depth->items[d];
+            }
 }
 
-static void add_row(bench_sweep_result *sweep, unsigned long long config,
-                    unsigned long long value, int is_default)
+/* "auto" for the library's choice, else the number. */
+static const char *asked(unsigned long long value, char *buf, size_t size)
 {
-    bench_sweep_row *row = &sweep->rows[sweep->n_rows];
-    row->config_value = config;
-    row->value = value;
-    row->is_default = is_default;
-    if (is_default)
-        sweep->default_row = sweep->n_rows;
-    sweep->n_rows++;
+    if (value == 0)
+        return "auto";
+    snprintf(buf, size, "%llu", value);
+    return buf;
 }
 
-/* The listed values in their order, the default inserted before the first larger value when
- * it is not listed (so an ascending list stays ascending). */
-static void build_rows(const bench_sweep_request *request, unsigned long long config,
-                       unsigned long long value, bench_sweep_result *sweep)
+/* "iters 10 chunk auto depth 4". */
+static const char *row_settings(const bench_sweep_row *row, char *buf, size_t size)
 {
-    int placed = 0;
-    for (size_t i = 0; i < request->n_values; i++)
-        placed |= request->values[i] == value;
-    for (size_t i = 0; i < request->n_values; i++) {
-        unsigned long long listed = request->values[i];
-        if (!placed && value < listed) {
-            add_row(sweep, config, value, 1);
-            placed = 1;
-        }
-        add_row(sweep, listed, listed, listed == value);
-    }
-    if (!placed)
-        add_row(sweep, config, value, 1);
+    char chunk[24], depth[24];
+    snprintf(buf, size, "iters %u chunk %s depth %s", row->iters,
+             asked(row->set_chunk_records, chunk, sizeof chunk),
+             asked(row->set_depth, depth, sizeof depth));
+    return buf;
 }
 
 static void format_title(const bench_sweep_result *sweep, size_t index, char *title,
                          size_t size)
 {
-    const bench_sweep_row *row = &sweep->rows[index];
-    snprintf(title, size, "%s %llu%s (%zu/%zu)", bench_sweep_parameter_name(sweep->parameter),
-             row->value, row->is_default ? " default" : "", index + 1, sweep->n_rows);
+    char settings[80];
+    snprintf(title, size, "%s (%zu/%zu)",
+             row_settings(&sweep->rows[index], settings, sizeof settings), index + 1,
+             sweep->n_rows);
 }
 
-/* The fastest row (the first of equals) and every row's speedup over the default row. */
+/* The fastest row (the first of equals) and every row against it. */
 static void compare_rows(bench_sweep_result *sweep)
 {
-    double default_s = sweep->rows[sweep->default_row].median_s;
     sweep->best_row = 0;
+    for (size_t i = 0; i < sweep->n_rows; i++)
+        if (sweep->rows[i].median_s < sweep->rows[sweep->best_row].median_s)
+            sweep->best_row = i;
+    double best_s = sweep->rows[sweep->best_row].median_s;
     for (size_t i = 0; i < sweep->n_rows; i++) {
         bench_sweep_row *row = &sweep->rows[i];
-        row->speedup = row->median_s > 0.0 ? default_s / row->median_s : 0.0;
-        if (row->median_s < sweep->rows[sweep->best_row].median_s)
-            sweep->best_row = i;
+        row->vs_best = row->median_s > 0.0 ? best_s / row->median_s : 0.0;
     }
 }
 
@@ -157,9 +130,9 @@ static int export_best(const bench_session *s, const bench_sweep_result *sweep,
                        const sp_pipeline *pipeline)
 {
     const bench_sweep_row *best = &sweep->rows[sweep->best_row];
-    char describes[96];
-    snprintf(describes, sizeof describes, "the fastest row's run with a report (%s %llu)",
-             bench_sweep_parameter_name(sweep->parameter), best->value);
+    char describes[128], settings[80];
+    snprintf(describes, sizeof describes, "the fastest row's run with a report (%s)",
+             row_settings(best, settings, sizeof settings));
     return bench_exports_write(s->exports, pipeline, &best->report, describes);
 }
 
@@ -172,9 +145,9 @@ static int measure_rows(const bench_session *s, bench_sweep_result *sweep)
     int rc = CLI_EXIT_OK;
     for (size_t i = 0; i < sweep->n_rows && rc == CLI_EXIT_OK; i++) {
         bench_plan setting;
-        char title[96];
+        char title[112];
         sp_pipeline *pipeline = NULL;
-        setting_for(s->plan, sweep->parameter, sweep->rows[i].config_value, &setting);
+        setting_for(s->plan, &sweep->rows[i], &setting);
         format_title(sweep, i, title, sizeof title);
         /* Nothing before the row's first run draws the line, so anything printed while the
          * row gets ready (a reference, a failure to create its pipeline) starts clean. */
@@ -201,14 +174,11 @@ static int measure_rows(const bench_session *s, bench_sweep_result *sweep)
 
 int bench_sweep_all(const bench_session *s, bench_sweep_result *sweep)
 {
-    unsigned long long config = 0, value = 0;
+    const bench_plan *plan = s->plan;
     memset(sweep, 0, sizeof *sweep);
-    sweep->parameter = s->plan->sweep.parameter;
-    int rc = resolve_default(s, &config, &value);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    build_rows(&s->plan->sweep, config, value, sweep);
-    fprintf(stderr, "bench: sweeping %s over %zu values, %u runs each + 1 with a report\n",
-            bench_sweep_parameter_name(sweep->parameter), sweep->n_rows, s->plan->repeat);
+    build_rows(plan, sweep);
+    fprintf(stderr, "bench: %zu rows (iters x chunk x depth: %zu x %zu x %zu), %u runs each + "
+                    "1 with a report\n", sweep->n_rows, plan->iters_list.n, plan->chunk_list.n,
+            plan->depth_list.n, plan->repeat);
     return measure_rows(s, sweep);
 }

@@ -1,0 +1,73 @@
+#!/bin/sh
+# cli_bench_lists.sh CLI: `streampipe bench` with lists of --iters, --chunk and --depth
+# (llama-bench style, issue 22) on the host backend: a 2x2 product runs a row per combination
+# in order (iters outermost), each saying what was asked ("auto" or the number) beside what
+# was in effect, best_row the lowest median; "sweep" is the option's own list; one value
+# each is the comparison, as before lists; too many items or rows, a bad item and an empty
+# item exit 64 naming the option. Exit 77 (skipped) without python3, which reads the JSON.
+cli=$1
+command -v python3 >/dev/null 2>&1 || { echo "skipped: no python3 to read the JSON"; exit 77; }
+failures=0
+fail() { echo "FAIL: $*" | head -c 600; echo; failures=$((failures + 1)); }
+bench() { "$cli" bench --backend host --records 64k --repeat 1 --json "$@" 2>/dev/null; }
+
+json=$(bench --iters 0,1 --chunk 4k,auto) || fail "the 2x2 product exited $?"
+printf '%s' "$json" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s = d["sweep"]
+assert sorted(s) == ["best_row", "rows"], sorted(s)
+rows = s["rows"]
+asked = [(r["iters"], r["set_chunk_records"], r["set_depth"]) for r in rows]
+assert asked == [(0, 4096, "auto"), (0, "auto", "auto"), (1, 4096, "auto"),
+                 (1, "auto", "auto")], asked
+medians = [r["median_s"] for r in rows]
+best = s["best_row"]
+assert best == medians.index(min(medians)), (best, medians)
+assert [r["best"] for r in rows] == [i == best for i in range(4)], rows
+assert rows[best]["vs_best"] == 1.0 and all(0 < r["vs_best"] <= 1 for r in rows), rows
+assert all(r["chunk_records"] == 4096 for r in rows if r["set_chunk_records"] == 4096), rows
+assert all(len(r["seconds"]) == 1 and r["median_s"] > 0 for r in rows), rows
+# every row: one run without a report, one with, every element checked
+assert d["verification"]["elements_checked"] >= 4 * 2 * d["records"], d["verification"]
+assert "serial" not in d and "iters" not in d, sorted(d)
+' || fail "2x2 product: $json"
+
+json=$(bench --depth sweep --iters 0) || fail "--depth sweep exited $?"
+printf '%s' "$json" | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["sweep"]["rows"]
+assert [r["set_depth"] for r in rows] == [2, 3, 4, 5, 6, 8], rows
+assert all(r["depth"] == r["set_depth"] and r["iters"] == 0 for r in rows), rows
+' || fail "--depth sweep: $json"
+
+# one value each: the comparison, as it was before lists
+json=$(bench --iters 1 --chunk 4k --depth 3) || fail "one value each exited $?"
+printf '%s' "$json" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert "sweep" not in d and d["iters"] == 1, sorted(d)
+assert all(k in d for k in ("serial", "pipelined", "ceiling", "speedup")), sorted(d)
+assert d["pipelined"]["chunk_records"] == 4096 and d["pipelined"]["depth"] == 3, d["pipelined"]
+' || fail "one value each: $json"
+
+expect64() { # PATTERN ARGS...: exit 64, PATTERN on stderr
+    pattern=$1
+    shift
+    out=$(timeout 10 "$cli" bench --backend host --records 64k --repeat 1 "$@" 2>&1 >/dev/null)
+    rc=$?
+    [ "$rc" -eq 64 ] && printf '%s' "$out" | grep -q -- "$pattern" ||
+        fail "$* -> exit $rc (want 64), output lacks '$pattern': $out"
+}
+items33=$(seq -s, 1 33)
+items17=$(seq -s, 1 17)
+expect64 "--chunk: '$items33' has more than 32 items" --chunk "$items33"
+expect64 "--chunk: 'x' is not a count in \[0, " --chunk 1k,x
+expect64 "--depth: '2,,3' has an empty item" --depth 2,,3
+expect64 "--iters: '1,' has an empty item" --iters 1,
+expect64 "--iters: 'auto' is not a count in \[0, 1000000\]" --iters 0,auto
+expect64 "--iters, --chunk and --depth make 17 x 17 x 1 = 289 rows, more than 256" \
+    --iters "$items17" --chunk "$items17"
+expect64 "--devices runs a group, which takes one value of --iters" --devices 0,1 --depth 2,3
+[ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
+echo "ok: bench lists on host"
