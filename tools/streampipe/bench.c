@@ -9,11 +9,12 @@
 static void announce(const bench_plan *plan)
 {
     char iters[24] = "each row's";
-    if (plan->iters_list.n <= 1)
+    if (plan->iters_list.n <= 1 && plan->n_workloads <= 1)
         snprintf(iters, sizeof iters, "%u", plan->iters);
-    fprintf(stderr, "bench: %s, workload %s%s: %zu records, iters %s, seed %llu, %u repeats\n",
+    fprintf(stderr, "bench: %s, workload %s%s: %s%zu records, iters %s, seed %llu, %u repeats\n",
             sp_backend_name(plan->backend), plan->workload,
-            plan->workload_changed ? " (changed by options)" : "", plan->records, iters,
+            plan->workload_changed ? " (changed by options)" : "",
+            plan->n_workloads > 1 ? "at most " : "", plan->records, iters,
             plan->seed, plan->repeat);
 }
 
@@ -52,6 +53,7 @@ typedef struct job_results {
     bench_results comparison; /* serial, pipelined, traced and ceiling runs side by side */
     bench_sweep_result sweep; /* lists: the pipelined run at each combination */
     bench_group_result group; /* --devices: one sp_group run over several devices */
+    bench_batches_result batches; /* --batches: one run against batches through a stream */
 } job_results;
 
 static int run_kind(bench_session *s)
@@ -61,18 +63,24 @@ static int run_kind(bench_session *s)
     job_results *r = calloc(1, sizeof *r);
     if (r == NULL)
         return cli_report_failure("allocating the results", SP_ERR_OUT_OF_MEMORY, "");
-    s->checks = plan->group ? &r->group.checks : sweep ? &r->sweep.checks : &r->comparison.checks;
+    s->checks = plan->group     ? &r->group.checks
+                : sweep         ? &r->sweep.checks
+                : plan->batches ? &r->batches.checks
+                                : &r->comparison.checks;
     /* The rows make the expected values of each iters as they go. */
     int rc = sweep ? CLI_EXIT_OK : prepare_expected(plan, s->buffers, s->expected);
     if (rc == CLI_EXIT_OK)
-        rc = plan->group ? bench_group_all(s, &r->group)
-             : sweep     ? bench_sweep_all(s, &r->sweep)
-                         : bench_run_all(s, &r->comparison);
+        rc = plan->group     ? bench_group_all(s, &r->group)
+             : sweep         ? bench_sweep_all(s, &r->sweep)
+             : plan->batches ? bench_batches_all(s, &r->batches)
+                             : bench_run_all(s, &r->comparison);
     cli_live_end(s->live); /* the panel erased and the endpoint closed before the result */
     if (rc == CLI_EXIT_OK && plan->group)
         bench_group_print_result(plan, s->expected, &r->group, stdout);
     else if (rc == CLI_EXIT_OK && sweep)
         bench_sweep_print_result(plan, &r->sweep, s->exports, stdout);
+    else if (rc == CLI_EXIT_OK && plan->batches)
+        bench_batches_print_result(plan, s->expected, &r->batches, stdout);
     else if (rc == CLI_EXIT_OK)
         bench_print_result(plan, s->expected, &r->comparison, s->exports, stdout);
     free(r);
