@@ -77,7 +77,8 @@ typedef struct bench_plan {
     int json;
     cli_live_options live;       /* --live, --metrics */
     const char *trace_path, *svg_path;     /* NULL = none */
-    int group;                   /* --devices: one sp_group run over several devices */
+    int group;                   /* --devices (or one --group-size): one sp_group run over
+                                    several devices */
     size_t batches;              /* --batches B: one run against B batches through a stream;
                                     0 = none */
     size_t n_devices;            /* 0: every visible device */
@@ -85,6 +86,8 @@ typedef struct bench_plan {
     /* --iters, --chunk and --depth as given (n 0: not given); once resolved, every value of
        each, the one above where the option was no list */
     cli_list iters_list, chunk_list, depth_list;
+    cli_list group_list;         /* --group-size: 0 = the plain pipeline, N = an sp_group of N
+                                    pipelines on --device */
     int rows;                    /* a list or "sweep" among them (or several workloads): the
                                     pipelined run timed for every combination
                                     (bench_sweep.c), no comparison */
@@ -156,6 +159,8 @@ typedef struct bench_results {
 /* One row of the lists' product: the pipelined run at one combination of the settings. */
 typedef struct bench_sweep_row {
     const char *workload;
+    unsigned group_size;             /* 0: the plain pipeline; N: a group of N on --device */
+    size_t pipelines;                /* what ran: 1, or the group's sp_group_size */
     size_t records;                  /* the workload's, or --records */
     unsigned iters;
     size_t set_chunk_records;        /* as asked: 0 = auto, the library's choice */
@@ -329,6 +334,8 @@ int bench_run_all(const bench_session *session, bench_results *results);
 /* The session's expected values are (re)computed here, for each row's iters. */
 int bench_sweep_all(const bench_session *session, bench_sweep_result *sweep);
 int bench_group_all(const bench_session *session, bench_group_result *result);
+/* An sp_group of the session plan's devices, each pipeline's one stage `sinmix`. */
+int bench_create_group(const bench_session *s, const sp_stage *sinmix, sp_group **group);
 int bench_batches_all(const bench_session *session, bench_batches_result *result);
 
 /* bench_progress.c */

@@ -356,6 +356,10 @@ static const cli_option options[] = {
               "time one run against the records as B batches through\n"
               "one stream (sp_stream_submit), instead of the comparison\n"
               "(default: no batches)"),
+    CLI_COUNT_LIST("group-size", "N,...", bench_plan, group_list, 0, BENCH_MAX_DEVICES,
+                   "0: the plain pipeline; N: one sp_group run over N\n"
+                   "pipelines on --device (default 0); a list: a row each\n"
+                   "(--group-size 0,1,2: plain against groups of 1 and 2)"),
     CLI_APPLY("devices", "all|N,M,...", apply_devices,
               "one sp_group run over these devices (all or -1: every\n"
               "visible GPU; on host, as many host backends as listed),\n"
@@ -369,13 +373,14 @@ static void print_more(FILE *out)
             "Lists: --iters, --chunk and --depth each take a comma-separated list of at most\n"
             "%d values (--chunk 1M,4M,16M --depth 2,3,4), or sweep for the list below;\n"
             "--workload takes at most %d names (--workload small,tiny: each row has its\n"
-            "workload's records, iters and chunk where no option sets them).\n"
-            "With more than one value the job is a row per combination (workload, iters,\n"
-            "chunk, then depth; at most %d rows) instead of the comparison: each row's pipeline\n"
-            "runs --repeat times without a report (the median is quoted) and once with one\n"
-            "(efficiency, bottleneck), every element verified (the expected values computed\n"
-            "again for each workload and iters). '*' marks the fastest row; --trace and --svg\n"
-            "show its run with a report. sweep is, for each option:\n", CLI_MAX_LIST_ITEMS,
+            "workload's records, iters and chunk where no option sets them); --group-size\n"
+            "a list of group sizes (0: the plain pipeline).\n"
+            "With more than one value the job is a row per combination (workload, group size,\n"
+            "iters, chunk, then depth; at most %d rows) instead of the comparison: each row's\n"
+            "pipeline (or group) runs --repeat times without a report (the median is quoted)\n"
+            "and once with one (efficiency, bottleneck), every element verified (the expected\n"
+            "values computed again for each workload and iters). '*' marks the fastest row;\n"
+            "--trace and --svg show its run with a report. sweep is, for each option:\n", CLI_MAX_LIST_ITEMS,
             BENCH_MAX_WORKLOADS, BENCH_MAX_ROWS);
     print_sweep_lists(out);
     fputs("\nProgress goes to stderr. When stderr is a terminal, one line (\"[run 2/3] serial\n"
@@ -419,10 +424,13 @@ static int check_combinations(const bench_plan *plan)
         strcmp(plan->trace_path, plan->svg_path) == 0)
         return cli_usage_error("bench: --trace and --svg name the same file '%s'",
                                plan->trace_path);
+    if (plan->group_list.n > 1 && (plan->trace_path || plan->svg_path))
+        return cli_usage_error("bench: --trace and --svg show a pipeline's run, which a list of "
+                               "--group-size does not always have");
     if (plan->group && (plan->rows || plan->trace_path || plan->svg_path))
-        return cli_usage_error("bench: --devices runs a group, which takes one value of "
-                               "--workload, --iters, --chunk and --depth, and no --trace or "
-                               "--svg");
+        return cli_usage_error("bench: --devices (or one --group-size above 0) runs a group, which takes one value of "
+                               "--workload, --group-size, --iters, --chunk and --depth, and no "
+                               "--trace or --svg");
     if (plan->batches && (plan->group || plan->rows || plan->trace_path || plan->svg_path))
         return cli_usage_error("bench: --batches times one setting, not --devices, --trace, "
                                "--svg or lists of --workload, --iters, --chunk or --depth");
@@ -439,14 +447,36 @@ static size_t list_count(const cli_list *list, const cli_list *sweep)
     return list->sweep ? sweep->n : list->n > 1 ? list->n : 1;
 }
 
+/* One --group-size N above 0: the group job, as --devices D,D,... (N times) would be. */
+static int take_group_size(bench_plan *plan)
+{
+    if (plan->group_list.sweep)
+        return cli_usage_error("--group-size: 'sweep' is not a list of group sizes");
+    if (plan->group_list.n == 0)
+        return CLI_EXIT_OK;
+    if (plan->group)
+        return cli_usage_error("bench: --group-size and --devices both say which devices run");
+    if (plan->group_list.n > 1 || plan->group_list.items[0] == 0)
+        return CLI_EXIT_OK;
+    plan->group = 1;
+    plan->n_devices = (size_t)plan->group_list.items[0];
+    for (size_t k = 0; k < plan->n_devices; k++)
+        plan->devices[k] = plan->device;
+    return CLI_EXIT_OK;
+}
+
 /* A list of one value is that value, as before lists; more make rows, at most BENCH_MAX_ROWS. */
 static int take_lists(bench_plan *plan)
 {
+    int rc = take_group_size(plan);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     size_t n_work = plan->n_workloads > 1 ? plan->n_workloads : 1;
+    size_t n_group = plan->group_list.n > 1 ? plan->group_list.n : 1;
     size_t n_iters = list_count(&plan->iters_list, &sweep_iters_cuda); /* as long on host */
     size_t n_chunk = list_count(&plan->chunk_list, &sweep_chunks);
     size_t n_depth = list_count(&plan->depth_list, &sweep_depths);
-    size_t n_rows = n_work * n_iters * n_chunk * n_depth;
+    size_t n_rows = n_work * n_group * n_iters * n_chunk * n_depth;
     if (plan->iters_list.n == 1 && !plan->iters_list.sweep)
         plan->iters = (unsigned)plan->iters_list.items[0];
     if (plan->chunk_list.n == 1 && !plan->chunk_list.sweep)
@@ -455,9 +485,10 @@ static int take_lists(bench_plan *plan)
         plan->depth = (unsigned)plan->depth_list.items[0];
     plan->rows = n_rows > 1;
     if (n_rows > BENCH_MAX_ROWS)
-        return cli_usage_error("bench: --workload, --iters, --chunk and --depth make %zu x %zu x "
-                               "%zu x %zu = %zu rows, more than %d", n_work, n_iters, n_chunk,
-                               n_depth, n_rows, BENCH_MAX_ROWS);
+        return cli_usage_error("bench: --workload, --group-size, --iters, --chunk and --depth "
+                               "make %zu x %zu x %zu x %zu x %zu = %zu rows, more than %d",
+                               n_work, n_group, n_iters, n_chunk, n_depth, n_rows,
+                               BENCH_MAX_ROWS);
     return CLI_EXIT_OK;
 }
 
