@@ -371,10 +371,10 @@ if [[ ${GPU_CHECK_SAMPLED:-1} != 0 && -x $CLI ]]; then
     run_phase sampled-timeline 240 0 "$BENCH_LOG" env OUT="$OUT" BUILD="$BUILD" \
         bench/sampled_check.sh 9
 fi
-# A group of one device, and two pipelines on one device, against the plain pipeline (issue 13)
-GROUP_BENCH=$BUILD/bench/group_bench
-[[ -x $GROUP_BENCH ]] && run_phase group-bench 60 0 "$BENCH_LOG" "$GROUP_BENCH" --backend cuda \
-    --repeat 5
+# A group of one device, and two pipelines on one device, against the plain pipeline (issue 13):
+# bench rows of the seed and transfer workloads over 2^27 records, one JSON object.
+[[ -x $CLI ]] && run_phase group-bench 60 0 "$BENCH_LOG" bench_one seed,transfer pinned \
+    --records 2^27 --group-size 0,1,2
 
 # A few numbers from each run, whatever the exact JSON layout: flattened keys that look like
 # results (medians, rates, ratios, checks).

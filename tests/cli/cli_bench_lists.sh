@@ -58,7 +58,7 @@ got = [(r["workload"], r["records"], r["iters"], r["chunk_records"]) for r in ro
 assert got == [("tiny", 65536, 1, 8192), ("small", 65536, 1, 8192)], got
 ' || fail "--workload tiny,small --iters 1: $json"
 
-# --group-size: the plain pipeline against groups on the one device (group_bench's rows)
+# --group-size: the plain pipeline against groups on the one device (what bench/group_bench.c timed)
 json=$(bench --group-size 0,1,2 --workload tiny,small) || fail "--group-size 0,1,2 exited $?"
 printf '%s' "$json" | python3 -c '
 import json, sys
