@@ -201,10 +201,12 @@ typedef struct bench_batches_series {
     sp_report report;                 /* the run with one */
 } bench_batches_series;
 
+#define BENCH_BATCHES_KINDS 3
 typedef struct bench_batches_result {
     size_t batches;
-    bench_batches_series series[2];   /* one sp_pipeline_run, then the stream of batches */
-    double stream_vs_run;             /* one run's median / the stream's */
+    bench_batches_series series[BENCH_BATCHES_KINDS]; /* one sp_pipeline_run, B runs of the
+                                         batches, then the batches through one stream */
+    double vs_run[BENCH_BATCHES_KINDS - 1]; /* one run's median / the runs', the stream's */
     bench_totals checks;
 } bench_batches_result;
 
