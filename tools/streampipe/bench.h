@@ -1,10 +1,10 @@
 /* `streampipe bench`: the types its files pass between them. The flow, in bench.c:
  * options and defaults (bench_plan.c) -> buffers and input (bench_data.c) -> expected
  * values and checks (bench_verify.c) -> timed, verified runs (bench_timed.c): the comparison
- * (bench_run.c), a row per combination of the --iters, --chunk and --depth lists
- * (bench_sweep.c), one sp_group run over several devices (bench_group.c) or one run against
- * batches through a stream (bench_batches.c) -> text or JSON
- * from one description (bench_output.c, bench_sweep_output.c), trace and SVG files
+ * (bench_run.c), a row per combination of the --workload, --group-size, --iters, --chunk
+ * and --depth lists (bench_sweep.c), one sp_group run over several devices (bench_group.c),
+ * one run against batches through a stream (bench_batches.c) or a generator source against
+ * arrays (bench_source.c) -> text or JSON from one description (bench_output.c, bench_sweep_output.c), trace and SVG files
  * (bench_export.c), progress (bench_progress.c). */
 #ifndef SP_CLI_BENCH_H
 #define SP_CLI_BENCH_H
@@ -81,6 +81,8 @@ typedef struct bench_plan {
                                     several devices */
     size_t batches;              /* --batches B: one run against B batches through a stream;
                                     0 = none */
+    int source;                  /* --source generator (1): a generator source against the
+                                    arrays, the input its values; 0: array */
     size_t n_devices;            /* 0: every visible device */
     int devices[BENCH_MAX_DEVICES];
     /* --iters, --chunk and --depth as given (n 0: not given); once resolved, every value of
@@ -192,23 +194,32 @@ typedef struct bench_group_result {
     bench_totals checks;
 } bench_group_result;
 
-/* --batches: one kind of run, repeated. */
-typedef struct bench_batches_series {
+/* --batches, --source: one kind of run, repeated. */
+typedef struct bench_kind_series {
     const char *name;
     size_t runs;
     double seconds[BENCH_MAX_REPEAT]; /* runs without a report */
     double median_s, gbps;
     sp_report report;                 /* the run with one */
-} bench_batches_series;
+} bench_kind_series;
 
 #define BENCH_BATCHES_KINDS 3
 typedef struct bench_batches_result {
     size_t batches;
-    bench_batches_series series[BENCH_BATCHES_KINDS]; /* one sp_pipeline_run, B runs of the
+    bench_kind_series series[BENCH_BATCHES_KINDS]; /* one sp_pipeline_run, B runs of the
                                          batches, then the batches through one stream */
     double vs_run[BENCH_BATCHES_KINDS - 1]; /* one run's median / the runs', the stream's */
     bench_totals checks;
 } bench_batches_result;
+
+/* --source generator: the generator source (two ways of copying) against arrays. */
+#define BENCH_SOURCE_KINDS 4
+typedef struct bench_source_result {
+    size_t n_kinds;                   /* 3 when the job's memory is pinned: no second array */
+    bench_kind_series series[BENCH_SOURCE_KINDS];
+    double vs_array[BENCH_SOURCE_KINDS]; /* the array's median / each kind's */
+    bench_totals checks;
+} bench_source_result;
 
 /* The progress line on stderr. */
 typedef struct bench_progress {
@@ -325,13 +336,17 @@ int bench_timed_run(const bench_session *session, const bench_run_spec *spec,
  * report into *report; on a terminal the progress line shows "[title] run 2/3 0.204 s". */
 int bench_time_repeats(const bench_session *session, const bench_run_spec *spec,
                        const char *title, double *seconds, size_t *runs, sp_report *report);
+/* bench_time_repeats into `series`, with its median and rate. */
+int bench_time_kind(const bench_session *session, const bench_run_spec *spec,
+                    bench_kind_series *series);
 /* Under a SAMPLED check, a serial run whose output, once it passes, is the expected value of
  * every later run (nothing to do otherwise). */
 int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
                               const sp_sinmix_params *params);
 
-/* bench_run.c, bench_sweep.c, bench_group.c, bench_batches.c: the four kinds of job (the
- * comparison, a row per combination of the lists, one group run, batches through a stream). */
+/* bench_run.c, bench_sweep.c, bench_group.c, bench_batches.c, bench_source.c: the kinds of
+ * job (the comparison, a row per combination of the lists, one group run, batches through a
+ * stream, a generator source against arrays). */
 int bench_run_all(const bench_session *session, bench_results *results);
 /* The session's expected values are (re)computed here, for each row's iters. */
 int bench_sweep_all(const bench_session *session, bench_sweep_result *sweep);
@@ -339,6 +354,9 @@ int bench_group_all(const bench_session *session, bench_group_result *result);
 /* An sp_group of the session plan's devices, each pipeline's one stage `sinmix`. */
 int bench_create_group(const bench_session *s, const sp_stage *sinmix, sp_group **group);
 int bench_batches_all(const bench_session *session, bench_batches_result *result);
+int bench_source_all(const bench_session *session, bench_source_result *result);
+/* bench_source.c: the generator's values, record i's at in[i], for the expected output. */
+void bench_source_fill(float *in, size_t n);
 
 /* bench_progress.c */
 void bench_progress_init(bench_progress *progress, int json);
@@ -374,5 +392,7 @@ void bench_group_print_result(const bench_plan *plan, const bench_expected *expe
                               const bench_group_result *result, FILE *out);
 void bench_batches_print_result(const bench_plan *plan, const bench_expected *expected,
                                 const bench_batches_result *result, FILE *out);
+void bench_source_print_result(const bench_plan *plan, const bench_expected *expected,
+                               const bench_source_result *result, FILE *out);
 
 #endif /* SP_CLI_BENCH_H */

@@ -63,17 +63,6 @@ static sp_status run_each_batch(sp_pipeline *pipeline, const void *in, size_t n_
     return status;
 }
 
-static int time_series(const bench_session *s, const bench_run_spec *spec,
-                       bench_batches_series *series)
-{
-    series->name = spec->name;
-    int rc = bench_time_repeats(s, spec, spec->name, series->seconds, &series->runs,
-                                &series->report);
-    series->median_s = cli_median(series->seconds, series->runs);
-    series->gbps = bench_gbps(s->plan, series->median_s);
-    return rc;
-}
-
 int bench_batches_all(const bench_session *s, bench_batches_result *result)
 {
     const bench_plan *plan = s->plan;
@@ -99,14 +88,14 @@ int bench_batches_all(const bench_session *s, bench_batches_result *result)
     stream.name = "stream";
     stream.run = run_as_batches;
     if (rc == CLI_EXIT_OK)
-        rc = time_series(s, &run, &result->series[0]);
+        rc = bench_time_kind(s, &run, &result->series[0]);
     if (rc == CLI_EXIT_OK)
-        rc = time_series(s, &runs, &result->series[1]);
+        rc = bench_time_kind(s, &runs, &result->series[1]);
     if (rc == CLI_EXIT_OK)
-        rc = time_series(s, &stream, &result->series[2]);
+        rc = bench_time_kind(s, &stream, &result->series[2]);
     bench_progress_clear(s->progress);
     sp_pipeline_destroy(pipeline);
-    const bench_batches_series *one = &result->series[0];
+    const bench_kind_series *one = &result->series[0];
     for (size_t i = 1; i < BENCH_BATCHES_KINDS; i++) {
         double median_s = result->series[i].median_s;
         result->vs_run[i - 1] = median_s > 0.0 ? one->median_s / median_s : 0.0;
@@ -139,7 +128,7 @@ void bench_batches_print_result(const bench_plan *plan, const bench_expected *ex
     fig_text(&o, NULL, "\n");
     fig_table(&o, "rows", columns, N_COLUMNS);
     for (size_t i = 0; i < BENCH_BATCHES_KINDS; i++) {
-        const bench_batches_series *r = &result->series[i];
+        const bench_kind_series *r = &result->series[i];
         fig_value v[N_COLUMNS] = {{.str = r->name}, {.uint = i == 0 ? 1 : result->batches},
                                   {.list = {r->seconds, r->runs}}, {.num = r->median_s},
                                   {.num = r->gbps}, {.uint = r->report.chunk_records},

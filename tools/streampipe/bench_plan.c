@@ -223,6 +223,9 @@ void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
     if (plan->seed == BENCH_UNSET_SEED)
         plan->seed = cli_clock_seed();
     plan->host_workers = par_default_workers();
+    if (plan->source)
+        add_note(plan, "--source generator: the input is the generator's repeated pattern, not "
+                 "data from the seed");
     resolve_lists(plan, backend);
 }
 
@@ -360,6 +363,12 @@ static const cli_option options[] = {
                    "0: the plain pipeline; N: one sp_group run over N\n"
                    "pipelines on --device (default 0); a list: a row each\n"
                    "(--group-size 0,1,2: plain against groups of 1 and 2)"),
+    /* array = 0, generator = 1 */
+    CLI_CHOICE("source", "array|generator", bench_plan, source,
+               "generator: the input made by a positional generator\n"
+               "source (sp_pipeline_run_io, into and out of the pinned\n"
+               "staging) timed against the same values as arrays,\n"
+               "instead of the comparison (default array)"),
     CLI_APPLY("devices", "all|N,M,...", apply_devices,
               "one sp_group run over these devices (all or -1: every\n"
               "visible GPU; on host, as many host backends as listed),\n"
@@ -431,12 +440,18 @@ static int check_combinations(const bench_plan *plan)
         return cli_usage_error("bench: --devices (or one --group-size above 0) runs a group, which takes one value of "
                                "--workload, --group-size, --iters, --chunk and --depth, and no "
                                "--trace or --svg");
+    if (plan->source && (plan->batches || plan->group || plan->rows || plan->trace_path ||
+                         plan->svg_path))
+        return cli_usage_error("bench: --source generator times one setting, not --batches, "
+                               "--devices, --trace, --svg or lists of --workload, --iters, "
+                               "--chunk or --depth");
     if (plan->batches && (plan->group || plan->rows || plan->trace_path || plan->svg_path))
         return cli_usage_error("bench: --batches times one setting, not --devices, --trace, "
                                "--svg or lists of --workload, --iters, --chunk or --depth");
-    if ((plan->in_device || plan->out_device) && (plan->group || plan->rows || plan->batches))
+    if ((plan->in_device || plan->out_device) &&
+        (plan->group || plan->rows || plan->batches || plan->source))
         return cli_usage_error("bench: --in device and --out device are for the comparison, "
-                               "not --batches, --devices or lists of --workload, --iters, --chunk or "
+                               "not --batches, --source, --devices or lists of --workload, --iters, --chunk or "
                                "--depth");
     return CLI_EXIT_OK;
 }
