@@ -4,7 +4,7 @@
 #   group    `streampipe bench --group-size 0,1,2`: a group of one device and of two pipelines
 #            on one device against the plain pipeline (pinned and pageable), a row each for
 #            the seed and transfer workloads; the group tests on CUDA
-#   streams  bench/streams_check.sh: streams and the generator source (stream_bench), then
+#   streams  bench/streams_check.sh: streams and the generator source (streampipe bench), then
 #            `streampipe run` file to file (REACH_FILE_GIB, default 16) against cat and dd
 #            (REACH_STREAMS_SECTIONS picks among bench, file, infer; default bench file)
 #   python   the Python package built by pip (with the carried cJSON), then
@@ -33,7 +33,7 @@ fi
 say build
 cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}" >>"$LOG" 2>&1 &&
-    bash bench/cli_build.sh . "$BUILD" stream_bench test_group >>"$LOG" 2>&1 ||
+    bash bench/cli_build.sh . "$BUILD" test_group >>"$LOG" 2>&1 ||
     { say "build FAILED"; tail -30 "$LOG"; exit 1; }
 
 if want group; then
