@@ -7,7 +7,7 @@
 # median makespan of each, the cost of SAMPLED and EVENTS against OFF (the median of each
 # repeat's own ratio; target: SAMPLED <= 1%) and the hidden transfer and efficiency that
 # each full run's sampled windows give against that run's full figures
-# (sp_pipeline_sampled_figures; target: within 2 points), with the runs' figures against
+# (sp_report_sampled_figures; target: within 2 points), with the runs' figures against
 # each other beside them. Every output element of every run is checked, as in any bench.
 # Usage: OUT=dir bench/sampled_check.sh [REPEATS]   (default 9, PAGEABLE_REPEATS 3x that;
 # writes sampled.log and sampled.jsonl; exits 1 when a target is missed or a run failed)
@@ -71,7 +71,7 @@ row = {"workload": w, "memory": m, "off_s": off, "sampled_s": sampled, "full_s":
        "efficiency_points_same_run": d["efficiency_vs_full_same_run"],
        "full_hidden_transfer": d["full_hidden_transfer"], "full_efficiency": d["full_efficiency"]}
 # the estimator's agreement: each full run's figures against its own sampled windows'
-# (sp_pipeline_sampled_figures), since two runs also differ by their own noise (the pageable
+# (sp_report_sampled_figures), since two runs also differ by their own noise (the pageable
 # rows' makespans spread 2-3x here) and the full timeline's own cost lowers its efficiency;
 # the runs' figures against each other are printed beside them
 row["met"] = (row["sampled_cost"] <= 0.01 and abs(row["hidden_points_same_run"]) <= 2

@@ -16,7 +16,8 @@
  *   sp_mlp_stages_create, ...) yields the handle even when it fails, so that its last error
  *   can say why; destroy it as usual. Only when there was no memory for the handle itself is
  *   *out NULL (the call then returns SP_ERR_OUT_OF_MEMORY). A stage says why it failed with
- *   sp_chunk_fail, which becomes its run's error.
+ *   sp_chunk_fail, which becomes its run's error. The calls on a report alone (sp_report_*,
+ *   no handle) keep theirs per thread: sp_report_last_error.
  * - Destroy/free functions accept NULL.
  * - No CUDA types appear here; on CUDA, sp_chunk.stream is a cudaStream_t.
  *
@@ -94,6 +95,8 @@ SP_API const char *sp_backend_name(sp_backend_kind kind);
 
 typedef struct sp_context sp_context;
 typedef struct sp_pipeline sp_pipeline;
+/* 0.8: a run's timeline, copied into its report (sp_report.timeline); opaque. */
+typedef struct sp_report_timeline sp_report_timeline;
 
 /* Opens a backend on `device` (ignored by HOST). Asking for CUDA where it is not built or no
  * GPU is present gives SP_ERR_UNSUPPORTED. Whether or not it succeeds, *out is a handle to
@@ -354,6 +357,14 @@ typedef struct sp_pipeline_config {
                                   (whatever the mode times: sampled windows by default) of
                                   runs made with a report, in a ring of bounded memory,
                                   for sp_pipeline_dump_recent; 0: none kept */
+    int keep_timeline;         /* 0.8: 1: a run made with a report whose timeline is complete
+                                  (it succeeded, had records and was timed: the timeline
+                                  mode is not SP_TIMELINE_OFF, no graph replays) hands the
+                                  report a copy of that timeline (sp_report.timeline) for
+                                  sp_report_write_trace, sp_report_write_svg and
+                                  sp_report_sampled_figures, which outlives the pipeline;
+                                  the report then owns memory (a span per engine per chunk):
+                                  sp_report_release frees it. 0 (the default): none kept */
 } sp_pipeline_config;
 
 #define SP_PIPELINE_CONFIG_INIT {.size = sizeof(sp_pipeline_config)}
@@ -491,19 +502,39 @@ typedef struct sp_report {
                               none was */
     double flight_recorder_s; /* 0.7: seconds the flight recorder keeps (the config's), 0: off */
     size_t flight_recorder_bytes; /* 0.7: the memory it holds at most (fixed at creation) */
-    uint64_t reserved[10]; /* zero; later figures take these */
+    sp_report_timeline *timeline; /* 0.8: the run's own timeline, when the config's
+                              keep_timeline asked for it and the run kept one (else NULL):
+                              what sp_report_write_trace, _write_svg and
+                              sp_report_sampled_figures read. The report owns it:
+                              sp_report_release frees it. A run writes a new report over the
+                              old without freeing anything (it may hold garbage), so release
+                              a report before it is filled again (a run that fails leaves it
+                              as it was); a copy of the struct shares the pointer (release
+                              one of them). Streams, groups and sp_pipeline_run_feed keep
+                              none */
+    uint64_t reserved[9];  /* zero; later figures take these */
 } sp_report;
 
-/* 0.7: what SP_TIMELINE_SAMPLED would have reported for the last run, from that run's full
- * timeline (a run with a report and SP_TIMELINE_EVENTS or _CUPTI, that succeeded): `report`,
- * that run's report, gets the figures again from the sampled windows' chunks alone (busy
- * times, bound, efficiency, hidden transfer, bottleneck, timed_chunks; the rest stays). The
- * two reports of one run differ by the estimator alone, where two runs also differ by their
- * own noise: for checking the sampling on one's own workload (bench --timeline-full).
- * SP_ERR_INVALID_ARGUMENT when the last run kept no full timeline (the reason in
- * sp_pipeline_last_error) or when the pipeline is running (in sp_context_last_error, as for
- * a second run); SP_ERR_OUT_OF_MEMORY. */
-SP_API sp_status sp_pipeline_sampled_figures(sp_pipeline *pipeline, sp_report *report);
+/* 0.8: frees the timeline a report holds (sp_report.timeline) and sets it to NULL; the
+ * figures stay. NULL, a report without one and a second release do nothing. */
+SP_API void sp_report_release(sp_report *report);
+
+/* 0.8: the text of the last failure of an sp_report_* call (sp_report_sampled_figures,
+ * sp_report_write_trace, sp_report_write_svg) on the calling thread: these take no handle
+ * whose last error could say it. "" before any such failure on this thread. */
+SP_API const char *sp_report_last_error(void);
+
+/* 0.8: what SP_TIMELINE_SAMPLED would have reported for a run, from that run's full
+ * timeline kept in its report (a run with a report, keep_timeline and SP_TIMELINE_EVENTS or
+ * _CUPTI, that succeeded): `out` gets `report`'s figures again from the sampled windows'
+ * chunks alone (busy times, bound, efficiency, hidden transfer, bottleneck, timed_chunks;
+ * the rest is copied from `report`, all but its timeline: out->timeline is NULL, unless out
+ * is report itself, which keeps its own). The two reports of one run differ by the
+ * estimator alone, where two runs also differ by their own noise: for checking the sampling
+ * on one's own workload (bench --timeline-full). Any thread; the pipeline may be gone.
+ * SP_ERR_INVALID_ARGUMENT when an argument is NULL or the report holds no full timeline
+ * (the reason in sp_report_last_error); SP_ERR_OUT_OF_MEMORY. */
+SP_API sp_status sp_report_sampled_figures(const sp_report *report, sp_report *out);
 
 /* Runs n_records records from `in` into `out` (n_records * sp_pipeline_out_record_bytes).
  * in == out is allowed when input and output record sizes are equal; any other overlap is

@@ -82,9 +82,17 @@ struct pipeline {
     }
 };
 
-// A copy of one run's (or stream's) sp_report; to_dict converts it.
+// One run's (or stream's) sp_report; to_dict converts it. It owns the timeline the run kept
+// (keep_timeline), which the library frees when the Python Report goes: moved, never copied.
 struct report {
     sp_report r{};
+
+    report() = default;
+    report(const report &) = delete;
+    report &operator=(const report &) = delete;
+    report(report &&other) noexcept : r(other.r) { other.r.timeline = nullptr; }
+    report &operator=(report &&) = delete;
+    ~report() { sp_report_release(&r); }
 };
 
 // group.cpp: a group over `devices` on ctx's backend, every member made with `config`, and

@@ -141,6 +141,7 @@ struct pipeline_options {
     bool copy_by_kernel;
     int timeline;
     size_t max_pinned_bytes, max_device_bytes;
+    bool keep_timeline;
 };
 
 sp_pipeline *create_pipeline(const context &ctx, const sp_pipeline_config &config);
@@ -189,7 +190,7 @@ sp_pipeline_config make_config(pipeline *self, const std::vector<nb::dict> &stag
     for (const nb::dict &d : stage_dicts)
         stages.push_back(make_stage(self, parts, d));
     sp_pipeline_config config{};
-    config.size = sizeof config; // the 0.7 layout: timeline is read
+    config.size = sizeof config; // the 0.8 layout: keep_timeline is read
     config.in_record_bytes = o.in_record_bytes;
     config.stages = stages.data();
     config.n_stages = stages.size();
@@ -203,6 +204,7 @@ sp_pipeline_config make_config(pipeline *self, const std::vector<nb::dict> &stag
     config.timeline = (sp_timeline_mode)o.timeline;
     config.max_pinned_bytes = o.max_pinned_bytes;
     config.max_device_bytes = o.max_device_bytes;
+    config.keep_timeline = o.keep_timeline ? 1 : 0;
     return config;
 }
 
@@ -211,12 +213,13 @@ void make_pipeline(pipeline *self, const context &ctx, const std::vector<nb::dic
                    size_t in_record_bytes, size_t chunk_records, unsigned depth,
                    unsigned staging_threads, int priority, size_t copy_piece_bytes, int graph,
                    bool copy_by_kernel, int timeline, size_t max_pinned_bytes,
-                   size_t max_device_bytes, const std::vector<int> &devices)
+                   size_t max_device_bytes, bool keep_timeline,
+                   const std::vector<int> &devices)
 {
     pipeline_options o{in_record_bytes,  chunk_records,    depth,
                        staging_threads,  priority,         copy_piece_bytes,
                        graph,            copy_by_kernel,   timeline,
-                       max_pinned_bytes, max_device_bytes};
+                       max_pinned_bytes, max_device_bytes, keep_timeline};
     pipeline_parts parts;
     std::vector<sp_stage> stages;
     sp_pipeline_config config = make_config(self, stage_dicts, parts, stages, o);
@@ -566,7 +569,9 @@ nb::object run_file_into(pipeline &self, const std::string &input, size_t in_rec
 }
 
 // Opens `path` for the writer and closes it; a failure to open or close is an OSError.
-template <typename Write> void write_file(pipeline &self, const std::string &path, Write write)
+// A report's timeline written to `path` by `write` (sp_report_write_trace or _svg); the
+// library's refusal (no timeline: keep_timeline) raised with its words.
+template <typename Write> void write_file(const std::string &path, Write write)
 {
     FILE *f = std::fopen(path.c_str(), "w");
     if (!f) {
@@ -574,7 +579,7 @@ template <typename Write> void write_file(pipeline &self, const std::string &pat
         throw nb::python_error();
     }
     sp_status status = write(f);
-    std::string why = status != SP_OK ? sp_pipeline_last_error(self.handle) : "";
+    std::string why = status != SP_OK ? sp_report_last_error() : ""; // this thread's
     int closed = std::fclose(f);
     if (status != SP_OK)
         raise_status(status, why);
@@ -660,14 +665,23 @@ nb::list tune_changes(const pipeline &p)
 
 void bind_pipeline(nb::module_ &m)
 {
-    nb::class_<report>(m, "Report").def("to_dict", &report_dict);
+    nb::class_<report>(m, "Report")
+        .def("to_dict", &report_dict)
+        .def_prop_ro("has_timeline", [](const report &self) { return self.r.timeline != nullptr; })
+        .def("write_trace", [](const report &self, const std::string &path) {
+            write_file(path, [&](FILE *f) { return sp_report_write_trace(&self.r, f); });
+        })
+        .def("write_svg", [](const report &self, const std::string &path) {
+            write_file(path, [&](FILE *f) { return sp_report_write_svg(&self.r, f); });
+        });
 
     nb::class_<pipeline>(m, "Pipeline", nb::type_slots(pipeline_slots))
         .def("__init__", &make_pipeline, nb::arg("ctx"), nb::arg("stages"),
              nb::arg("in_record_bytes"), nb::arg("chunk_records"), nb::arg("depth"),
              nb::arg("staging_threads"), nb::arg("priority"), nb::arg("copy_piece_bytes"),
              nb::arg("graph"), nb::arg("copy_by_kernel"), nb::arg("timeline"),
-             nb::arg("max_pinned_bytes"), nb::arg("max_device_bytes"), nb::arg("devices"))
+             nb::arg("max_pinned_bytes"), nb::arg("max_device_bytes"), nb::arg("keep_timeline"),
+             nb::arg("devices"))
         .def("group_members", &group_members)
         .def("run", &run, nb::arg("x").noconvert(), nb::arg("n_records"),
              nb::arg("out").noconvert(), nb::arg("report"), nb::arg("serial"))
@@ -701,15 +715,7 @@ void bind_pipeline(nb::module_ &m)
         })
         .def_prop_ro("last_makespan_s", [](const pipeline &p) {
             return sp_pipeline_last_makespan_s(p.handle);
-        })
-        .def("write_trace", [](pipeline &p, const std::string &path) {
-            write_file(p, path, [&](FILE *f) { return sp_pipeline_write_trace(p.handle, f); });
-        })
-        .def("write_svg", [](pipeline &p, const std::string &path, const report *r) {
-            write_file(p, path, [&](FILE *f) {
-                return sp_pipeline_write_svg(p.handle, r ? &r->r : nullptr, f);
-            });
-        }, nb::arg("path"), nb::arg("report").none());
+        });
 }
 
 } // namespace sp_py

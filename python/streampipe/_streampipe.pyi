@@ -67,9 +67,13 @@ class Context:
     def pinned_array(self, bytes: int, shape: Sequence[int], code: int, bits: int) -> np.ndarray: ...
 
 class Report:
-    """A copy of one run's sp_report."""
+    """One run's sp_report, owning the timeline it kept (keep_timeline): freed with it."""
 
     def to_dict(self) -> dict[str, Any]: ...
+    @property
+    def has_timeline(self) -> bool: ...
+    def write_trace(self, path: str, /) -> None: ...
+    def write_svg(self, path: str, /) -> None: ...
 
 class Pipeline:
     """sp_pipeline. Each stage dict has name, streams, builtin (a BuiltinStage or None) and,
@@ -96,6 +100,7 @@ class Pipeline:
         timeline: int,
         max_pinned_bytes: int,
         max_device_bytes: int,
+        keep_timeline: bool,
         devices: Sequence[int],
     ) -> None:
         """devices: empty for one pipeline on ctx, else an sp_group over them ([-1]: all)."""
@@ -168,8 +173,6 @@ class Pipeline:
     def last_wait_s(self) -> float: ...
     @property
     def last_makespan_s(self) -> float: ...
-    def write_trace(self, path: str, /) -> None: ...
-    def write_svg(self, path: str, report: Optional[Report]) -> None: ...
 
 class Stream:
     """sp_stream: holds the pipeline while open. An event is (kind, tag, status, records,

@@ -98,6 +98,7 @@ class Context:
         timeline: str = "sampled",
         max_pinned_bytes: int = 0,
         max_device_bytes: int = 0,
+        keep_timeline: bool = False,
     ) -> Pipeline:
         """A pipeline of `stages` (a list, possibly empty: then it copies to the device and
         back) over records of `in_shape` and `in_dtype`. Every buffer is allocated here once.
@@ -116,7 +117,9 @@ class Context:
         timeline), "cupti" or "off";
         ``max_pinned_bytes``, ``max_device_bytes``: a memory budget (0: none) that a chunk
         and depth left at 0 are fitted to, and that refuses (InvalidArgument) settings it
-        cannot hold. The C header
+        cannot hold; ``keep_timeline``: each run with a report keeps its timeline in the
+        report, for :meth:`Report.save_trace` and :meth:`Report.save_svg` (memory: a span per
+        engine per chunk, freed with the report). The C header
         ``include/streampipe.h`` (sp_pipeline_config) says more about each.
         """
         return Pipeline(
@@ -134,6 +137,7 @@ class Context:
             timeline=timeline,
             max_pinned_bytes=max_pinned_bytes,
             max_device_bytes=max_device_bytes,
+            keep_timeline=keep_timeline,
         )
 
     def group(self, devices: Union[None, int, Sequence[int]] = None) -> "Group":

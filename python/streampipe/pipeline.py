@@ -197,6 +197,7 @@ class Pipeline:
         timeline: str = "sampled",
         max_pinned_bytes: int = 0,
         max_device_bytes: int = 0,
+        keep_timeline: bool = False,
         _devices: Optional[list[int]] = None,
     ) -> None:
         stage_list = [stages] if isinstance(stages, Stage) else list(stages)
@@ -226,11 +227,16 @@ class Pipeline:
         max_device_bytes = as_count(max_device_bytes, "max_device_bytes", 0, _c.SIZE_MAX)
         if not isinstance(copy_by_kernel, (bool, np.bool_)):
             raise InvalidArgument("copy_by_kernel must be True or False")
+        if not isinstance(keep_timeline, (bool, np.bool_)):
+            raise InvalidArgument("keep_timeline must be True or False")
+        if keep_timeline and _devices:
+            raise InvalidArgument("keep_timeline is for one pipeline: a group's reports sum "
+                                  "its devices' and keep no timeline")
+        self.keep_timeline: bool = bool(keep_timeline)
 
         self._causes = _Causes()
         self._running = threading.Lock()
         self._stream: Optional[list[threading.Lock]] = None  # an open stream's claim
-        self._report_runs = 0  # runs made with a report: which one a Report's trace is of
         self._pool: Optional[DevicePool] = None  # out="device" buffers, made at the first
         self._exclusive = self._check_chain(graph)
         dicts = self._stage_dicts()
@@ -252,6 +258,7 @@ class Pipeline:
             _TIMELINE_MODES[timeline],
             max_pinned_bytes,
             max_device_bytes,
+            bool(keep_timeline),
             list(_devices or []),
         )
         self.out_record_bytes: int = self._c.out_record_bytes
@@ -341,7 +348,7 @@ class Pipeline:
             raise InvalidArgument("device_reports() is for pipelines of Context.group")
         with self._idle():  # not while a run on another thread rewrites them
             members = self._c.group_members()
-        return [dict(m, report=Report._make(self, m["report"], -1)) for m in members]
+        return [dict(m, report=Report._make(self, m["report"], kind="group")) for m in members]
 
     # ---- facts ----------------------------------------------------------------------------
 
@@ -566,8 +573,6 @@ class Pipeline:
             raise Unsupported("run_serial() is for one pipeline, not a group")
         batch = self._prepare(x, out)
         with self._idle():
-            if report:
-                self._report_runs += 1
             try:
                 if batch.in_device or batch.out_device:
                     c_report = _c.run_ptr(self._c, batch.in_ptr, batch.n, batch.out_ptr,
@@ -580,7 +585,7 @@ class Pipeline:
                 self._causes.clear()  # the run is over: no id of it is asked for again
             if not report:
                 return batch.result
-            return batch.result, Report._make(self, c_report, self._report_run())
+            return batch.result, Report._make(self, c_report)
 
     # ---- sources and sinks ----------------------------------------------------------------
 
@@ -621,8 +626,6 @@ class Pipeline:
             raise InvalidArgument("positional must be True or False")
         io = _IoAdapters(read, write)
         with self._idle():
-            if report:
-                self._report_runs += 1
             try:
                 c_report = self._c.run_io(
                     io.read, io.write, n_records, bool(positional),
@@ -641,7 +644,7 @@ class Pipeline:
                 self._causes.clear()
             if not report:
                 return io.written
-            return io.written, Report._make(self, c_report, self._report_run())
+            return io.written, Report._make(self, c_report)
 
     def run_file(
         self,
@@ -717,8 +720,6 @@ class Pipeline:
                                        wheres[decompress])
         paths = [_file_path(input, "input"), _file_path(output, "output")]
         with self._idle():
-            if report:
-                self._report_runs += 1
             try:
                 result = self._c.run_file(paths[0], paths[1], self.in_record_bytes,
                                           self.out_record_bytes, bool(report),
@@ -731,7 +732,7 @@ class Pipeline:
             if not report:
                 return int(result)
             records, c_report, in_fig, out_fig = result
-            return int(records), Report._make(self, c_report, self._report_run(),
+            return int(records), Report._make(self, c_report,
                                               Compression._make(in_fig),
                                               Compression._make(out_fig))
 
@@ -752,8 +753,6 @@ class Pipeline:
             return ptr
 
         with self._idle():
-            if report:
-                self._report_runs += 1
             try:
                 c_report = self._c.run_file_into(path, self.in_record_bytes,
                                                  self.out_record_bytes, bool(report),
@@ -765,12 +764,8 @@ class Pipeline:
             if not report:
                 return made[0]
             c_report, in_fig = c_report
-            return made[0], Report._make(self, c_report, self._report_run(),
+            return made[0], Report._make(self, c_report,
                                          Compression._make(in_fig))
-
-    def _report_run(self) -> int:
-        """Which run a new Report's timeline is of; -1 for a group's, which keeps none."""
-        return -1 if self.devices is not None else self._report_runs
 
     def _kept_cause(self) -> Optional[BaseException]:
         """What the Python stage raised whose failure the library kept for the last run (its

@@ -90,6 +90,10 @@ class Report:
     (in + out record bytes), less a device-resident end's: a ``out="device"`` run counts no
     output bytes). ``tune_changes``: the library's changes of chunk size or depth for the
     pipeline so far (:meth:`Pipeline.tune_changes` lists them).
+
+    A pipeline made with ``keep_timeline=True`` gives each run's report its own copy of the
+    run's timeline, for :meth:`save_trace` and :meth:`save_svg` at any time later (the
+    pipeline may be gone); the copy is freed with the report.
     """
 
     records: int
@@ -119,19 +123,22 @@ class Report:
     pcie_bytes: int
     tune_changes: int
     timed_chunks: int  # chunks whose GPU operations were timed (sampled: the windows')
-    _pipeline: "Pipeline" = field(repr=False, compare=False)
-    _c: Any = field(repr=False, compare=False)
-    _run: int = field(repr=False, compare=False)
+    _c: Any = field(repr=False, compare=False)  # the C report, which owns the timeline
+    _kind: str = field(repr=False, compare=False)  # "run", or "stream"/"group": no timeline
     input_compression: Optional[Compression]  # a run_file's compressed input (None: raw)
     output_compression: Optional[Compression]  # ... and output (None: raw, or not a file run)
 
     @classmethod
-    def _make(cls, pipeline: "Pipeline", c_report: Any, run: int,
+    def _make(cls, pipeline: "Pipeline", c_report: Any,
               input_compression: Optional[Compression] = None,
-              output_compression: Optional[Compression] = None) -> "Report":
+              output_compression: Optional[Compression] = None,
+              kind: Optional[str] = None) -> "Report":
         d = c_report.to_dict()
         d["engines"] = tuple(EngineReport(**e) for e in d["engines"])
-        return cls(**d, _pipeline=pipeline, _c=c_report, _run=run,
+        # the pipeline is not kept: the report and its timeline may outlive it
+        if kind is None:  # a pipeline's run: a group's sums its devices' and keeps none
+            kind = "group" if pipeline.devices is not None else "run"
+        return cls(**d, _c=c_report, _kind=kind,
                    input_compression=input_compression, output_compression=output_compression)
 
     def to_dict(self) -> dict[str, Any]:
@@ -140,30 +147,37 @@ class Report:
         d["engines"] = [asdict(e) for e in self.engines]
         return d
 
-    def _check_current(self) -> None:
-        if self._run < 0:
+    @property
+    def has_timeline(self) -> bool:
+        """Whether this report holds its run's timeline (:meth:`save_trace`, :meth:`save_svg`)."""
+        return bool(self._c.has_timeline)
+
+    def _check_timeline(self) -> None:
+        if self._kind != "run":
             raise InvalidArgument(
-                "this report has no timeline (streams and groups record no per-operation "
-                "timings); a pipeline's run with report=True has one"
+                f"this {self._kind}'s report has no timeline (streams and groups record no "
+                "per-operation timings); a pipeline's run with report=True has one when the "
+                "pipeline was made with keep_timeline=True"
             )
-        if self._pipeline._report_runs != self._run:
+        if not self._c.has_timeline:
             raise InvalidArgument(
-                "the pipeline has run with a report since this one was made; its timeline is "
-                "gone (save the trace before running again)"
+                "this report has no timeline: make the pipeline with keep_timeline=True "
+                "(Context.pipeline(..., keep_timeline=True)) and run it with report=True; the "
+                "run must have records and a timeline other than 'off'"
             )
 
     def save_trace(self, path: PathLike) -> None:
         """Writes the run's timeline as Chrome trace JSON (Perfetto, chrome://tracing).
 
-        Only for the pipeline's latest run made with a report; InvalidArgument otherwise, and
-        when the run had no records.
+        Needs the report's own timeline (``keep_timeline=True``); InvalidArgument otherwise.
         """
-        with self._pipeline._idle():
-            self._check_current()
-            self._pipeline._c.write_trace(os.fsdecode(path))
+        self._check_timeline()
+        self._c.write_trace(os.fsdecode(path))
 
     def save_svg(self, path: PathLike) -> None:
-        """Writes the run's timeline as an SVG picture, with this report's figures beside it."""
-        with self._pipeline._idle():
-            self._check_current()
-            self._pipeline._c.write_svg(os.fsdecode(path), self._c)
+        """Writes the run's timeline as an SVG picture, with this report's figures beside it.
+
+        Needs the report's own timeline (``keep_timeline=True``); InvalidArgument otherwise.
+        """
+        self._check_timeline()
+        self._c.write_svg(os.fsdecode(path))

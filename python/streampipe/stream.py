@@ -422,7 +422,7 @@ class _Core:
         closes the C stream and gives the pipeline back."""
         try:
             _status, c_report, _message = self.c.close()
-            self.report = Report._make(self.pipeline, c_report, -1)
+            self.report = Report._make(self.pipeline, c_report, kind="stream")
         except BaseException as exc:  # noqa: B036 - handed to close()
             if self.close_error is None:
                 self.close_error = exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -43,8 +44,15 @@ def test_report_fields(ctx: sp.Context, rng: np.random.Generator) -> None:
 
 
 def test_trace_and_svg(ctx: sp.Context, rng: np.random.Generator, tmp_path: Path) -> None:
-    p = ctx.pipeline([sp.sinmix(1)], np.float32, chunk_records=500)
+    p = ctx.pipeline([sp.sinmix(1)], np.float32, chunk_records=500, keep_timeline=True)
     _, r = p.run(rng.uniform(-1, 1, 2600).astype(np.float32), report=True)
+    assert r.has_timeline
+    # A later run with a report has its own timeline; the first report keeps its run's,
+    # also once the pipeline is gone.
+    _, r2 = p.run(np.ones(10, np.float32), report=True)
+    p.run(np.ones(10, np.float32))  # a run without a report changes neither
+    del p
+    gc.collect()
     trace = tmp_path / "run.json"
     r.save_trace(trace)
     doc = json.loads(trace.read_text())
@@ -55,23 +63,32 @@ def test_trace_and_svg(ctx: sp.Context, rng: np.random.Generator, tmp_path: Path
     r.save_svg(str(svg))
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
-
-    # A later run with a report replaces the timeline: the old report says so.
-    _, r2 = p.run(np.ones(10, np.float32), report=True)
-    with pytest.raises(sp.InvalidArgument, match="has run with a report since"):
-        r.save_trace(tmp_path / "stale.json")
     r2.save_svg(tmp_path / "new.svg")
-    p.run(np.ones(10, np.float32))  # a run without a report leaves the timeline alone
-    r2.save_trace(tmp_path / "still.json")
+    r2.save_trace(tmp_path / "new.json")
+    assert json.loads((tmp_path / "new.json").read_text())["otherData"]["records"] == 10
+
+
+def test_no_timeline_without_keep_timeline(host_ctx: sp.Context, tmp_path: Path) -> None:
+    """The default keeps no timeline: the report says so, and saving one says what to set."""
+    p = host_ctx.pipeline(sp.sinmix(1), np.float32)
+    _, r = p.run(np.ones(100, np.float32), report=True)
+    assert not r.has_timeline and r.timed_chunks > 0  # timed all the same
+    for save in (r.save_trace, r.save_svg):
+        with pytest.raises(sp.InvalidArgument, match="keep_timeline=True"):
+            save(tmp_path / "none")
+    assert not (tmp_path / "none").exists()
+    with pytest.raises(sp.InvalidArgument, match="keep_timeline"):
+        host_ctx.pipeline(sp.sinmix(1), np.float32, keep_timeline=1)  # type: ignore[arg-type]
+    with pytest.raises(sp.InvalidArgument, match="keep_timeline is for one pipeline"):
+        host_ctx.group(2).pipeline(sp.sinmix(1), np.float32, keep_timeline=True)
 
 
 def test_trace_failures(host_ctx: sp.Context, tmp_path: Path) -> None:
-    p = host_ctx.pipeline(sp.sinmix(1), np.float32)
+    p = host_ctx.pipeline(sp.sinmix(1), np.float32, keep_timeline=True)
     _, r = p.run(np.zeros(0, np.float32), report=True)
-    assert r.records == 0 and r.chunks == 0
-    with pytest.raises(sp.InvalidArgument) as info:
+    assert r.records == 0 and r.chunks == 0 and not r.has_timeline
+    with pytest.raises(sp.InvalidArgument, match="no timeline"):
         r.save_trace(tmp_path / "empty.json")  # no records: nothing to draw
-    assert str(info.value)
     _, r = p.run(np.ones(100, np.float32), report=True)
     with pytest.raises(OSError):
         r.save_trace(tmp_path / "no-such-dir" / "t.json")

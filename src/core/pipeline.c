@@ -57,6 +57,9 @@ static sp_status check_config(sp_context *ctx, const sp_pipeline_config *cfg)
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "config: timeline is %d, not "
                                "SP_TIMELINE_SAMPLED, _EVENTS, _CUPTI or _OFF",
                                (int)cfg->timeline);
+    if (cfg->keep_timeline != 0 && cfg->keep_timeline != 1)
+        return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "config: keep_timeline is %d, "
+                               "not 0 or 1", cfg->keep_timeline);
     if (!(cfg->flight_recorder_s >= 0.0 && cfg->flight_recorder_s <= 1e6))
         return sp_context_fail(ctx, SP_ERR_INVALID_ARGUMENT, "config: flight_recorder_s is "
                                "%g, not 0 (off) or a number of seconds up to 1e6",
@@ -111,6 +114,7 @@ static void copy_shape(sp_pipeline *p, const sp_pipeline_config *cfg)
     p->copy_by_kernel = cfg->copy_by_kernel != 0;
     p->graph_mode = cfg->graph;
     p->timeline_mode = cfg->timeline;
+    p->keep_timeline = cfg->keep_timeline;
 }
 
 /* Bytes of one slot at `record_bytes` per record, rounded up for alignment; 0 on overflow. */

@@ -65,6 +65,7 @@ struct sp_pipeline {
                                                has one (backend_call.c) */
     sp_graph_mode graph_mode;
     sp_timeline_mode timeline_mode;         /* how a run made with a report is timed */
+    int keep_timeline;                      /* its report gets a copy of the timeline */
 
     /* queues: h2d, one per stage, d2h */
     sp_bqueue *h2d;

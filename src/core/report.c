@@ -20,7 +20,20 @@ size_t sp_report_pcie_bytes(const sp_batch *b)
            (b->out_device ? 0 : records * p->record_bytes[p->n_stages]);
 }
 
-void sp_report_batch(const sp_batch *run, sp_report *report)
+/* A copy of the run's timeline in its report, when the config keeps one and the run left a
+ * complete one (it succeeded, had records, was timed). */
+static sp_status keep_run_timeline(const sp_batch *run, sp_report *report)
+{
+    sp_pipeline *p = run->p;
+    if (!p->keep_timeline || !p->timeline.complete || !run->timing || !run->plan.chunks)
+        return SP_OK;
+    sp_status st = sp_report_keep_timeline(p, report);
+    return st == SP_OK ? SP_OK
+                       : sp_pipeline_fail(p, st, "the run succeeded, but its report's timeline "
+                                          "(keep_timeline) found no memory");
+}
+
+sp_status sp_report_batch(const sp_batch *run, sp_report *report)
 {
     sp_pipeline *p = run->p;
     memset(report, 0, sizeof *report);
@@ -100,6 +113,7 @@ void sp_report_batch(const sp_batch *run, sp_report *report)
                  "%scopies by the copy engines: the %s backend has no copy kernel",
                  used ? "; " : "", p->ctx->ops->name);
     }
+    return keep_run_timeline(run, report);
 }
 
 void sp_report_pipeline(const sp_pipeline *p, sp_report *report)

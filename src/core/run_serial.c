@@ -73,7 +73,7 @@ static sp_status run_serial(sp_pipeline *p, const void *in, size_t n_records, vo
     r.stage_in = r.stage_out = 0; /* straight from and to the user's memory */
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)
-            sp_report_batch(&r, report);
+            st = sp_report_batch(&r, report); /* no records: no timeline to keep */
         return st;
     }
     if (r.timing && (st = sp_timing_timeline_start(&r)) != SP_OK)

@@ -21,13 +21,13 @@ static sp_status run_batch(sp_pipeline *p, const void *in, size_t n_records, voi
     /* a run that does not start leaves no figures of an earlier one behind (sp_sched_finish
      * sets them for every run that started); a stream's batches leave them alone */
     sp_pipeline_set_last_figures(p, 0.0, 0.0, 0.0);
-    if (report) /* the trace writers describe the last run made with a report, and that one
-                   has none until it succeeds with records (sp_report_batch) */
+    if (report) /* the run's report gets a copy of the timeline only once the run succeeds
+                   with records (sp_report_batch): until then there is none */
         sp_timing_invalidate(p);
     sp_status st = sp_batch_prepare(&b, p, in, n_records, out, sp_timing_asked(p, report));
     if (st != SP_OK || n_records == 0) {
         if (st == SP_OK && report)
-            sp_report_batch(&b, report);
+            st = sp_report_batch(&b, report); /* no records: no timeline to keep */
         return st;
     }
     return sp_sched_run(&b, report);

@@ -1,10 +1,12 @@
-/* sp_pipeline_sampled_figures: the last full timeline's figures recomputed from the chunks
- * SP_TIMELINE_SAMPLED would have timed (timing.c's windows), over a copy of it. */
+/* sp_report_sampled_figures: a report's full timeline's figures recomputed from the chunks
+ * SP_TIMELINE_SAMPLED would have timed (timing.c's windows, kept with the timeline), over a
+ * copy of it. Reads the report alone: the pipeline may be gone. */
 #include <string.h>
 
-#include "core/pipeline_state.h"
-#include "core/timeline.h"
+#include "core/report_timeline.h"
 #include "core/timing.h"
+
+#define FN "sp_report_sampled_figures"
 
 /* t copied into *copy (spans, records and the engines' facts). */
 static sp_status copy_timeline(sp_timeline *copy, const sp_timeline *t)
@@ -27,40 +29,46 @@ static sp_status copy_timeline(sp_timeline *copy, const sp_timeline *t)
 }
 
 /* Every chunk of a full timeline has its GPU spans (h2d, the stages, d2h). */
-static int timed_whole(const sp_pipeline *p, const sp_timeline *t)
+static int timed_whole(const sp_report *report, const sp_timeline *t)
 {
     return t->complete && t->chunks > 0 && t->engines > SP_TL_GPU(0) &&
-           sp_timing_windows(p).first == 0 && sp_timeline_timed_chunks(t) == t->chunks;
+           sp_report_timeline_whole(report) && sp_timeline_timed_chunks(t) == t->chunks;
 }
 
-sp_status sp_pipeline_sampled_figures(sp_pipeline *p, sp_report *report)
+/* The copy's GPU spans of the chunks outside the sampled windows, unrecorded. */
+static void keep_windows(sp_timeline *copy, const sp_sample_windows *w)
 {
-    if (!p || !report)
-        return SP_ERR_INVALID_ARGUMENT;
-    sp_status st = sp_pipeline_claim(p, "sp_pipeline_sampled_figures");
+    size_t stage_out = copy->engines - 1; /* the GPU engines lie between stage-in and it */
+    for (size_t c = 0; c < copy->chunks; c++)
+        for (size_t g = 0; !sp_timing_in_sample(c, copy->chunks, w) && SP_TL_GPU(g) < stage_out;
+             g++)
+            copy->spans[SP_TL_GPU(g) * copy->chunks + c] = (sp_span){0.0, -1.0};
+}
+
+sp_status sp_report_sampled_figures(const sp_report *report, sp_report *out)
+{
+    const sp_timeline *t = NULL;
+    if (!out)
+        return sp_report_fail(SP_ERR_INVALID_ARGUMENT, FN ": out is NULL");
+    sp_status st = sp_report_timeline_get(report, FN, &t);
     if (st != SP_OK)
         return st;
-    const sp_timeline *t = &p->timeline;
-    if (!timed_whole(p, t)) {
-        sp_pipeline_release(p);
-        return sp_pipeline_fail(p, SP_ERR_INVALID_ARGUMENT, "sp_pipeline_sampled_figures: "
-                                "the last run kept no full timeline (run with a report and "
-                                "SP_TIMELINE_EVENTS or SP_TIMELINE_CUPTI first)");
-    }
+    if (!timed_whole(report, t))
+        return sp_report_fail(SP_ERR_INVALID_ARGUMENT, FN ": the report's run kept no full "
+                              "timeline (run with a report, keep_timeline and "
+                              "SP_TIMELINE_EVENTS or SP_TIMELINE_CUPTI first)");
     sp_timeline copy;
     memset(&copy, 0, sizeof copy);
     st = copy_timeline(&copy, t);
     if (st == SP_OK) {
-        sp_sample_windows w = sp_timing_sample_windows(p);
-        for (size_t c = 0; c < copy.chunks; c++)
-            for (size_t g = 0; !sp_timing_in_sample(c, copy.chunks, &w) &&
-                               SP_TL_GPU(g) < SP_TL_STAGE_OUT(p); g++)
-                copy.spans[SP_TL_GPU(g) * copy.chunks + c] = (sp_span){0.0, -1.0};
-        sp_timeline_figures(&copy, report);
+        sp_sample_windows w = sp_report_timeline_sample(report);
+        keep_windows(&copy, &w);
+        sp_report figures = *report;
+        figures.timeline = out == report ? report->timeline : NULL; /* one owner */
+        sp_timeline_figures(&copy, &figures);
+        *out = figures;
     }
     sp_timeline_free(&copy);
-    sp_pipeline_release(p);
     return st == SP_OK ? SP_OK
-                       : sp_pipeline_fail(p, st, "sp_pipeline_sampled_figures: no memory for "
-                                          "a copy of the timeline");
+                       : sp_report_fail(st, FN ": no memory for a copy of the timeline");
 }

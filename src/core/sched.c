@@ -326,7 +326,7 @@ sp_status sp_sched_finish(sp_batch *b, sp_status st, sp_report *report)
     else
         sp_timing_drained(b); /* a failed run's last chunks, for the flight recorder */
     if (st == SP_OK && report)
-        sp_report_batch(b, report);
+        st = sp_report_batch(b, report);
     sp_stats_end(p, st);
     return st;
 }

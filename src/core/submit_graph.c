@@ -103,7 +103,7 @@ int sp_graph_wanted(sp_batch *r)
                  "than a graph holds (%zu)", full_chunks(r), sp_graph_bundle(p));
         return 0;
     }
-    r->timing = 0; /* no per-operation times: the trace writers have none (sp_timing_invalidate) */
+    r->timing = 0; /* no per-operation times: the report keeps no timeline (sp_timing_invalidate) */
     return 1;
 }
 

@@ -31,8 +31,8 @@ typedef struct sp_timeline {
                           not noted (then n_records and chunk_records say): chunks may
                           differ in size when the chunk changes during a run */
     size_t records_capacity;
-    int complete;      /* 1 when a run that succeeded recorded every span: only then may the
-                          trace writers use it (a failed run leaves a partial timeline) */
+    int complete;      /* 1 when a run that succeeded recorded every span: only then may its
+                          report keep a copy (a failed run leaves a partial timeline) */
     double makespan_s; /* that run's makespan */
 } sp_timeline;
 

@@ -20,7 +20,7 @@ static inline int sp_timing_asked(const sp_pipeline *p, const sp_report *report)
  * cannot be made (the pipeline's last error says so). */
 sp_status sp_timing_timeline_start(sp_batch *b);
 /* The last run made with a report has no timeline until it succeeds (sp_timing_complete);
- * the trace writers use only a complete one. */
+ * only a complete one is copied into its report (keep_timeline). */
 void sp_timing_invalidate(sp_pipeline *p);
 void sp_timing_complete(sp_pipeline *p, double makespan_s);
 /* A host span of chunk i (batch numbering) on timeline engine e; a serial run's engines

@@ -26,7 +26,7 @@ sp_status sp_group_fail(sp_group *g, sp_status status, const char *fmt, ...)
 }
 
 /* The per-device config: the group's staging threads divided between its devices, since
- * they share the host's cores and memory bandwidth. */
+ * they share the host's cores and memory bandwidth; no timeline kept for a report. */
 static sp_pipeline_config member_config(const sp_pipeline_config *config, size_t n)
 {
     sp_pipeline_config c; /* the library's layout; the stages are read by sp_pipeline_create */
@@ -35,6 +35,7 @@ static sp_pipeline_config member_config(const sp_pipeline_config *config, size_t
     unsigned total = c.staging_threads ? c.staging_threads : sp_staging_pool_default_threads();
     size_t each = total / n;
     c.staging_threads = each ? (unsigned)each : 1u;
+    c.keep_timeline = 0; /* the members' reports are summed, never handed out: none kept */
     return c;
 }
 

@@ -1,30 +1,25 @@
-/* What the trace writers (trace_json.c, trace_svg*.c) share: the checked way in to the
- * pipeline's last timeline, a FILE writer that remembers its first failure, text escaping
+/* What the trace writers (trace_json.c, trace_svg*.c) share: the checked way in to a
+ * report's own timeline (core/report_timeline.h, read-only), a FILE writer that remembers its first failure, text escaping
  * for JSON and XML, and the colour of each chunk. */
 #ifndef SP_TRACE_COMMON_H
 #define SP_TRACE_COMMON_H
 
 #include <stdio.h>
 
-#include "core/pipeline_state.h"
+#include "core/report_timeline.h"
 
 typedef struct sp_trace_writer {
     FILE *f;
     int error; /* errno of the first failed write; 0 while every write succeeded */
 } sp_trace_writer;
 
-/* The pipeline's last complete timeline, or SP_ERR_INVALID_ARGUMENT with the pipeline's error
- * set when an argument is NULL or there is none. `fn` names the caller in the message. */
-sp_status sp_trace_begin(const sp_pipeline *p, FILE *f, const char *fn, sp_trace_writer *w,
+/* The report's timeline, or SP_ERR_INVALID_ARGUMENT with the thread's report error set
+ * (sp_report_last_error) when an argument is NULL or there is none. `fn` names the caller in
+ * the message. */
+sp_status sp_trace_begin(const sp_report *report, FILE *f, const char *fn, sp_trace_writer *w,
                          const sp_timeline **timeline);
 /* Flushes; SP_ERR_BACKEND ("writing the trace failed: <strerror>") if any write failed. */
-sp_status sp_trace_end(const sp_pipeline *p, sp_trace_writer *w);
-/* Records a failure of the caller's own (a bad report, ...) as the pipeline's error. */
-sp_status sp_trace_fail(const sp_pipeline *p, sp_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+sp_status sp_trace_end(sp_trace_writer *w);
 
 /* fprintf that does nothing once a write has failed. */
 void sp_trace_printf(sp_trace_writer *w, const char *fmt, ...)
@@ -73,10 +68,5 @@ static inline unsigned sp_trace_lane_of(const sp_timeline *t, size_t e, size_t c
     return (unsigned)(c % sp_trace_lanes(t, e));
 }
 
-/* The figures of the timeline's run, as sp_pipeline_run reported them. */
-void sp_trace_figures(const sp_timeline *t, sp_report *report);
-
-/* The backend's name ("host", "cuda"). */
-const char *sp_trace_backend_name(const sp_pipeline *p);
 
 #endif

@@ -1,4 +1,4 @@
-/* The Chrome trace JSON of a pipeline's last timed run ("JSON object format", which Perfetto
+/* The Chrome trace JSON of a report's run, from its timeline ("JSON object format", which Perfetto
  * and chrome://tracing read): a metadata event naming the process and each track, one
  * complete ("X") event per chunk per engine, and the run's figures in "otherData". Each
  * engine has a track; a stage on several queues has one per queue ("name q0", "name q1", ...;
@@ -44,11 +44,12 @@ static void put_track_name(sp_trace_writer *w, const sp_timeline *t, size_t e, u
                        "\"tid\":%zu,\"args\":{\"sort_index\":%zu}}", TRACE_PID, tid, tid);
 }
 
-static void put_track_names(sp_trace_writer *w, const sp_pipeline *p, const sp_timeline *t)
+static void put_track_names(sp_trace_writer *w, const sp_report *report, const sp_timeline *t)
 {
     sp_trace_printf(w, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                        "\"args\":{\"name\":\"streampipe %s pipeline: %zu chunks, depth %u\"}}",
-                    TRACE_PID, sp_trace_backend_name(p), t->chunks, p->depth);
+                    TRACE_PID, sp_report_timeline_backend(report), t->chunks,
+                    sp_report_timeline_depth(report));
     for (size_t e = 0; e < t->engines; e++)
         for (unsigned k = 0; t->active[e] && k < sp_trace_lanes(t, e); k++)
             put_track_name(w, t, e, k);
@@ -84,41 +85,40 @@ static void put_chunk_event(sp_trace_writer *w, const sp_timeline *t, size_t e, 
     sp_trace_printf(w, "}}");
 }
 
-static void put_figures(sp_trace_writer *w, const sp_pipeline *p, const sp_timeline *t)
+/* The report's figures: those of the timeline's run (sp_report_write_svg prints the same). */
+static void put_figures(sp_trace_writer *w, const sp_report *r, const sp_timeline *t)
 {
-    sp_report r;
-    sp_trace_figures(t, &r);
     sp_trace_printf(w, "\"otherData\":{\"backend\":\"%s\",\"records\":%zu,\"chunks\":%zu,"
                        "\"chunk_records\":%zu,\"depth\":%u,",
-                    sp_trace_backend_name(p), t->n_records, t->chunks, t->chunk_records,
-                    p->depth);
+                    sp_report_timeline_backend(r), t->n_records, t->chunks,
+                    t->chunk_records, sp_report_timeline_depth(r));
     sp_trace_printf(w, "\"makespan_ms\":%s,\"bound_ms\":%s,\"efficiency\":%s,"
                        "\"hidden_transfer\":%s,\"model_ms\":%s,\"serial_ms\":%s,"
                        "\"h2d_gbps\":%s,\"d2h_gbps\":%s,\"bottleneck\":\"",
-                    sp_trace_fixed(r.makespan_s * 1e3, 6).text,
-                    sp_trace_fixed(r.bound_s * 1e3, 6).text, sp_trace_fixed(r.efficiency, 6).text,
-                    sp_trace_fixed(r.hidden_transfer, 6).text,
-                    sp_trace_fixed(r.model_s * 1e3, 6).text,
-                    sp_trace_fixed(r.serial_s * 1e3, 6).text, sp_trace_fixed(r.h2d_gbps, 3).text,
-                    sp_trace_fixed(r.d2h_gbps, 3).text);
-    sp_trace_put_json_text(w, r.bottleneck);
+                    sp_trace_fixed(r->makespan_s * 1e3, 6).text,
+                    sp_trace_fixed(r->bound_s * 1e3, 6).text, sp_trace_fixed(r->efficiency, 6).text,
+                    sp_trace_fixed(r->hidden_transfer, 6).text,
+                    sp_trace_fixed(r->model_s * 1e3, 6).text,
+                    sp_trace_fixed(r->serial_s * 1e3, 6).text, sp_trace_fixed(r->h2d_gbps, 3).text,
+                    sp_trace_fixed(r->d2h_gbps, 3).text);
+    sp_trace_put_json_text(w, r->bottleneck);
     sp_trace_printf(w, "\"}");
 }
 
-sp_status sp_pipeline_write_trace(const sp_pipeline *p, FILE *f)
+sp_status sp_report_write_trace(const sp_report *report, FILE *f)
 {
     sp_trace_writer w;
     const sp_timeline *t = NULL;
-    sp_status st = sp_trace_begin(p, f, "sp_pipeline_write_trace", &w, &t);
+    sp_status st = sp_trace_begin(report, f, "sp_report_write_trace", &w, &t);
     if (st != SP_OK)
         return st;
     sp_trace_printf(&w, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-    put_track_names(&w, p, t);
+    put_track_names(&w, report, t);
     for (size_t e = 0; e < t->engines; e++)
         for (size_t c = 0; t->active[e] && c < t->chunks; c++)
             put_chunk_event(&w, t, e, c);
     sp_trace_printf(&w, "\n],\n");
-    put_figures(&w, p, t);
+    put_figures(&w, report, t);
     sp_trace_printf(&w, "}\n");
-    return sp_trace_end(p, &w);
+    return sp_trace_end(&w);
 }

@@ -1,4 +1,4 @@
-/* The SVG timeline of a pipeline's last timed run: one lane per engine (a stage on several
+/* The SVG timeline of a report's run, from its timeline: one lane per engine (a stage on several
  * queues gets one per queue, "name q0", "name q1", ..., so chunks running side by side do not
  * hide each other), one bar per chunk in that chunk's colour (the same in every lane, so a
  * chunk can be followed down the pipeline), a millisecond axis with a grid, lines at the
@@ -58,7 +58,7 @@ static svg_layout make_layout(const sp_timeline *t, const sp_report *r)
     return l;
 }
 
-static void put_header(sp_trace_writer *w, const sp_pipeline *p, const sp_timeline *t,
+static void put_header(sp_trace_writer *w, const sp_report *r, const sp_timeline *t,
                        const svg_layout *l)
 {
     sp_trace_printf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -73,9 +73,9 @@ static void put_header(sp_trace_writer *w, const sp_pipeline *p, const sp_timeli
     sp_trace_printf(w, "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n");
     sp_trace_printf(w, "<text class=\"title\" x=\"%d\" y=\"28\">streampipe timeline: %s, "
                        "%zu records in %zu chunks of %zu (%s in), depth %u</text>\n",
-                    (int)SVG_MARGIN, sp_trace_backend_name(p), t->n_records, t->chunks,
+                    (int)SVG_MARGIN, sp_report_timeline_backend(r), t->n_records, t->chunks,
                     t->chunk_records, sp_trace_size(sp_timeline_chunk_bytes(t, SP_TL_GPU(0), 0)).text,
-                    p->depth);
+                    sp_report_timeline_depth(r));
     sp_trace_printf(w, "<text class=\"note\" x=\"%d\" y=\"50\">One lane per engine queue "
                        "(a stage on n queues has q0, q1, ...: chunk i on q[i mod n]); one bar "
                        "per chunk, coloured by chunk, the same in every lane. Hover a bar for "
@@ -191,36 +191,32 @@ static void put_marker(sp_trace_writer *w, const svg_layout *l, double at, const
                     sp_trace_fixed(at * 1e3, 3).text);
 }
 
-/* The report must be of the timeline's run: the panel would otherwise contradict the bars. */
-static sp_status check_report(const sp_pipeline *p, const sp_timeline *t, const sp_report *r)
+/* The report must be of the timeline's run: the panel would otherwise contradict the bars
+ * (a report whose figures were changed by hand, or a copy given another's timeline). */
+static sp_status check_report(const sp_timeline *t, const sp_report *r)
 {
     if (r->chunks == t->chunks && r->n_engines == active_engines(t) &&
         r->records == t->n_records)
         return SP_OK;
-    return sp_trace_fail(p, SP_ERR_INVALID_ARGUMENT,
-                         "sp_pipeline_write_svg: the report (%zu records, %zu chunks, %zu "
-                         "engines) is not of the pipeline's last run with a report (%zu "
-                         "records, %zu chunks, %zu engines)",
-                         r->records, r->chunks, r->n_engines, t->n_records, t->chunks,
-                         active_engines(t));
+    return sp_report_fail(SP_ERR_INVALID_ARGUMENT,
+                          "sp_report_write_svg: the report's figures (%zu records, %zu chunks, "
+                          "%zu engines) are not of its timeline's run (%zu records, %zu "
+                          "chunks, %zu engines)",
+                          r->records, r->chunks, r->n_engines, t->n_records, t->chunks,
+                          active_engines(t));
 }
 
-sp_status sp_pipeline_write_svg(const sp_pipeline *p, const sp_report *report, FILE *f)
+sp_status sp_report_write_svg(const sp_report *report, FILE *f)
 {
     sp_trace_writer w;
     const sp_timeline *t = NULL;
-    sp_status st = sp_trace_begin(p, f, "sp_pipeline_write_svg", &w, &t);
-    sp_report computed;
-    if (st == SP_OK && !report) {
-        sp_trace_figures(t, &computed);
-        report = &computed;
-    }
+    sp_status st = sp_trace_begin(report, f, "sp_report_write_svg", &w, &t);
     if (st == SP_OK)
-        st = check_report(p, t, report);
+        st = check_report(t, report);
     if (st != SP_OK)
         return st;
     svg_layout l = make_layout(t, report);
-    put_header(&w, p, t, &l);
+    put_header(&w, report, t, &l);
     put_axis(&w, &l);
     double y = SVG_TOP;
     for (size_t e = 0; e < t->engines; e++) {
@@ -237,5 +233,5 @@ sp_status sp_pipeline_write_svg(const sp_pipeline *p, const sp_report *report, F
     put_marker(&w, &l, report->makespan_s, "makespan", "#222", SVG_TOP - 30.0);
     sp_svg_put_panel(&w, &l, report, SVG_TOP);
     sp_trace_printf(&w, "</svg>\n");
-    return sp_trace_end(p, &w);
+    return sp_trace_end(&w);
 }

@@ -64,7 +64,7 @@ static int rig_open(rig *r, sp_timeline_mode mode, size_t records)
     static const sp_stage stage = {.name = "mix", .out_record_bytes = 4, .host = mix_host};
     sp_pipeline_config cfg = {.size = sizeof cfg, .in_record_bytes = 4, .stages = &stage,
                               .n_stages = 1, .chunk_records = CHUNK, .depth = 4,
-                              .timeline = mode};
+                              .timeline = mode, .keep_timeline = 1};
     r->in = malloc(records * 4);
     r->out = malloc(records * 4);
     if (!CHECK_MSG(r->in && r->out, "no memory"))
@@ -270,18 +270,24 @@ static int estimate_once(char *why, size_t size)
 {
     rig r;
     sp_report full;
+    memset(&full, 0, sizeof full);
     int ok = rig_open(&r, SP_TIMELINE_EVENTS, RECORDS) && rig_run(&r, RECORDS, &full) &&
              overlap_is_partial(&full) && CHECK_EQ(full.timed_chunks, CHUNKS);
     int agree = 0;
+    sp_sample_windows w = {0, 0, 0};
+    size_t kept = 0;
     if (ok) {
         const sp_timeline *t = &r.p->timeline;
-        sp_sample_windows w = sp_timing_sample_windows(r.p);
-        size_t kept = 0;
+        w = sp_timing_sample_windows(r.p);
         for (size_t c = 0; c < t->chunks; c++)
             kept += (size_t)sp_timing_in_sample(c, t->chunks, &w);
-        sp_report sampled = full; /* the windows' figures of this same run, by the library */
-        ok = CHECK_STATUS(sp_pipeline_sampled_figures(r.p, &sampled), SP_OK,
-                          sp_pipeline_last_error(r.p)) &&
+    }
+    rig_close(&r); /* the report's timeline is its own */
+    if (ok) {
+        sp_report sampled; /* the windows' figures of this same run, by the library */
+        ok = CHECK_STATUS(sp_report_sampled_figures(&full, &sampled), SP_OK,
+                          sp_report_last_error()) &&
+             CHECK(sampled.timeline == NULL) && /* one owner: full */
              CHECK_EQ(sampled.timed_chunks, kept) && CHECK_EQ(sampled.records, full.records) &&
              CHECK(sampled.makespan_s == full.makespan_s) &&
              CHECK_MSG(kept * 4 <= CHUNKS && kept >= w.first + w.middle + w.last,
@@ -289,7 +295,7 @@ static int estimate_once(char *why, size_t size)
                        CHUNKS);
         agree = ok && figures_agree(&full, &sampled, 0.02, why, size);
     }
-    rig_close(&r);
+    sp_report_release(&full);
     return ok ? agree : -1;
 }
 
@@ -346,6 +352,8 @@ static int sampled_run_once(char *why, size_t size)
 {
     rig r, f;
     sp_report sampled, full;
+    memset(&sampled, 0, sizeof sampled);
+    memset(&full, 0, sizeof full);
     int ok = rig_open(&r, SP_TIMELINE_SAMPLED, RECORDS) && rig_open(&f, SP_TIMELINE_EVENTS,
                                                                       RECORDS);
     ok = ok && rig_run(&r, RECORDS, &sampled) && rig_run(&f, RECORDS, &full) &&
@@ -367,9 +375,9 @@ static int sampled_run_once(char *why, size_t size)
              CHECK_MSG(want < CHUNKS / 4, "%zu of %d chunks timed", want, CHUNKS) &&
              CHECK_HAS(sampled.notes, "timeline sampled");
         sp_report again = sampled; /* a sampled timeline has no full one to sample again */
-        CHECK_STATUS(sp_pipeline_sampled_figures(r.p, &again), SP_ERR_INVALID_ARGUMENT,
+        CHECK_STATUS(sp_report_sampled_figures(&sampled, &again), SP_ERR_INVALID_ARGUMENT,
                      "a sampled run's timeline taken as full");
-        CHECK_HAS(sp_pipeline_last_error(r.p), "no full timeline");
+        CHECK_HAS(sp_report_last_error(), "no full timeline");
         CHECK(memcmp(&again, &sampled, sizeof again) == 0);
         unsigned long before = harness_failures();
         check_timed_order(&r);
@@ -382,6 +390,8 @@ static int sampled_run_once(char *why, size_t size)
     }
     rig_close(&r);
     rig_close(&f);
+    sp_report_release(&sampled);
+    sp_report_release(&full);
     return ok ? agree : -1;
 }
 
@@ -402,16 +412,19 @@ TEST(off_and_sampled_give_the_same_output)
 {
     rig off, s;
     sp_report report;
+    memset(&report, 0, sizeof report);
     int ok = rig_open(&off, SP_TIMELINE_OFF, RECORDS) && rig_open(&s, SP_TIMELINE_SAMPLED,
                                                                     RECORDS);
     if (ok) {
         memcpy(s.in, off.in, RECORDS * 4); /* the same fresh input for both */
         ok = rig_run(&off, RECORDS, &report) && CHECK_EQ(report.timed_chunks, 0) &&
+             CHECK(report.timeline == NULL) && /* nothing timed: nothing kept */
              rig_run(&s, RECORDS, &report) && CHECK_EQ(report.n_engines, 5) &&
              CHECK_MSG(memcmp(off.out, s.out, RECORDS * 4) == 0, "outputs differ");
     }
     rig_close(&off);
     rig_close(&s);
+    sp_report_release(&report);
     return ok ? TEST_OK : TEST_FAIL;
 }
 
@@ -420,6 +433,7 @@ TEST(short_run_is_timed_whole)
 {
     rig r;
     sp_report report;
+    memset(&report, 0, sizeof report);
     size_t records = CHUNK * 12;
     int ok = rig_open(&r, SP_TIMELINE_SAMPLED, records) && rig_run(&r, records, &report);
     if (ok) {
@@ -427,6 +441,7 @@ TEST(short_run_is_timed_whole)
         CHECK_HAS(report.notes, "every chunk timed");
     }
     rig_close(&r);
+    sp_report_release(&report);
     return ok ? TEST_OK : TEST_FAIL;
 }
 

@@ -146,6 +146,7 @@ TEST(report_reserved_words_are_zero)
         return TEST_FAIL;
     for (size_t k = 0; k < sizeof report.reserved / sizeof report.reserved[0]; k++)
         CHECK_EQ(report.reserved[k], 0);
+    CHECK(report.timeline == NULL); /* 0.8 took a reserved word: keep_timeline 0, none */
     for (size_t e = 0; e < report.n_engines; e++)
         CHECK_EQ(report.engines[e].reserved[0] | report.engines[e].reserved[3], 0);
     sp_pipeline_destroy(p);

@@ -82,9 +82,11 @@ echo "ok: a short run on a pty shows no panel"
 
 # bench on a pty with --live: the panel over its runs, erased before the result; and (under
 # TSan, in CI) no read of a pipeline bench has destroyed: each run is unwatched once counted
-script -qefc "$cli bench --backend host --records 2^20 --repeat 1 --live" "$dir/bench.log" \
+script -qefc "$cli bench --backend host --records 2^22 --repeat 1 --live" "$dir/bench.log" \
     >/dev/null 2>&1 </dev/null || fail "bench --live on a pty failed: $(tail -5 "$dir/bench.log")"
-# any of its runs' labels: the pipelined run alone lasts about 0.15 s, under one redraw
+# any of its runs' labels. The panel draws at a 0.2 s tick only while a run goes, and bench
+# verifies between runs: at 2^20 records its runs took 0.05-0.15 s each, so a tick could fall
+# in every gap (seen failing on a 2-core machine); at 2^22 they fill most of its 1.5 s
 grep -qE "(serial|pipelined|traced|ceiling) run 1:" "$dir/bench.log" ||
     fail "no panel over bench's runs"
 grep -qF "${esc}[J" "$dir/bench.log" || fail "bench's panel was not erased"

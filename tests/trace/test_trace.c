@@ -1,12 +1,15 @@
 /*
- * test_trace host|cuda [filter]: the trace writers on real runs. A pipeline of mix stages runs
- * with a report; its Chrome trace JSON and SVG timeline go to a temporary folder and are read
- * back with cJSON and libxml2 (test_trace_parse.c). Also: what the writers refuse, a failed
- * write, stage names that need escaping, and the profiler ranges a run opens around each
- * operation it enqueues.
+ * test_trace host|cuda [filter]: the trace writers on real runs. A pipeline of mix stages
+ * (keep_timeline set) runs with a report; the pipeline and its context are destroyed, then
+ * the report's Chrome trace JSON and SVG timeline go to a temporary folder and are read back
+ * with cJSON and libxml2 (test_trace_parse.c). Also: what the writers refuse (a report
+ * without a timeline, a pipeline that keeps none), a failed write, releasing a report, stage
+ * names that need escaping, and the profiler ranges a run opens around each operation it
+ * enqueues.
  * SP_TRACE_KEEP=<folder> writes the files there and keeps them, to look at.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,7 @@ typedef struct fixture_shape {
     const char *const *stage_names; /* NULL: alpha, bravo, ... */
     const char *const *want_names;  /* how the files spell stage_names */
     const unsigned *stage_streams;  /* queues of each stage; NULL: one each */
+    int drop_timeline;              /* 1: keep_timeline 0, reports get no timeline */
 } fixture_shape;
 
 static int fixture_open(fixture *fx, const fixture_shape *shape)
@@ -62,6 +66,7 @@ static int fixture_open(fixture *fx, const fixture_shape *shape)
     for (size_t s = 0; shape->stage_streams && s < shape->n_stages; s++)
         fx->descs[s].streams = shape->stage_streams[s];
     cfg.stages = shape->n_stages ? fx->descs : NULL;
+    cfg.keep_timeline = !shape->drop_timeline;
     sp_status st = sp_pipeline_create(fx->ctx, &cfg, &fx->p);
     if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(fx->ctx)))
         return 0;
@@ -82,12 +87,21 @@ static sp_status fixture_run(fixture *fx, sp_report *report)
     return st;
 }
 
-static void fixture_close(fixture *fx)
+/* Everything but the report, which outlives them (its timeline is its own). */
+static void fixture_close_handles(fixture *fx)
 {
     buf_free(&fx->in);
     buf_free(&fx->out);
     sp_pipeline_destroy(fx->p);
     sp_context_destroy(fx->ctx);
+    fx->p = NULL;
+    fx->ctx = NULL;
+}
+
+static void fixture_close(fixture *fx)
+{
+    fixture_close_handles(fx);
+    sp_report_release(&fx->report);
 }
 
 static void add_engine(trace_expect *x, const char *name, size_t record_bytes,
@@ -148,11 +162,11 @@ static char *read_whole_file(const char *path, size_t *bytes)
 
 typedef sp_status (*write_fn)(const fixture *fx, FILE *f);
 
-static sp_status write_json(const fixture *fx, FILE *f) { return sp_pipeline_write_trace(fx->p, f); }
-static sp_status write_svg(const fixture *fx, FILE *f)
+static sp_status write_json(const fixture *fx, FILE *f)
 {
-    return sp_pipeline_write_svg(fx->p, &fx->report, f);
+    return sp_report_write_trace(&fx->report, f);
 }
+static sp_status write_svg(const fixture *fx, FILE *f) { return sp_report_write_svg(&fx->report, f); }
 
 /* Writes one file into `dir` and reads it back; NULL (after a failed check) on failure. */
 static char *write_and_read(const fixture *fx, const char *dir, const char *name, write_fn fn,
@@ -165,7 +179,7 @@ static char *write_and_read(const fixture *fx, const char *dir, const char *name
         return NULL;
     sp_status st = fn(fx, f);
     int closed = fclose(f);
-    if (!CHECK_STATUS(st, SP_OK, sp_pipeline_last_error(fx->p)) || !CHECK(closed == 0))
+    if (!CHECK_STATUS(st, SP_OK, sp_report_last_error()) || !CHECK(closed == 0))
         return NULL;
     char *text = read_whole_file(path, bytes);
     CHECK_MSG(text != NULL, "cannot read %s back", path);
@@ -174,7 +188,7 @@ static char *write_and_read(const fixture *fx, const char *dir, const char *name
     return text;
 }
 
-/* Writes both files of fx's last run, parses them and checks them against the run. */
+/* Writes both files of fx's report, parses them and checks them against the run. */
 static void check_files(const fixture *fx, const char *tag)
 {
     char tmp[] = "/tmp/sp_trace_XXXXXX", json_name[96], svg_name[96];
@@ -205,9 +219,13 @@ static int run_and_check(const fixture_shape *shape, const char *tag)
     harness_context("%s: %zu stages, %zu records, chunk %zu, depth %u, %s memory", tag,
                     shape->n_stages, shape->n, shape->chunk, shape->depth,
                     mem_kind_name(shape->memory));
-    if (fixture_open(&fx, shape) && fixture_run(&fx, &fx.report) == SP_OK)
+    int ran = fixture_open(&fx, shape) && fixture_run(&fx, &fx.report) == SP_OK;
+    fixture_close_handles(&fx); /* the files come from the report alone */
+    if (ran && CHECK_MSG(fx.report.timeline != NULL, "keep_timeline gave the report none"))
         check_files(&fx, tag);
-    fixture_close(&fx);
+    sp_report_release(&fx.report);
+    CHECK(fx.report.timeline == NULL);
+    sp_report_release(&fx.report); /* a second release: nothing */
     return TEST_OK;
 }
 
@@ -215,31 +233,31 @@ static int run_and_check(const fixture_shape *shape, const char *tag)
 
 TEST(pageable_two_stages)
 {
-    fixture_shape shape = {2, 1000, 64, 3, MEM_PAGEABLE, NULL, NULL, NULL}; /* 16 chunks, staged */
+    fixture_shape shape = {2, 1000, 64, 3, MEM_PAGEABLE, NULL, NULL, NULL, 0}; /* 16 chunks, staged */
     return run_and_check(&shape, "pageable");
 }
 
 TEST(pinned_one_stage_short_last_chunk)
 {
-    fixture_shape shape = {1, 777, 100, 4, MEM_PINNED, NULL, NULL, NULL}; /* 8 chunks, last 77 */
+    fixture_shape shape = {1, 777, 100, 4, MEM_PINNED, NULL, NULL, NULL, 0}; /* 8 chunks, last 77 */
     return run_and_check(&shape, "pinned");
 }
 
 TEST(copies_only)
 {
-    fixture_shape shape = {0, 500, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL};
+    fixture_shape shape = {0, 500, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL, 0};
     return run_and_check(&shape, "copies");
 }
 
 TEST(one_chunk)
 {
-    fixture_shape shape = {2, 10, 100, 2, MEM_REGISTERED, NULL, NULL, NULL};
+    fixture_shape shape = {2, 10, 100, 2, MEM_REGISTERED, NULL, NULL, NULL, 0};
     return run_and_check(&shape, "one-chunk");
 }
 
 TEST(many_chunks)
 {
-    fixture_shape shape = {1, 40000, 20, 8, MEM_PAGEABLE, NULL, NULL, NULL}; /* 2000 chunks */
+    fixture_shape shape = {1, 40000, 20, 8, MEM_PAGEABLE, NULL, NULL, NULL, 0}; /* 2000 chunks */
     return run_and_check(&shape, "many");
 }
 
@@ -249,7 +267,7 @@ TEST(many_chunks)
 TEST(stages_on_several_queues)
 {
     static const unsigned streams[] = {1, 2, 3};
-    fixture_shape shape = {3, 1000, 50, 4, MEM_PAGEABLE, NULL, NULL, streams}; /* 20 chunks */
+    fixture_shape shape = {3, 1000, 50, 4, MEM_PAGEABLE, NULL, NULL, streams, 0}; /* 20 chunks */
     return run_and_check(&shape, "queues");
 }
 
@@ -259,17 +277,18 @@ TEST(stage_names_that_need_escaping)
 {
     static const char *const given[] = {"a<b&\"c'\\", "bad \xff byte", "na\xc3\xafve"};
     static const char *const spelled[] = {"a<b&\"c'\\", "bad ? byte", "na\xc3\xafve"};
-    fixture_shape shape = {3, 300, 40, 3, MEM_PAGEABLE, given, spelled, NULL};
+    fixture_shape shape = {3, 300, 40, 3, MEM_PAGEABLE, given, spelled, NULL, 0};
     return run_and_check(&shape, "names");
 }
 
 TEST(serial_run)
 {
     fixture fx;
-    fixture_shape shape = {2, 600, 100, 3, MEM_PAGEABLE, NULL, NULL, NULL};
+    fixture_shape shape = {2, 600, 100, 3, MEM_PAGEABLE, NULL, NULL, NULL, 0};
     if (fixture_open(&fx, &shape)) {
         sp_status st = sp_pipeline_run_serial(fx.p, fx.in.data, fx.n, fx.out.data, &fx.report);
-        if (CHECK_STATUS(st, SP_OK, sp_pipeline_last_error(fx.p)))
+        fixture_close_handles(&fx);
+        if (CHECK_STATUS(st, SP_OK, "sp_pipeline_run_serial"))
             check_files(&fx, "serial");
     }
     fixture_close(&fx);
@@ -294,7 +313,7 @@ static sp_status elapsed_between_ns(void *impl, sp_bevent *from, sp_bevent *to, 
 TEST(times_between_nanoseconds)
 {
     fixture fx;
-    fixture_shape shape = {2, 8000, 20, 4, MEM_PAGEABLE, NULL, NULL, NULL}; /* 400 chunks */
+    fixture_shape shape = {2, 8000, 20, 4, MEM_PAGEABLE, NULL, NULL, NULL, 0}; /* 400 chunks */
     harness_context("times_between_nanoseconds: 400 chunks");
     if (fixture_open(&fx, &shape)) {
         g_exact_ops = fx.ctx->ops;
@@ -311,66 +330,147 @@ TEST(times_between_nanoseconds)
 
 /* ---- what the writers refuse ------------------------------------------------------------- */
 
-static sp_status trace_to_null_device(sp_pipeline *p)
+static sp_status trace_to_null_device(const sp_report *report)
 {
     FILE *f = fopen("/dev/null", "w");
-    sp_status st = sp_pipeline_write_trace(p, f);
+    sp_status st = sp_report_write_trace(report, f);
     if (f)
         fclose(f);
     return st;
 }
 
-TEST(refuses_without_a_good_timed_run)
+static sp_status svg_to_null_device(const sp_report *report)
+{
+    FILE *f = fopen("/dev/null", "w");
+    sp_status st = sp_report_write_svg(report, f);
+    if (f)
+        fclose(f);
+    return st;
+}
+
+/* A report without a timeline is refused, with a message naming keep_timeline. */
+static void check_refused(const sp_report *report)
+{
+    CHECK_EQ(trace_to_null_device(report), SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_report_last_error(), "keep_timeline");
+    CHECK_EQ(svg_to_null_device(report), SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_report_last_error(), "sp_report_write_svg: the report has no timeline");
+}
+
+TEST(refuses_a_report_without_a_timeline)
 {
     fixture fx;
-    fixture_shape shape = {1, 200, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL};
+    fixture_shape shape = {1, 200, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL, 0};
     if (!fixture_open(&fx, &shape)) {
         fixture_close(&fx);
         return TEST_OK;
     }
-    CHECK_EQ(sp_pipeline_write_trace(NULL, stdout), SP_ERR_INVALID_ARGUMENT);
-    CHECK_EQ(sp_pipeline_write_svg(NULL, NULL, stdout), SP_ERR_INVALID_ARGUMENT);
-    CHECK_EQ(trace_to_null_device(fx.p), SP_ERR_INVALID_ARGUMENT); /* no run yet */
-    CHECK_HAS(sp_pipeline_last_error(fx.p), "no timeline");
-    fixture_run(&fx, NULL);
-    CHECK_EQ(trace_to_null_device(fx.p), SP_ERR_INVALID_ARGUMENT); /* a run without report */
+    CHECK_EQ(sp_report_write_trace(NULL, stdout), SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_report_last_error(), "report is NULL");
+    CHECK_EQ(sp_report_write_svg(NULL, stdout), SP_ERR_INVALID_ARGUMENT);
+    sp_report none;
+    memset(&none, 0, sizeof none); /* never run */
+    check_refused(&none);
     fixture_run(&fx, &fx.report);
-    CHECK_EQ(trace_to_null_device(fx.p), SP_OK);
-    fixture_run(&fx, NULL); /* leaves the timed run's timeline alone */
-    CHECK_EQ(trace_to_null_device(fx.p), SP_OK);
-    CHECK_EQ(sp_pipeline_write_trace(fx.p, NULL), SP_ERR_INVALID_ARGUMENT);
-    CHECK_HAS(sp_pipeline_last_error(fx.p), "f is NULL");
+    CHECK_EQ(trace_to_null_device(&fx.report), SP_OK);
+    fixture_run(&fx, NULL); /* the report's timeline is its own: a later run leaves it */
+    CHECK_EQ(trace_to_null_device(&fx.report), SP_OK);
+    CHECK_EQ(sp_report_write_trace(&fx.report, NULL), SP_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(sp_report_last_error(), "f is NULL");
 
     sp_report empty;
     CHECK_EQ(sp_pipeline_run(fx.p, fx.in.data, 0, fx.out.data, &empty), SP_OK);
-    CHECK_EQ(trace_to_null_device(fx.p), SP_ERR_INVALID_ARGUMENT); /* the last had no records */
+    check_refused(&empty); /* no records: nothing timed */
 
-    fixture_run(&fx, &fx.report);
-    atomic_store(&fx.chain.stages[0].fail_chunk, 2);
     sp_report failed;
+    memset(&failed, 0, sizeof failed);
+    atomic_store(&fx.chain.stages[0].fail_chunk, 2);
     CHECK_EQ(sp_pipeline_run(fx.p, fx.in.data, fx.n, fx.out.data, &failed),
              SP_ERR_STAGE_FAILED);
-    CHECK_EQ(trace_to_null_device(fx.p), SP_ERR_INVALID_ARGUMENT); /* partial: refused */
+    check_refused(&failed); /* a failed run fills no report: no partial timeline */
+    CHECK_EQ(trace_to_null_device(&fx.report), SP_OK); /* the good run's still writes */
     fixture_close(&fx);
     return TEST_OK;
 }
 
-TEST(svg_refuses_a_report_of_another_run)
+/* keep_timeline 0 (the default): reports carry no timeline, and writing one says why. */
+TEST(refuses_when_the_pipeline_keeps_none)
 {
     fixture fx;
-    fixture_shape shape = {1, 400, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL};
+    fixture_shape shape = {1, 200, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL, 1};
     if (fixture_open(&fx, &shape) && fixture_run(&fx, &fx.report) == SP_OK) {
-        sp_report other = fx.report;
-        CHECK_EQ(sp_pipeline_run(fx.p, fx.in.data, fx.n / 2, fx.out.data, &fx.report), SP_OK);
-        FILE *f = fopen("/dev/null", "w");
-        CHECK_EQ(sp_pipeline_write_svg(fx.p, &other, f), SP_ERR_INVALID_ARGUMENT);
-        CHECK_HAS(sp_pipeline_last_error(fx.p), "not of the pipeline's last run");
-        CHECK_EQ(sp_pipeline_write_svg(fx.p, &fx.report, f), SP_OK);
-        CHECK_EQ(sp_pipeline_write_svg(fx.p, NULL, f), SP_OK); /* figures from the timeline */
-        if (f)
-            fclose(f);
+        CHECK(fx.report.timeline == NULL);
+        CHECK(fx.report.timed_chunks > 0); /* timed all the same: the figures are there */
+        check_refused(&fx.report);
     }
     fixture_close(&fx);
+    return TEST_OK;
+}
+
+TEST(keep_timeline_must_be_0_or_1)
+{
+    sp_context *ctx = NULL;
+    sp_pipeline *p = NULL;
+    sp_pipeline_config cfg = SP_PIPELINE_CONFIG_INIT;
+    cfg.in_record_bytes = 4;
+    cfg.keep_timeline = 2;
+    if (CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, &ctx), SP_OK)) {
+        CHECK_EQ(sp_pipeline_create(ctx, &cfg, &p), SP_ERR_INVALID_ARGUMENT);
+        CHECK_HAS(sp_context_last_error(ctx), "keep_timeline is 2");
+    }
+    sp_pipeline_destroy(p);
+    sp_context_destroy(ctx);
+    sp_report_release(NULL); /* nothing */
+    return TEST_OK;
+}
+
+/* Each report keeps its own run's timeline: a second run into another report changes
+ * neither's files; figures changed by hand no longer match the bars, and the SVG says so. */
+TEST(each_report_keeps_its_own_run)
+{
+    fixture fx;
+    fixture_shape shape = {1, 400, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL, 0};
+    if (fixture_open(&fx, &shape) && fixture_run(&fx, &fx.report) == SP_OK) {
+        sp_report first = fx.report;
+        fx.n = 150;
+        memset(&fx.report, 0, sizeof fx.report);
+        fixture_run(&fx, &fx.report);
+        fixture_close_handles(&fx);
+        check_files(&fx, "second");
+        sp_report second = fx.report;
+        fx.n = 400;
+        fx.report = first;
+        check_files(&fx, "first");
+        sp_report edited = first; /* shares first's timeline: never released itself */
+        edited.chunks++;
+        CHECK_EQ(svg_to_null_device(&edited), SP_ERR_INVALID_ARGUMENT);
+        CHECK_HAS(sp_report_last_error(), "not of its timeline's run");
+        sp_report_release(&second);
+    }
+    fixture_close(&fx);
+    return TEST_OK;
+}
+
+static void *fail_on_a_thread(void *arg)
+{
+    (void)arg;
+    (void)sp_report_write_trace(NULL, stdout);
+    return NULL;
+}
+
+/* sp_report_last_error is the calling thread's: a failure on another leaves it alone. */
+TEST(report_errors_are_per_thread)
+{
+    FILE *f = fopen("/dev/null", "w");
+    sp_report none;
+    memset(&none, 0, sizeof none);
+    CHECK_EQ(sp_report_write_trace(&none, f), SP_ERR_INVALID_ARGUMENT);
+    pthread_t thread;
+    if (CHECK(pthread_create(&thread, NULL, fail_on_a_thread, NULL) == 0))
+        pthread_join(thread, NULL);
+    CHECK_HAS(sp_report_last_error(), "keep_timeline");
+    if (f)
+        fclose(f);
     return TEST_OK;
 }
 
@@ -382,15 +482,15 @@ TEST(a_failed_write_is_reported)
         return TEST_SKIP;
     }
     fixture fx;
-    fixture_shape shape = {1, 400, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL};
+    fixture_shape shape = {1, 400, 50, 2, MEM_PAGEABLE, NULL, NULL, NULL, 0};
     if (fixture_open(&fx, &shape) && fixture_run(&fx, &fx.report) == SP_OK) {
         FILE *f = fopen("/dev/full", "w");
         if (CHECK(f != NULL)) {
-            CHECK_EQ(sp_pipeline_write_trace(fx.p, f), SP_ERR_BACKEND);
-            CHECK_HAS(sp_pipeline_last_error(fx.p), "writing the trace failed");
-            CHECK_HAS(sp_pipeline_last_error(fx.p), "space");
+            CHECK_EQ(sp_report_write_trace(&fx.report, f), SP_ERR_BACKEND);
+            CHECK_HAS(sp_report_last_error(), "writing the trace failed");
+            CHECK_HAS(sp_report_last_error(), "space");
             clearerr(f);
-            CHECK_EQ(sp_pipeline_write_svg(fx.p, &fx.report, f), SP_ERR_BACKEND);
+            CHECK_EQ(sp_report_write_svg(&fx.report, f), SP_ERR_BACKEND);
             fclose(f);
         }
     }
@@ -454,7 +554,7 @@ static void check_ranges(const fixture *fx)
 TEST(profiler_ranges_around_each_operation)
 {
     fixture fx;
-    fixture_shape shape = {2, 300, 50, 3, MEM_PAGEABLE, NULL, NULL, NULL}; /* 6 chunks */
+    fixture_shape shape = {2, 300, 50, 3, MEM_PAGEABLE, NULL, NULL, NULL, 0}; /* 6 chunks */
     if (fixture_open(&fx, &shape)) {
         g_real_ops = fx.ctx->ops;
         sp_backend_ops recording = *fx.ctx->ops;
@@ -483,8 +583,11 @@ int main(int argc, char **argv)
         TEST_ENTRY(stage_names_that_need_escaping),
         TEST_ENTRY(times_between_nanoseconds),
         TEST_ENTRY(serial_run),
-        TEST_ENTRY(refuses_without_a_good_timed_run),
-        TEST_ENTRY(svg_refuses_a_report_of_another_run),
+        TEST_ENTRY(refuses_a_report_without_a_timeline),
+        TEST_ENTRY(refuses_when_the_pipeline_keeps_none),
+        TEST_ENTRY(keep_timeline_must_be_0_or_1),
+        TEST_ENTRY(each_report_keeps_its_own_run),
+        TEST_ENTRY(report_errors_are_per_thread),
         TEST_ENTRY(a_failed_write_is_reported),
         TEST_ENTRY(profiler_ranges_around_each_operation),
     };

@@ -153,7 +153,7 @@ typedef struct bench_results {
     bench_series full;      /* with --timeline-full: the same pipeline's config, timed whole
                                (SP_TIMELINE_EVENTS), with a report */
     sp_report full_sampled[BENCH_MAX_REPEAT]; /* each of those runs' figures from the
-                               sampled windows alone (sp_pipeline_sampled_figures) */
+                               sampled windows alone (sp_report_sampled_figures) */
     bench_totals checks;
     cli_tune_list tune;     /* the pipelined pipeline's chunk and depth changes */
 } bench_results;
@@ -370,10 +370,9 @@ void bench_progress_clear(bench_progress *progress);
 /* bench_export.c */
 int bench_exports_open(const bench_plan *plan, bench_exports *exports);
 int bench_exports_wanted(const bench_exports *exports);
-/* Writes the pipeline's last run made with a report (`report`) into the open files and
- * closes them; `describes` says which run that is. */
-int bench_exports_write(bench_exports *exports, const sp_pipeline *pipeline,
-                        const sp_report *report, const char *describes);
+/* Writes the run of `report` (its timeline: keep_timeline) into the open files and closes
+ * them; `describes` says which run that is. */
+int bench_exports_write(bench_exports *exports, const sp_report *report, const char *describes);
 /* After a failure: closes the files and removes those we opened and did not write. */
 void bench_exports_abandon(bench_exports *exports);
 void bench_exports_figures(fig_out *o, const bench_exports *exports);

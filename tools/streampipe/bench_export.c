@@ -1,6 +1,6 @@
 /* --trace and --svg. The files are opened before the runs, so that a path that cannot be
  * written fails at once instead of after minutes of timing, and written after the runs from
- * the pipeline's last run made with a report. A file that could not be written completely is
+ * the report of the run they show, which keeps its timeline (keep_timeline, bench_timed.c). A file that could not be written completely is
  * removed: a truncated trace would only mislead whoever opens it. */
 #include <errno.h>
 #include <string.h>
@@ -55,18 +55,18 @@ int bench_exports_wanted(const bench_exports *exports)
 
 /* Writes one open file and closes it; the file stays unmarked (so is removed) on failure. */
 static int write_and_close(bench_exports *exports, bench_export_kind kind,
-                           const sp_pipeline *pipeline, const sp_report *report)
+                           const sp_report *report)
 {
     FILE *file = exports->file[kind];
-    sp_status status = kind == BENCH_EXPORT_TRACE ? sp_pipeline_write_trace(pipeline, file)
-                                                  : sp_pipeline_write_svg(pipeline, report, file);
+    sp_status status = kind == BENCH_EXPORT_TRACE ? sp_report_write_trace(report, file)
+                                                  : sp_report_write_svg(report, file);
     exports->file[kind] = NULL;
     if (status != SP_OK) {
         char what[512];
         snprintf(what, sizeof what, "writing the %s file '%.400s'", kind_names[kind],
                  exports->path[kind]);
         fclose(file);
-        return cli_report_failure(what, status, sp_pipeline_last_error(pipeline));
+        return cli_report_failure(what, status, sp_report_last_error());
     }
     /* Buffered bytes reach the file only here: a full disk shows up at fclose. */
     if (fclose(file) != 0)
@@ -75,14 +75,13 @@ static int write_and_close(bench_exports *exports, bench_export_kind kind,
     return CLI_EXIT_OK;
 }
 
-int bench_exports_write(bench_exports *exports, const sp_pipeline *pipeline,
-                        const sp_report *report, const char *describes)
+int bench_exports_write(bench_exports *exports, const sp_report *report, const char *describes)
 {
     snprintf(exports->describes, sizeof exports->describes, "%s", describes);
     for (int k = 0; k < BENCH_EXPORT_KINDS; k++) {
         if (exports->file[k] == NULL)
             continue;
-        int rc = write_and_close(exports, (bench_export_kind)k, pipeline, report);
+        int rc = write_and_close(exports, (bench_export_kind)k, report);
         if (rc != CLI_EXIT_OK) {
             bench_exports_abandon(exports);
             return rc;

@@ -62,7 +62,7 @@ static void full_timeline_figures(fig_out *o, const bench_results *r)
     fig_num(o, "efficiency_vs_full", "efficiency", "%+.2f points (with a report vs full)",
             100.0 * (s->efficiency - f->efficiency));
     /* the estimator alone: each full run's figures against its own sampled windows'
-       (sp_pipeline_sampled_figures), where two runs also differ by their own noise */
+       (sp_report_sampled_figures), where two runs also differ by their own noise */
     double hidden[BENCH_MAX_REPEAT], efficiency[BENCH_MAX_REPEAT];
     size_t n = r->full.runs <= BENCH_MAX_REPEAT ? r->full.runs : BENCH_MAX_REPEAT;
     for (size_t i = 0; i < n; i++) {

@@ -46,6 +46,7 @@ static int create_pipelines(const bench_session *s, const sp_sinmix_params *para
     /* The full timeline beside the sampled one: the same config, every operation timed. */
     sp_pipeline_config full = pipelined;
     full.timeline = SP_TIMELINE_EVENTS;
+    full.keep_timeline = 1; /* each run's report, for its sampled figures */
     if (rc == CLI_EXIT_OK && plan->timeline_full)
         rc = bench_create_pipeline(s->ctx, &sinmix_on_streams, full,
                                    "creating the full-timeline pipeline", &pipelines[FULL]);
@@ -64,12 +65,11 @@ static int time_kind(const bench_session *s, const run_kind *kind, unsigned repe
         return rc;
     series->makespan[series->runs] = sp_pipeline_last_makespan_s(kind->spec.pipeline);
     if (kind->sampled) { /* the estimator alone: this run's figures from its windows */
-        sp_report *sampled = &kind->sampled[series->runs];
-        *sampled = *report;
-        sp_status st = sp_pipeline_sampled_figures(kind->spec.pipeline, sampled);
+        sp_status st = sp_report_sampled_figures(report, &kind->sampled[series->runs]);
+        sp_report_release(report); /* its timeline served for that alone */
         if (st != SP_OK)
             return cli_report_failure("the full timeline's sampled figures", st,
-                                      sp_pipeline_last_error(kind->spec.pipeline));
+                                      sp_report_last_error());
     }
     if (!kind->with_report) /* the shape of the run, which the library tells without one */
         bench_run_shape(kind->spec.pipeline, s->plan->records, report);
@@ -134,18 +134,23 @@ static int run_repeats(const bench_session *s, const run_kind *kinds, size_t n_k
     return rc;
 }
 
-/* The traced runs are the pipelined pipeline's only runs with a report, so its last one is
- * what the trace export describes. */
-static int export_last_traced(const bench_session *s, const sp_pipeline *pipeline,
-                              const bench_series *traced)
+/* The traced runs are the pipelined pipeline's only runs with a report (whose reports keep
+ * their timelines when files are wanted): the last one is what the files show. */
+static int export_last_traced(const bench_session *s, const bench_series *traced)
 {
     if (!bench_exports_wanted(s->exports) || traced->runs == 0)
         return CLI_EXIT_OK;
     char describes[96];
     snprintf(describes, sizeof describes, "the last pipelined run with a report (traced run %zu)",
              traced->runs);
-    return bench_exports_write(s->exports, pipeline, &traced->reports[traced->runs - 1],
-                               describes);
+    return bench_exports_write(s->exports, &traced->reports[traced->runs - 1], describes);
+}
+
+/* The timelines the traced runs' reports kept; their figures stay, for the output. */
+static void release_traced(bench_series *traced)
+{
+    for (size_t i = 0; i < traced->runs; i++)
+        sp_report_release(&traced->reports[i]);
 }
 
 int bench_run_all(const bench_session *s, bench_results *results)
@@ -202,7 +207,8 @@ int bench_run_all(const bench_session *s, bench_results *results)
         cli_flight_stop(&flight);
     }
     if (rc == CLI_EXIT_OK)
-        rc = export_last_traced(s, pipelines[PIPELINED], &results->traced);
+        rc = export_last_traced(s, &results->traced);
+    release_traced(&results->traced);
     cli_tune_list_read(&results->tune, pipelines[PIPELINED]);
     for (size_t k = 0; k < N_PIPELINES; k++)
         sp_pipeline_destroy(pipelines[k]);

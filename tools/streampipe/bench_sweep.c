@@ -166,22 +166,32 @@ static void compare_rows(bench_sweep_result *sweep)
     }
 }
 
-static int export_best(const bench_session *s, const bench_sweep_result *sweep,
-                       const sp_pipeline *pipeline)
+static int export_best(const bench_session *s, const bench_sweep_result *sweep)
 {
     const bench_sweep_row *best = &sweep->rows[sweep->best_row];
     char describes[128], settings[80];
     snprintf(describes, sizeof describes, "the fastest row's run with a report (%s)",
              row_settings(best, settings, sizeof settings));
-    return bench_exports_write(s->exports, pipeline, &best->report, describes);
+    return bench_exports_write(s->exports, &best->report, describes);
 }
 
-/* Measures every row. Where files are wanted, the fastest row's pipeline so far is kept
- * alive, since the trace comes from the pipeline itself; the others go at once. */
+/* Where files are wanted every row's report keeps its run's timeline (keep_timeline); of up
+ * to BENCH_MAX_ROWS rows only the fastest so far (the first of equals, as compare_rows picks)
+ * keeps it, the others' go at once, their figures kept. */
+static void keep_fastest_timeline(bench_sweep_result *sweep, size_t row, size_t *kept)
+{
+    if (row == *kept)
+        return;
+    size_t slower = sweep->rows[row].median_s < sweep->rows[*kept].median_s ? *kept : row;
+    *kept = slower == row ? *kept : row;
+    sp_report_release(&sweep->rows[slower].report);
+}
+
+/* Measures every row, each on a pipeline (or group) of its own that goes at once: where files
+ * are wanted, the fastest row's are written from its report's timeline. */
 static int measure_rows(const bench_session *s, bench_sweep_result *sweep)
 {
-    sp_pipeline *kept = NULL;
-    size_t kept_row = 0;
+    size_t kept = 0;
     int rc = CLI_EXIT_OK;
     for (size_t i = 0; i < sweep->n_rows && rc == CLI_EXIT_OK; i++) {
         bench_plan setting;
@@ -196,22 +206,17 @@ static int measure_rows(const bench_session *s, bench_sweep_result *sweep)
          * row gets ready (a reference, a failure to create its pipeline) starts clean. */
         bench_progress_clear(s->progress);
         rc = measure_row(&row_session, &setting, title, &sweep->rows[i], &pipeline);
-        int faster = kept == NULL || sweep->rows[i].median_s < sweep->rows[kept_row].median_s;
-        if (rc == CLI_EXIT_OK && bench_exports_wanted(s->exports) && faster) {
-            sp_pipeline_destroy(kept);
-            kept = pipeline;
-            kept_row = i;
-            pipeline = NULL;
-        }
         sp_pipeline_destroy(pipeline);
+        if (rc == CLI_EXIT_OK)
+            keep_fastest_timeline(sweep, i, &kept);
     }
     bench_progress_clear(s->progress);
     if (rc == CLI_EXIT_OK)
         compare_rows(sweep);
-    /* compare_rows picks the first of equal medians, as the loop above did. */
-    if (rc == CLI_EXIT_OK && kept != NULL)
-        rc = export_best(s, sweep, kept);
-    sp_pipeline_destroy(kept);
+    if (rc == CLI_EXIT_OK && bench_exports_wanted(s->exports))
+        rc = export_best(s, sweep);
+    for (size_t i = 0; i < sweep->n_rows; i++)
+        sp_report_release(&sweep->rows[i].report); /* the figures stay, for the table */
     return rc;
 }
 

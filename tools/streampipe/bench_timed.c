@@ -20,7 +20,7 @@ int bench_create_pipeline(sp_context *ctx, const sp_stage *stage, sp_pipeline_co
 sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
 {
     sp_pipeline_config config = {
-        .size = sizeof(sp_pipeline_config), /* the 0.7 layout: timeline is read */
+        .size = sizeof(sp_pipeline_config), /* the 0.8 layout: keep_timeline is read */
         .chunk_records = plan->chunk_records,
         .depth = plan->depth,
         .staging_threads = plan->staging_threads,
@@ -31,6 +31,8 @@ sp_pipeline_config bench_pipeline_config(const bench_plan *plan)
         .max_pinned_bytes = plan->max_pinned,
         .max_device_bytes = plan->max_device,
         .flight_recorder_s = (double)plan->flight.seconds,
+        /* --trace and --svg are written from a run's report, which then keeps its timeline */
+        .keep_timeline = plan->trace_path != NULL || plan->svg_path != NULL,
     };
     return config;
 }
@@ -146,7 +148,7 @@ int bench_time_repeats(const bench_session *s, const bench_run_spec *spec, const
         *runs = r + 1;
         show_live(s, title, what, seconds[r]);
     }
-    /* The pipeline's only run with a report, and so the one its trace would show. */
+    /* The pipeline's only run with a report, and so the one its trace shows. */
     char label[128];
     snprintf(label, sizeof label, "%s run with a report at %s", spec->name, title);
     double with_report_s = 0.0;
