@@ -356,9 +356,10 @@ static const cli_option options[] = {
     CLI_STRING("svg", "FILE.svg", bench_plan, svg_path,
                "write the SVG timeline of that run, with its figures"),
     CLI_COUNT("batches", "B", bench_plan, batches, 1, MAX_RECORDS,
-              "time one run against the records as B batches through\n"
-              "one stream (sp_stream_submit), instead of the comparison\n"
-              "(default: no batches)"),
+              "time one run of the records against B runs of B slices\n"
+              "and the slices as B batches through one stream\n"
+              "(sp_stream_submit), instead of the comparison (default:\n"
+              "no batches)"),
     CLI_COUNT_LIST("group-size", "N,...", bench_plan, group_list, 0, BENCH_MAX_DEVICES,
                    "0: the plain pipeline; N: one sp_group run over N\n"
                    "pipelines on --device (default 0); a list: a row each\n"
@@ -407,9 +408,10 @@ static const cli_command_options command = {
     "usage: streampipe bench [options]\n\n"
     "Times a float32 sinmix job three ways in one process: the serial baseline (a\n"
     "synchronous copy, kernel, copy per chunk), the pipelined run, and a copy-only run\n"
-    "on pinned memory (the copy-engine ceiling). Given lists of --iters, --chunk or\n"
-    "--depth, times the pipelined run at each combination instead. Every output element\n"
-    "of every timed run is verified.\n\n",
+    "on pinned memory (the copy-engine ceiling). Given lists of --workload,\n"
+    "--group-size, --iters, --chunk or --depth, times the pipelined run (or group) at\n"
+    "each combination instead; --batches and --source generator time other comparisons\n"
+    "instead. Every output element of every timed run is verified.\n\n",
     options, sizeof options / sizeof options[0], "\n", print_more};
 
 static void set_defaults(bench_plan *plan)
