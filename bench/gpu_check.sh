@@ -372,10 +372,10 @@ if [[ ${GPU_CHECK_SAMPLED:-1} != 0 && -x $CLI ]]; then
     run_phase sampled-timeline 240 0 "$BENCH_LOG" env OUT="$OUT" BUILD="$BUILD" \
         bench/sampled_check.sh 9
 fi
-# A group of one device, and two pipelines on one device, against the plain pipeline (issue 13)
-GROUP_BENCH=$BUILD/bench/group_bench
-[[ -x $GROUP_BENCH ]] && run_phase group-bench 60 0 "$BENCH_LOG" "$GROUP_BENCH" --backend cuda \
-    --repeat 5
+# A group of one device, and two pipelines on one device, against the plain pipeline (issue 13):
+# bench rows of the seed and transfer workloads over 2^27 records, one JSON object.
+[[ -x $CLI ]] && run_phase group-bench 60 0 "$BENCH_LOG" bench_one seed,transfer pinned \
+    --records 2^27 --group-size 0,1,2
 
 # A few numbers from each run, whatever the exact JSON layout: flattened keys that look like
 # results (medians, rates, ratios, checks).
@@ -407,17 +407,20 @@ if [[ -s $BENCH_JSON ]] && command -v python3 >/dev/null; then
     bench_digest 2>&1 | tee -a "$MAIN_LOG" | cut -c1-400
 fi
 
-# Streams and a generator source (issue 11): bench/stream_bench, one JSON line kept.
+# Streams and a generator source (issue 11), one JSON object each: 1000 batches of 1 MiB
+# (one chunk each) through one stream against one run and 1000 runs (transfer, pinned); then
+# the seed workload from a generator source against pageable and pinned arrays, twice, in a
+# second process: pageable runs spread between processes on this host, more than within one.
 stream_bench_one() {
-    "$BUILD/bench/stream_bench" --backend cuda --repeat 5 | tee -a "$MAIN_LOG" | grep '^{' >>"$BENCH_JSON"
-    # the source against the arrays once more, in a second process: pageable runs spread
-    # between processes on this host, more than within one
-    "$BUILD/bench/stream_bench" --backend cuda --repeat 7 --source-only | tee -a "$MAIN_LOG" |
-        grep '^{' >>"$BENCH_JSON"
+    local rc=0
+    bench_one transfer pinned --records 250M --chunk 256k --batches 1000 || rc=$?
+    bench_one seed pageable --source generator || rc=$?
+    bench_one seed pageable --source generator --repeat 7 || rc=$?
+    return $rc
 }
 export -f stream_bench_one
 export BUILD MAIN_LOG
-[[ -x $BUILD/bench/stream_bench ]] && run_phase stream-bench 60 0 "$BENCH_LOG" stream_bench_one
+[[ -x $CLI ]] && run_phase stream-bench 90 0 "$BENCH_LOG" stream_bench_one
 
 # Device-resident ends (issue 25): bench rows host->device, device->host, device->device (every
 # element verified, every report's pcie_bytes checked), then the training loop fed by the

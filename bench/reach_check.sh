@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The "reach" benchmarks in one call on the H200 (issues 11, 12, 13), beside bench/gpu_check.sh
 # (which is the build, tests, sanitizers and headline benchmarks):
-#   group    bench/group_bench: a group of one device and of two pipelines on one device
-#            against the plain pipeline (pinned and pageable); the group tests on CUDA
-#   streams  bench/streams_check.sh: streams and the generator source (stream_bench), then
+#   group    `streampipe bench --group-size 0,1,2`: a group of one device and of two pipelines
+#            on one device against the plain pipeline (pinned and pageable), a row each for
+#            the seed and transfer workloads; the group tests on CUDA
+#   streams  bench/streams_check.sh: streams and the generator source (streampipe bench), then
 #            `streampipe run` file to file (REACH_FILE_GIB, default 16) against cat and dd
 #            (REACH_STREAMS_SECTIONS picks among bench, file, infer; default bench file)
 #   python   the Python package built by pip (with the carried cJSON), then
@@ -32,16 +33,17 @@ fi
 say build
 cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CJSON_ARGS[@]}" >>"$LOG" 2>&1 &&
-    bash bench/cli_build.sh . "$BUILD" stream_bench group_bench test_group >>"$LOG" 2>&1 ||
+    bash bench/cli_build.sh . "$BUILD" test_group >>"$LOG" 2>&1 ||
     { say "build FAILED"; tail -30 "$LOG"; exit 1; }
 
 if want group; then
     say "group tests on CUDA"
     timeout 120 "$BUILD/tests/test_group" cuda 2>&1 | tail -15 | tee -a "$LOG"
-    say "group_bench pinned"
-    timeout 120 "$BUILD/bench/group_bench" --backend cuda --repeat 7 2>&1 | tee -a "$LOG"
-    say "group_bench pageable"
-    timeout 120 "$BUILD/bench/group_bench" --backend cuda --repeat 5 --pageable 2>&1 | tee -a "$LOG"
+    for memory in pinned pageable; do
+        say "bench --group-size 0,1,2, $memory"
+        timeout 120 "$BUILD/streampipe" bench --backend cuda --workload seed,transfer \
+            --records 2^27 --group-size 0,1,2 --memory "$memory" --repeat 7 2>&1 | tee -a "$LOG"
+    done
 fi
 if want streams; then
     say "streams_check bench file"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 11's benchmarks on the H200, in one call (after bench/gpu_check.sh has built
-# build-gpu, or building it here): streams and a generator source (bench/stream_bench.c),
+# build-gpu, or building it here): streams and a generator source (`streampipe bench
+# --batches` and `--source generator`),
 # `streampipe run` file to file against `cat` and a plain write of the same size, and
 # `streampipe infer` with graph mode and several queues against its default.
 # Usage: OUT=dir bench/streams_check.sh [FILE_GIB]   (writes streams.log and streams.jsonl)
@@ -19,18 +20,25 @@ BUILD=build-gpu
 : >"$JSONL"
 say() { echo "$*" | tee -a "$LOG"; }
 
-if [[ ! -x $BUILD/streampipe || ! -x $BUILD/bench/stream_bench ]]; then
+if [[ ! -x $BUILD/streampipe ]]; then
     cmake -S . -B "$BUILD" -DSP_WERROR=ON -DSP_WITH_CUDA=ON -DSP_CUDA_ARCH=90 \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >>"$LOG" 2>&1 &&
-        bash bench/cli_build.sh . "$BUILD" stream_bench >>"$LOG" 2>&1 ||
+        bash bench/cli_build.sh . "$BUILD" >>"$LOG" 2>&1 ||
         { say "build failed"; tail -20 "$LOG"; exit 1; }
 fi
 CLI=$BUILD/streampipe
 
 if want bench; then
-    say "== streams and sources (stream_bench)"
-    timeout 240 "$BUILD/bench/stream_bench" --backend cuda --repeat 5 2>&1 | tee -a "$LOG" |
-        grep '^{' >>"$JSONL" || say "stream_bench FAILED"
+    # 1000 batches of 1 MiB (one chunk each) through one stream against one run and 1000
+    # runs; the seed workload from a generator source against pageable and pinned arrays
+    say "== streams and sources (streampipe bench --batches, --source generator)"
+    for args in "--workload transfer --memory pinned --records 250M --chunk 256k --batches 1000" \
+        "--workload seed --source generator"; do
+        # shellcheck disable=SC2086 # the options, word by word
+        raw=$(timeout 240 "$CLI" bench --backend cuda --repeat 5 --json $args 2>>"$LOG") ||
+            say "bench $args FAILED"
+        echo "$raw" | tee -a "$LOG" >>"$JSONL"
+    done
 fi
 # streampipe run on a file of GIB GiB, beside cat and a plain copy of it (page cache warm)
 file_section() {

@@ -76,7 +76,7 @@ annotations() { # annotations COMMAND MIN_COUNTS
     "$cli" "$1" --help | awk -v cmd="$1" -v min="$2" '
         function check() {
             if (name == "" || value == "" || value ~ /^FILE/ || value == "LIST") return
-            numeric = value ~ /^[A-Z]+(,\.\.\.)?$/ && value != "NAME" || value ~ /^[0-9|]+$/
+            numeric = value ~ /^[A-Z]+(,\.\.\.)?$/ && value !~ /^NAME/ || value ~ /^[0-9|]+$/
             counts += numeric
             if (numeric && text !~ /\[[0-9^]+, [0-9^]+\]/)
                 { print "FAIL: " cmd " --" name ": no range in: " text; bad++ }

@@ -9,11 +9,12 @@
 static void announce(const bench_plan *plan)
 {
     char iters[24] = "each row's";
-    if (plan->iters_list.n <= 1)
+    if (plan->iters_list.n <= 1 && plan->n_workloads <= 1)
         snprintf(iters, sizeof iters, "%u", plan->iters);
-    fprintf(stderr, "bench: %s, workload %s%s: %zu records, iters %s, seed %llu, %u repeats\n",
+    fprintf(stderr, "bench: %s, workload %s%s: %s%zu records, iters %s, seed %llu, %u repeats\n",
             sp_backend_name(plan->backend), plan->workload,
-            plan->workload_changed ? " (changed by options)" : "", plan->records, iters,
+            plan->workload_changed ? " (changed by options)" : "",
+            plan->n_workloads > 1 ? "at most " : "", plan->records, iters,
             plan->seed, plan->repeat);
 }
 
@@ -23,7 +24,10 @@ static int fill_input(const bench_plan *plan, bench_buffers *buffers)
 {
     double start = cli_now_s();
     size_t bytes = plan->records * sizeof *buffers->in;
-    bench_fill_input(buffers->in, plan->records, plan->seed, plan->host_workers);
+    if (plan->source) /* the generator's values: the expected output is of them */
+        bench_source_fill(buffers->in, plan->records);
+    else
+        bench_fill_input(buffers->in, plan->records, plan->seed, plan->host_workers);
     if (buffers->ceiling_in != buffers->in)
         memcpy(buffers->ceiling_in, buffers->in, bytes);
     sp_status status = buffers->device_in ? sp_memcpy(buffers->ctx, buffers->device_in,
@@ -52,6 +56,8 @@ typedef struct job_results {
     bench_results comparison; /* serial, pipelined, traced and ceiling runs side by side */
     bench_sweep_result sweep; /* lists: the pipelined run at each combination */
     bench_group_result group; /* --devices: one sp_group run over several devices */
+    bench_batches_result batches; /* --batches: one run against batches through a stream */
+    bench_source_result source;   /* --source generator: a generator against arrays */
 } job_results;
 
 static int run_kind(bench_session *s)
@@ -61,18 +67,28 @@ static int run_kind(bench_session *s)
     job_results *r = calloc(1, sizeof *r);
     if (r == NULL)
         return cli_report_failure("allocating the results", SP_ERR_OUT_OF_MEMORY, "");
-    s->checks = plan->group ? &r->group.checks : sweep ? &r->sweep.checks : &r->comparison.checks;
+    s->checks = plan->group     ? &r->group.checks
+                : sweep         ? &r->sweep.checks
+                : plan->batches ? &r->batches.checks
+                : plan->source  ? &r->source.checks
+                                : &r->comparison.checks;
     /* The rows make the expected values of each iters as they go. */
     int rc = sweep ? CLI_EXIT_OK : prepare_expected(plan, s->buffers, s->expected);
     if (rc == CLI_EXIT_OK)
-        rc = plan->group ? bench_group_all(s, &r->group)
-             : sweep     ? bench_sweep_all(s, &r->sweep)
-                         : bench_run_all(s, &r->comparison);
+        rc = plan->group     ? bench_group_all(s, &r->group)
+             : sweep         ? bench_sweep_all(s, &r->sweep)
+             : plan->batches ? bench_batches_all(s, &r->batches)
+             : plan->source  ? bench_source_all(s, &r->source)
+                             : bench_run_all(s, &r->comparison);
     cli_live_end(s->live); /* the panel erased and the endpoint closed before the result */
     if (rc == CLI_EXIT_OK && plan->group)
         bench_group_print_result(plan, s->expected, &r->group, stdout);
     else if (rc == CLI_EXIT_OK && sweep)
         bench_sweep_print_result(plan, &r->sweep, s->exports, stdout);
+    else if (rc == CLI_EXIT_OK && plan->batches)
+        bench_batches_print_result(plan, s->expected, &r->batches, stdout);
+    else if (rc == CLI_EXIT_OK && plan->source)
+        bench_source_print_result(plan, s->expected, &r->source, stdout);
     else if (rc == CLI_EXIT_OK)
         bench_print_result(plan, s->expected, &r->comparison, s->exports, stdout);
     free(r);

@@ -1,9 +1,10 @@
 /* `streampipe bench`: the types its files pass between them. The flow, in bench.c:
  * options and defaults (bench_plan.c) -> buffers and input (bench_data.c) -> expected
  * values and checks (bench_verify.c) -> timed, verified runs (bench_timed.c): the comparison
- * (bench_run.c), a row per combination of the --iters, --chunk and --depth lists
- * (bench_sweep.c) or one sp_group run over several devices (bench_group.c) -> text or JSON
- * from one description (bench_output.c, bench_sweep_output.c), trace and SVG files
+ * (bench_run.c), a row per combination of the --workload, --group-size, --iters, --chunk
+ * and --depth lists (bench_sweep.c), one sp_group run over several devices (bench_group.c),
+ * one run against batches through a stream (bench_batches.c) or a generator source against
+ * arrays (bench_source.c) -> text or JSON from one description (bench_output.c, bench_sweep_output.c), trace and SVG files
  * (bench_export.c), progress (bench_progress.c). */
 #ifndef SP_CLI_BENCH_H
 #define SP_CLI_BENCH_H
@@ -27,7 +28,9 @@
 #define BENCH_MAX_REPEAT CLI_MAX_SAMPLES
 #define BENCH_NOTES_BYTES 512
 #define BENCH_MAX_DEVICES 64 /* --devices */
-#define BENCH_MAX_ROWS 256   /* combinations of the --iters, --chunk and --depth lists */
+#define BENCH_MAX_ROWS 256   /* combinations of the --workload, --iters, --chunk and --depth
+                                lists */
+#define BENCH_MAX_WORKLOADS 8 /* items of a --workload list */
 
 typedef enum bench_memory { BENCH_MEMORY_PAGEABLE = 0, BENCH_MEMORY_PINNED = 1 } bench_memory;
 
@@ -39,9 +42,14 @@ typedef enum bench_memory { BENCH_MEMORY_PAGEABLE = 0, BENCH_MEMORY_PINNED = 1 }
 
 /* The job: what the options say, then, once the backend is known, every value decided. */
 typedef struct bench_plan {
-    int workload_index;          /* -1 = the backend's default */
-    const char *workload;        /* its name, once resolved */
+    size_t n_workloads;          /* --workload's items (0: not given, the backend's default;
+                                    once resolved, at least 1) */
+    int workload_indices[BENCH_MAX_WORKLOADS];
+    const char *workload;        /* its name, once resolved (the list's, comma-separated) */
+    char workload_names[96];
     int workload_changed;        /* records, iters or chunk set by an option */
+    int records_given, iters_given, chunk_given, serial_chunk_given; /* by an option: the
+                                    same in every workload's rows */
     sp_backend_kind backend;     /* asked for; once resolved, HOST or CUDA */
     int device;
     size_t records;
@@ -69,14 +77,22 @@ typedef struct bench_plan {
     int json;
     cli_live_options live;       /* --live, --metrics */
     const char *trace_path, *svg_path;     /* NULL = none */
-    int group;                   /* --devices: one sp_group run over several devices */
+    int group;                   /* --devices (or one --group-size): one sp_group run over
+                                    several devices */
+    size_t batches;              /* --batches B: one run against B batches through a stream;
+                                    0 = none */
+    int source;                  /* --source generator (1): a generator source against the
+                                    arrays, the input its values; 0: array */
     size_t n_devices;            /* 0: every visible device */
     int devices[BENCH_MAX_DEVICES];
     /* --iters, --chunk and --depth as given (n 0: not given); once resolved, every value of
        each, the one above where the option was no list */
     cli_list iters_list, chunk_list, depth_list;
-    int rows;                    /* a list or "sweep" among them: the pipelined run timed
-                                    for every combination (bench_sweep.c), no comparison */
+    cli_list group_list;         /* --group-size: 0 = the plain pipeline, N = an sp_group of N
+                                    pipelines on --device */
+    int rows;                    /* a list or "sweep" among them (or several workloads): the
+                                    pipelined run timed for every combination
+                                    (bench_sweep.c), no comparison */
     char notes[BENCH_NOTES_BYTES]; /* what the plan changed from the options, and why */
 } bench_plan;
 
@@ -144,6 +160,10 @@ typedef struct bench_results {
 
 /* One row of the lists' product: the pipelined run at one combination of the settings. */
 typedef struct bench_sweep_row {
+    const char *workload;
+    unsigned group_size;             /* 0: the plain pipeline; N: a group of N on --device */
+    size_t pipelines;                /* what ran: 1, or the group's sp_group_size */
+    size_t records;                  /* the workload's, or --records */
     unsigned iters;
     size_t set_chunk_records;        /* as asked: 0 = auto, the library's choice */
     unsigned set_depth;              /* the same */
@@ -159,6 +179,7 @@ typedef struct bench_sweep_row {
 typedef struct bench_sweep_result {
     size_t n_rows;
     bench_sweep_row rows[BENCH_MAX_ROWS];
+    size_t workload_of[BENCH_MAX_ROWS]; /* each row's index in the --workload list */
     size_t best_row;                 /* the lowest median, the first of equals */
     bench_totals checks;
 } bench_sweep_result;
@@ -172,6 +193,33 @@ typedef struct bench_group_result {
     sp_group_device_stats stats[BENCH_MAX_DEVICES]; /* each device's part in that run */
     bench_totals checks;
 } bench_group_result;
+
+/* --batches, --source: one kind of run, repeated. */
+typedef struct bench_kind_series {
+    const char *name;
+    size_t runs;
+    double seconds[BENCH_MAX_REPEAT]; /* runs without a report */
+    double median_s, gbps;
+    sp_report report;                 /* the run with one */
+} bench_kind_series;
+
+#define BENCH_BATCHES_KINDS 3
+typedef struct bench_batches_result {
+    size_t batches;
+    bench_kind_series series[BENCH_BATCHES_KINDS]; /* one sp_pipeline_run, B runs of the
+                                         batches, then the batches through one stream */
+    double vs_run[BENCH_BATCHES_KINDS - 1]; /* one run's median / the runs', the stream's */
+    bench_totals checks;
+} bench_batches_result;
+
+/* --source generator: the generator source (two ways of copying) against arrays. */
+#define BENCH_SOURCE_KINDS 4
+typedef struct bench_source_result {
+    size_t n_kinds;                   /* 3 when the job's memory is pinned: no second array */
+    bench_kind_series series[BENCH_SOURCE_KINDS];
+    double vs_array[BENCH_SOURCE_KINDS]; /* the array's median / each kind's */
+    bench_totals checks;
+} bench_source_result;
 
 /* The progress line on stderr. */
 typedef struct bench_progress {
@@ -239,6 +287,10 @@ static inline size_t bench_pcie_bytes(const bench_plan *plan)
 int bench_parse_args(int argc, char **argv, bench_plan *plan);
 /* Fills in what the options left unset, now that the context says which backend runs. */
 void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend);
+/* The resolved plan with the values of its workload number `index` (of the --workload list)
+ * where no option set them: records, iters, chunk and serial chunk, each chunk cut to the
+ * records. */
+void bench_plan_workload(const bench_plan *plan, size_t index, bench_plan *setting);
 const char *bench_memory_name(bench_memory memory);
 /* bench_data.c */
 int bench_buffers_alloc(sp_context *ctx, const bench_plan *plan, bench_buffers *buffers);
@@ -284,17 +336,27 @@ int bench_timed_run(const bench_session *session, const bench_run_spec *spec,
  * report into *report; on a terminal the progress line shows "[title] run 2/3 0.204 s". */
 int bench_time_repeats(const bench_session *session, const bench_run_spec *spec,
                        const char *title, double *seconds, size_t *runs, sp_report *report);
+/* bench_time_repeats into `series`, with its median and rate. */
+int bench_time_kind(const bench_session *session, const bench_run_spec *spec,
+                    bench_kind_series *series);
 /* Under a SAMPLED check, a serial run whose output, once it passes, is the expected value of
  * every later run (nothing to do otherwise). */
 int bench_adopt_serial_output(const bench_session *s, const bench_plan *setting,
                               const sp_sinmix_params *params);
 
-/* bench_run.c, bench_sweep.c, bench_group.c: the three kinds of job (the comparison, a row
- * per combination of the lists, one group run). */
+/* bench_run.c, bench_sweep.c, bench_group.c, bench_batches.c, bench_source.c: the kinds of
+ * job (the comparison, a row per combination of the lists, one group run, batches through a
+ * stream, a generator source against arrays). */
 int bench_run_all(const bench_session *session, bench_results *results);
 /* The session's expected values are (re)computed here, for each row's iters. */
 int bench_sweep_all(const bench_session *session, bench_sweep_result *sweep);
 int bench_group_all(const bench_session *session, bench_group_result *result);
+/* An sp_group of the session plan's devices, each pipeline's one stage `sinmix`. */
+int bench_create_group(const bench_session *s, const sp_stage *sinmix, sp_group **group);
+int bench_batches_all(const bench_session *session, bench_batches_result *result);
+int bench_source_all(const bench_session *session, bench_source_result *result);
+/* bench_source.c: the generator's values, record i's at in[i], for the expected output. */
+void bench_source_fill(float *in, size_t n);
 
 /* bench_progress.c */
 void bench_progress_init(bench_progress *progress, int json);
@@ -327,5 +389,9 @@ void bench_sweep_print_result(const bench_plan *plan, const bench_sweep_result *
                               const bench_exports *exports, FILE *out);
 void bench_group_print_result(const bench_plan *plan, const bench_expected *expected,
                               const bench_group_result *result, FILE *out);
+void bench_batches_print_result(const bench_plan *plan, const bench_expected *expected,
+                                const bench_batches_result *result, FILE *out);
+void bench_source_print_result(const bench_plan *plan, const bench_expected *expected,
+                               const bench_source_result *result, FILE *out);
 
 #endif /* SP_CLI_BENCH_H */

@@ -9,7 +9,7 @@
 #include "report_out.h"
 #include "stats.h"
 
-static int create_group(const bench_session *s, const sp_stage *sinmix, sp_group **group)
+int bench_create_group(const bench_session *s, const sp_stage *sinmix, sp_group **group)
 {
     const bench_plan *plan = s->plan;
     sp_pipeline_config config = bench_pipeline_config(plan);
@@ -32,7 +32,7 @@ int bench_group_all(const bench_session *s, bench_group_result *g)
     sp_sinmix_params params = {s->plan->iters};
     sp_stage sinmix = bench_sinmix_stage(s->plan, &params);
     sp_group *group = NULL;
-    int rc = create_group(s, &sinmix, &group);
+    int rc = bench_create_group(s, &sinmix, &group);
     if (rc != CLI_EXIT_OK)
         return rc;
     g->n_devices = sp_group_size(group);

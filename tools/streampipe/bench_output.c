@@ -106,8 +106,12 @@ void bench_job_figures(fig_out *o, const bench_plan *plan)
     fig_str(o, "workload", "workload", plan->workload_changed ? "%s (changed by options)" : "%s",
             plan->workload);
     fig_bool(o, "workload_changed", NULL, plan->workload_changed, NULL, NULL);
-    fig_uint(o, "records", "records", "%llu float32", plan->records);
-    if (plan->iters_list.n > 1) /* each row's, in the table */
+    if (plan->n_workloads > 1) /* each row's in the table; these, the buffers' */
+        fig_uint(o, "records", "records", "%llu float32 at most (each row's: the table)",
+                 plan->records);
+    else
+        fig_uint(o, "records", "records", "%llu float32", plan->records);
+    if (plan->iters_list.n > 1 || plan->n_workloads > 1) /* each row's, in the table */
         fig_text(o, "sinmix iters", "each row's\n");
     else
         fig_uint(o, "iters", "sinmix iters", "%llu", plan->iters);

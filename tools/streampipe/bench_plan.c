@@ -156,27 +156,65 @@ static void resolve_lists(bench_plan *plan, sp_backend_kind backend)
     clamp_chunk_list(plan, &plan->chunk_list);
 }
 
+/* Where no option set them, the workload's values; a list's value is the row's. */
+static void take_workload(bench_plan *plan, const bench_workload *w)
+{
+    plan->workload = w->name;
+    if (!plan->records_given)
+        plan->records = (size_t)w->records;
+    if (!plan->iters_given || plan->iters == BENCH_UNSET_UINT)
+        plan->iters = w->iters;
+    if (!plan->chunk_given || plan->chunk_records == BENCH_UNSET_SIZE)
+        plan->chunk_records = (size_t)w->chunk_records;
+    if (!plan->serial_chunk_given)
+        plan->serial_chunk_records = plan->backend == SP_BACKEND_CUDA ? CUDA_SERIAL_CHUNK_RECORDS
+                                                                      : plan->chunk_records;
+}
+
+/* The default workload where none was given; with several, the buffers hold the most records
+ * of any, and the job is named by the list. */
+static void resolve_workloads(bench_plan *plan)
+{
+    if (plan->n_workloads == 0) {
+        plan->workload_indices[0] = plan->backend == SP_BACKEND_CUDA ? DEFAULT_CUDA_WORKLOAD
+                                                                     : DEFAULT_HOST_WORKLOAD;
+        plan->n_workloads = 1;
+    }
+    size_t most = 0, used = 0;
+    for (size_t i = 0; i < plan->n_workloads; i++) {
+        const bench_workload *w = &workloads[plan->workload_indices[i]];
+        most = w->records > most ? (size_t)w->records : most;
+        used += (size_t)snprintf(plan->workload_names + used, sizeof plan->workload_names - used,
+                                 "%s%s", i == 0 ? "" : ",", w->name);
+    }
+    take_workload(plan, &workloads[plan->workload_indices[0]]);
+    if (plan->n_workloads > 1) {
+        plan->workload = plan->workload_names;
+        plan->records = plan->records_given ? plan->records : most;
+    }
+}
+
+void bench_plan_workload(const bench_plan *plan, size_t index, bench_plan *setting)
+{
+    *setting = *plan;
+    take_workload(setting, &workloads[plan->workload_indices[index]]);
+    /* As clamp_chunk does, without a note: the row's report shows the chunk in effect. */
+    if (setting->chunk_records > setting->records)
+        setting->chunk_records = setting->records;
+    if (setting->serial_chunk_records > setting->records)
+        setting->serial_chunk_records = setting->records;
+}
+
 void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
 {
     int on_cuda = backend == SP_BACKEND_CUDA;
-    int index = plan->workload_index;
-    if (index < 0)
-        index = on_cuda ? DEFAULT_CUDA_WORKLOAD : DEFAULT_HOST_WORKLOAD;
-    const bench_workload *w = &workloads[index];
-
-    plan->workload = w->name;
-    plan->workload_changed = plan->records != BENCH_UNSET_SIZE ||
-                             plan->iters_list.n > 0 || plan->iters_list.sweep ||
-                             plan->chunk_list.n > 0 || plan->chunk_list.sweep;
     plan->backend = backend;
-    if (plan->records == BENCH_UNSET_SIZE)
-        plan->records = (size_t)w->records;
-    if (plan->iters == BENCH_UNSET_UINT)
-        plan->iters = w->iters;
-    if (plan->chunk_records == BENCH_UNSET_SIZE)
-        plan->chunk_records = (size_t)w->chunk_records;
-    if (plan->serial_chunk_records == BENCH_UNSET_SIZE)
-        plan->serial_chunk_records = on_cuda ? CUDA_SERIAL_CHUNK_RECORDS : plan->chunk_records;
+    plan->records_given = plan->records != BENCH_UNSET_SIZE;
+    plan->iters_given = plan->iters_list.n > 0 || plan->iters_list.sweep;
+    plan->chunk_given = plan->chunk_list.n > 0 || plan->chunk_list.sweep;
+    plan->serial_chunk_given = plan->serial_chunk_records != BENCH_UNSET_SIZE;
+    plan->workload_changed = plan->records_given || plan->iters_given || plan->chunk_given;
+    resolve_workloads(plan);
     if (plan->repeat == BENCH_UNSET_UINT)
         plan->repeat = on_cuda ? 5 : 3;
     if (plan->timeline == BENCH_UNSET_TIMELINE) /* a trace shows every operation */
@@ -185,6 +223,9 @@ void bench_plan_resolve(bench_plan *plan, sp_backend_kind backend)
     if (plan->seed == BENCH_UNSET_SEED)
         plan->seed = cli_clock_seed();
     plan->host_workers = par_default_workers();
+    if (plan->source)
+        add_note(plan, "--source generator: the input is the generator's repeated pattern, not "
+                 "data from the seed");
     resolve_lists(plan, backend);
 }
 
@@ -197,12 +238,22 @@ const char *bench_memory_name(bench_memory memory)
  * byte count well inside size_t. */
 #define MAX_RECORDS (1ULL << 40)
 
+/* --workload NAME[,NAME...]: several make a row per workload (names may repeat). */
 static int apply_workload(const char *value, void *config)
 {
     bench_plan *plan = config;
-    plan->workload_index = find_workload(value);
-    if (plan->workload_index < 0)
-        return cli_usage_error("--workload: unknown workload '%s' (see --help)", value);
+    plan->n_workloads = 0;
+    for (const char *cursor = value; cursor != NULL; plan->n_workloads++) {
+        char name[24];
+        if (plan->n_workloads == BENCH_MAX_WORKLOADS ||
+            cli_next_item(&cursor, name, sizeof name) != 0 || name[0] == '\0')
+            return cli_usage_error("--workload: '%s' is not a list of at most %d workloads",
+                                   value, BENCH_MAX_WORKLOADS);
+        int index = find_workload(name);
+        if (index < 0)
+            return cli_usage_error("--workload: unknown workload '%s' (see --help)", name);
+        plan->workload_indices[plan->n_workloads] = index;
+    }
     return CLI_EXIT_OK;
 }
 
@@ -233,8 +284,9 @@ static int apply_devices(const char *value, void *config)
 static const cli_option options[] = {
     CLI_BACKEND_OPTION(bench_plan),
     CLI_DEVICE_OPTION(bench_plan),
-    CLI_APPLY("workload", "NAME", apply_workload,
-              "a preset job (the list below says which is the default)"),
+    CLI_APPLY("workload", "NAME,...", apply_workload,
+              "a preset job (the list below says which is the default);\n"
+              "a list: see Lists"),
     CLI_COUNT("records", "N", bench_plan, records, 1, MAX_RECORDS,
               "records, float32 each (default: the workload's)"),
     CLI_COUNT_LIST("iters", "N,...", bench_plan, iters_list, 0, CLI_SINMIX_MAX_ITERS,
@@ -303,6 +355,21 @@ static const cli_option options[] = {
                "chrome://tracing) of the last pipelined run made\nwith a report"),
     CLI_STRING("svg", "FILE.svg", bench_plan, svg_path,
                "write the SVG timeline of that run, with its figures"),
+    CLI_COUNT("batches", "B", bench_plan, batches, 1, MAX_RECORDS,
+              "time one run of the records against B runs of B slices\n"
+              "and the slices as B batches through one stream\n"
+              "(sp_stream_submit), instead of the comparison (default:\n"
+              "no batches)"),
+    CLI_COUNT_LIST("group-size", "N,...", bench_plan, group_list, 0, BENCH_MAX_DEVICES,
+                   "0: the plain pipeline; N: one sp_group run over N\n"
+                   "pipelines on --device (default 0); a list: a row each\n"
+                   "(--group-size 0,1,2: plain against groups of 1 and 2)"),
+    /* array = 0, generator = 1 */
+    CLI_CHOICE("source", "array|generator", bench_plan, source,
+               "generator: the input made by a positional generator\n"
+               "source (sp_pipeline_run_io, into and out of the pinned\n"
+               "staging) timed against the same values as arrays,\n"
+               "instead of the comparison (default array)"),
     CLI_APPLY("devices", "all|N,M,...", apply_devices,
               "one sp_group run over these devices (all or -1: every\n"
               "visible GPU; on host, as many host backends as listed),\n"
@@ -314,13 +381,17 @@ static void print_more(FILE *out)
 {
     fprintf(out, "Counts take k/M/G suffixes (powers of 1024) or 2^N.\n\n"
             "Lists: --iters, --chunk and --depth each take a comma-separated list of at most\n"
-            "%d values (--chunk 1M,4M,16M --depth 2,3,4), or sweep for the list below.\n"
-            "With more than one value the job is a row per combination (iters, then chunk,\n"
-            "then depth; at most %d rows) instead of the comparison: each row's pipeline\n"
-            "runs --repeat times without a report (the median is quoted) and once with one\n"
-            "(efficiency, bottleneck), every element verified (the expected values computed\n"
-            "again for each iters). '*' marks the fastest row; --trace and --svg show its\n"
-            "run with a report. sweep is, for each option:\n", CLI_MAX_LIST_ITEMS, BENCH_MAX_ROWS);
+            "%d values (--chunk 1M,4M,16M --depth 2,3,4), or sweep for the list below;\n"
+            "--workload takes at most %d names (--workload small,tiny: each row has its\n"
+            "workload's records, iters and chunk where no option sets them); --group-size\n"
+            "a list of group sizes (0: the plain pipeline).\n"
+            "With more than one value the job is a row per combination (workload, group size,\n"
+            "iters, chunk, then depth; at most %d rows) instead of the comparison: each row's\n"
+            "pipeline (or group) runs --repeat times without a report (the median is quoted)\n"
+            "and once with one (efficiency, bottleneck), every element verified (the expected\n"
+            "values computed again for each workload and iters). '*' marks the fastest row;\n"
+            "--trace and --svg show its run with a report. sweep is, for each option:\n", CLI_MAX_LIST_ITEMS,
+            BENCH_MAX_WORKLOADS, BENCH_MAX_ROWS);
     print_sweep_lists(out);
     fputs("\nProgress goes to stderr. When stderr is a terminal, one line (\"[run 2/3] serial\n"
           "0.123 s, ...\") is rewritten in place as runs finish and erased at the end; with\n"
@@ -337,16 +408,16 @@ static const cli_command_options command = {
     "usage: streampipe bench [options]\n\n"
     "Times a float32 sinmix job three ways in one process: the serial baseline (a\n"
     "synchronous copy, kernel, copy per chunk), the pipelined run, and a copy-only run\n"
-    "on pinned memory (the copy-engine ceiling). Given lists of --iters, --chunk or\n"
-    "--depth, times the pipelined run at each combination instead. Every output element\n"
-    "of every timed run is verified.\n\n",
+    "on pinned memory (the copy-engine ceiling). Given lists of --workload,\n"
+    "--group-size, --iters, --chunk or --depth, times the pipelined run (or group) at\n"
+    "each combination instead; --batches and --source generator time other comparisons\n"
+    "instead. Every output element of every timed run is verified.\n\n",
     options, sizeof options / sizeof options[0], "\n", print_more};
 
 static void set_defaults(bench_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     plan->backend = SP_BACKEND_AUTO;
-    plan->workload_index = -1;
     plan->records = BENCH_UNSET_SIZE;
     plan->iters = BENCH_UNSET_UINT;
     plan->chunk_records = BENCH_UNSET_SIZE;
@@ -364,12 +435,26 @@ static int check_combinations(const bench_plan *plan)
         strcmp(plan->trace_path, plan->svg_path) == 0)
         return cli_usage_error("bench: --trace and --svg name the same file '%s'",
                                plan->trace_path);
+    if (plan->group_list.n > 1 && (plan->trace_path || plan->svg_path))
+        return cli_usage_error("bench: --trace and --svg show a pipeline's run, which a list of "
+                               "--group-size does not always have");
     if (plan->group && (plan->rows || plan->trace_path || plan->svg_path))
-        return cli_usage_error("bench: --devices runs a group, which takes one value of "
-                               "--iters, --chunk and --depth, and no --trace or --svg");
-    if ((plan->in_device || plan->out_device) && (plan->group || plan->rows))
+        return cli_usage_error("bench: --devices (or one --group-size above 0) runs a group, which takes one value of "
+                               "--workload, --group-size, --iters, --chunk and --depth, and no "
+                               "--trace or --svg");
+    if (plan->source && (plan->batches || plan->group || plan->rows || plan->trace_path ||
+                         plan->svg_path))
+        return cli_usage_error("bench: --source generator times one setting, not --batches, "
+                               "--devices, --trace, --svg or lists of --workload, --iters, "
+                               "--chunk or --depth");
+    if (plan->batches && (plan->group || plan->rows || plan->trace_path || plan->svg_path))
+        return cli_usage_error("bench: --batches times one setting, not --devices, --trace, "
+                               "--svg or lists of --workload, --iters, --chunk or --depth");
+    if ((plan->in_device || plan->out_device) &&
+        (plan->group || plan->rows || plan->batches || plan->source))
         return cli_usage_error("bench: --in device and --out device are for the comparison, "
-                               "not --devices or lists of --iters, --chunk or --depth");
+                               "not --batches, --source, --devices or lists of --workload, --iters, --chunk or "
+                               "--depth");
     return CLI_EXIT_OK;
 }
 
@@ -379,23 +464,48 @@ static size_t list_count(const cli_list *list, const cli_list *sweep)
     return list->sweep ? sweep->n : list->n > 1 ? list->n : 1;
 }
 
+/* One --group-size N above 0: the group job, as --devices D,D,... (N times) would be. */
+static int take_group_size(bench_plan *plan)
+{
+    if (plan->group_list.sweep)
+        return cli_usage_error("--group-size: 'sweep' is not a list of group sizes");
+    if (plan->group_list.n == 0)
+        return CLI_EXIT_OK;
+    if (plan->group)
+        return cli_usage_error("bench: --group-size and --devices both say which devices run");
+    if (plan->group_list.n > 1 || plan->group_list.items[0] == 0)
+        return CLI_EXIT_OK;
+    plan->group = 1;
+    plan->n_devices = (size_t)plan->group_list.items[0];
+    for (size_t k = 0; k < plan->n_devices; k++)
+        plan->devices[k] = plan->device;
+    return CLI_EXIT_OK;
+}
+
 /* A list of one value is that value, as before lists; more make rows, at most BENCH_MAX_ROWS. */
 static int take_lists(bench_plan *plan)
 {
+    int rc = take_group_size(plan);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    size_t n_work = plan->n_workloads > 1 ? plan->n_workloads : 1;
+    size_t n_group = plan->group_list.n > 1 ? plan->group_list.n : 1;
     size_t n_iters = list_count(&plan->iters_list, &sweep_iters_cuda); /* as long on host */
     size_t n_chunk = list_count(&plan->chunk_list, &sweep_chunks);
     size_t n_depth = list_count(&plan->depth_list, &sweep_depths);
+    size_t n_rows = n_work * n_group * n_iters * n_chunk * n_depth;
     if (plan->iters_list.n == 1 && !plan->iters_list.sweep)
         plan->iters = (unsigned)plan->iters_list.items[0];
     if (plan->chunk_list.n == 1 && !plan->chunk_list.sweep)
         plan->chunk_records = (size_t)plan->chunk_list.items[0];
     if (plan->depth_list.n == 1 && !plan->depth_list.sweep)
         plan->depth = (unsigned)plan->depth_list.items[0];
-    plan->rows = n_iters * n_chunk * n_depth > 1;
-    if (n_iters * n_chunk * n_depth > BENCH_MAX_ROWS)
-        return cli_usage_error("bench: --iters, --chunk and --depth make %zu x %zu x %zu = %zu "
-                               "rows, more than %d", n_iters, n_chunk, n_depth,
-                               n_iters * n_chunk * n_depth, BENCH_MAX_ROWS);
+    plan->rows = n_rows > 1;
+    if (n_rows > BENCH_MAX_ROWS)
+        return cli_usage_error("bench: --workload, --group-size, --iters, --chunk and --depth "
+                               "make %zu x %zu x %zu x %zu x %zu = %zu rows, more than %d",
+                               n_work, n_group, n_iters, n_chunk, n_depth, n_rows,
+                               BENCH_MAX_ROWS);
     return CLI_EXIT_OK;
 }
 

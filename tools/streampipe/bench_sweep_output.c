@@ -1,4 +1,4 @@
-/* The result of lists of --iters, --chunk and --depth, as text or as one JSON object, from
+/* The result of lists of --workload, --group-size, --iters, --chunk and --depth, as text or as one JSON object, from
  * one description: the job, how it was checked, then a row per combination ("sweep":
  * {"rows": [...], "best_row": N}). Times in seconds, rates in GB/s (1e9 bytes per second). */
 #include "bench.h"
@@ -43,6 +43,10 @@ static void verification(fig_out *o, const bench_sweep_result *sweep)
 
 static const fig_column row_columns[] = {
     {NULL, "", 1, "%s", FIG_STR}, /* '*' on the fastest row */
+    {"workload", "workload", -9, "%s", FIG_STR},
+    {"records", "records", 10, "%llu", FIG_UINT},
+    {"group_size", "group", 5, "%llu", FIG_UINT},
+    {"pipelines", NULL, 0, NULL, FIG_UINT}, /* what ran: 1, or the group's size */
     {"iters", "iters", 7, "%llu", FIG_UINT},
     {"set_chunk_records", "set chunk", 10, "%llu", FIG_AUTO}, /* as asked */
     {"set_depth", "set depth", 9, "%llu", FIG_AUTO},
@@ -68,7 +72,9 @@ static void row(fig_out *o, const bench_sweep_result *sweep, size_t index)
     const bench_sweep_row *r = &sweep->rows[index];
     const sp_report *report = &r->report;
     fig_value v[N_ROW_COLUMNS] = {
-        {.str = index == sweep->best_row ? "*" : " "}, {.uint = r->iters},
+        {.str = index == sweep->best_row ? "*" : " "}, {.str = r->workload},
+        {.uint = r->records}, {.uint = r->group_size}, {.uint = r->pipelines},
+        {.uint = r->iters},
         {.uint = r->set_chunk_records}, {.uint = r->set_depth},
         {.flag = index == sweep->best_row}, {.str = bench_check_method_name(r->method)},
         {.list = {r->seconds, r->runs}}, {.num = r->median_s}, {.num = r->gbps},
@@ -91,6 +97,7 @@ static void rows(fig_out *o, const bench_sweep_result *sweep)
     fig_group_end(o);
     fig_text(o, NULL, "\n");
     fig_text(o, "*", "the fastest row (the lowest median)\n");
+    fig_text(o, "group", "0: the plain pipeline; N: an sp_group of N pipelines on --device\n");
     fig_text(o, "set chunk, depth", "as asked (auto: the library's); chunk, depth: in effect\n");
     fig_text(o, "of best", "the fastest row's median / the row's median\n");
     fig_text(o, "efficiency", "bound / makespan of the row's run with a report\n");

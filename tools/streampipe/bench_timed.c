@@ -159,6 +159,17 @@ int bench_time_repeats(const bench_session *s, const bench_run_spec *spec, const
     return rc;
 }
 
+int bench_time_kind(const bench_session *s, const bench_run_spec *spec,
+                    bench_kind_series *series)
+{
+    series->name = spec->name;
+    int rc = bench_time_repeats(s, spec, spec->name, series->seconds, &series->runs,
+                                &series->report);
+    series->median_s = cli_median(series->seconds, series->runs);
+    series->gbps = bench_gbps(s->plan, series->median_s);
+    return rc;
+}
+
 /* A SAMPLED check adopts the first serial output that passes it as the expected value of
  * every element (bench_verify.c), so a serial run comes before the row's (or the group's)
  * pipelined runs. */
