@@ -383,6 +383,10 @@ void bench_totals_figures(fig_out *o, const bench_totals *totals);
 /* The "verification" object: how every run was checked, and what the checks found. */
 void bench_verification_figures(fig_out *o, const bench_expected *expected,
                                 const bench_totals *totals);
+/* The head of a job whose result is a table of kinds of run (--batches, --source): the job,
+ * the repeats, the verification, then the group `name` the table goes in, opened. */
+void bench_kinds_begin(fig_out *o, const bench_plan *plan, const bench_expected *expected,
+                       const bench_totals *checks, const char *name);
 void bench_print_result(const bench_plan *plan, const bench_expected *expected,
                         const bench_results *results, const bench_exports *exports, FILE *out);
 void bench_sweep_print_result(const bench_plan *plan, const bench_sweep_result *sweep,

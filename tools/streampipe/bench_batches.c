@@ -120,12 +120,7 @@ void bench_batches_print_result(const bench_plan *plan, const bench_expected *ex
 {
     fig_out o;
     fig_begin(&o, out, plan->json);
-    bench_job_figures(&o, plan);
-    fig_uint(&o, "repeat", "repeats", "%llu runs of each kind without a report (median below), "
-             "then one with a report", plan->repeat);
-    bench_verification_figures(&o, expected, &result->checks);
-    fig_group(&o, "batches", NULL);
-    fig_text(&o, NULL, "\n");
+    bench_kinds_begin(&o, plan, expected, &result->checks, "batches");
     fig_table(&o, "rows", columns, N_COLUMNS);
     for (size_t i = 0; i < BENCH_BATCHES_KINDS; i++) {
         const bench_kind_series *r = &result->series[i];

@@ -299,6 +299,17 @@ static void alone_figures(fig_out *o, const bench_results *r)
     }
 }
 
+void bench_kinds_begin(fig_out *o, const bench_plan *plan, const bench_expected *expected,
+                       const bench_totals *checks, const char *name)
+{
+    bench_job_figures(o, plan);
+    fig_uint(o, "repeat", "repeats", "%llu runs of each kind without a report (median below), "
+             "then one with a report", plan->repeat);
+    bench_verification_figures(o, expected, checks);
+    fig_group(o, name, NULL);
+    fig_text(o, NULL, "\n");
+}
+
 void bench_print_result(const bench_plan *plan, const bench_expected *expected,
                         const bench_results *results, const bench_exports *exports, FILE *out)
 {

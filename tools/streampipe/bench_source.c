@@ -169,12 +169,7 @@ void bench_source_print_result(const bench_plan *plan, const bench_expected *exp
 {
     fig_out o;
     fig_begin(&o, out, plan->json);
-    bench_job_figures(&o, plan);
-    fig_uint(&o, "repeat", "repeats", "%llu runs of each kind without a report (median below), "
-             "then one with a report", plan->repeat);
-    bench_verification_figures(&o, expected, &result->checks);
-    fig_group(&o, "source", NULL);
-    fig_text(&o, NULL, "\n");
+    bench_kinds_begin(&o, plan, expected, &result->checks, "source");
     fig_table(&o, "rows", columns, N_COLUMNS);
     for (size_t k = 0; k < result->n_kinds; k++) {
         const bench_kind_series *r = &result->series[k];
