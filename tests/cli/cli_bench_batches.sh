@@ -29,14 +29,7 @@ assert d["verification"]["elements_checked"] == 3 * 3 * 65536, d["verification"]
 assert "serial" not in d and "sweep" not in d, sorted(d)
 ' || fail "--batches 7: $json"
 
-expect64() { # PATTERN ARGS...: exit 64, PATTERN on stderr
-    pattern=$1
-    shift
-    out=$(timeout 10 "$cli" bench --backend host --records 64k --repeat 1 "$@" 2>&1 >/dev/null)
-    rc=$?
-    [ "$rc" -eq 64 ] && printf '%s' "$out" | grep -q -- "$pattern" ||
-        fail "$* -> exit $rc (want 64), output lacks '$pattern': $out"
-}
+. "$(dirname "$0")/cli_expect.sh" # expect64
 expect64 "--batches: '0' is not a count in \[1, " --batches 0
 expect64 "--batches: 65537 batches is more than the 65536 records" --batches 65537
 expect64 "--batches times one setting, not --devices" --batches 2 --depth 2,3

@@ -96,14 +96,7 @@ assert all(k in d for k in ("serial", "pipelined", "ceiling", "speedup")), sorte
 assert d["pipelined"]["chunk_records"] == 4096 and d["pipelined"]["depth"] == 3, d["pipelined"]
 ' || fail "one value each: $json"
 
-expect64() { # PATTERN ARGS...: exit 64, PATTERN on stderr
-    pattern=$1
-    shift
-    out=$(timeout 10 "$cli" bench --backend host --records 64k --repeat 1 "$@" 2>&1 >/dev/null)
-    rc=$?
-    [ "$rc" -eq 64 ] && printf '%s' "$out" | grep -q -- "$pattern" ||
-        fail "$* -> exit $rc (want 64), output lacks '$pattern': $out"
-}
+. "$(dirname "$0")/cli_expect.sh" # expect64
 items33=$(seq -s, 1 33)
 items17=$(seq -s, 1 17)
 expect64 "--chunk: '$items33' has more than 32 items" --chunk "$items33"

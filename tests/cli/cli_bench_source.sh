@@ -34,14 +34,7 @@ json=$(bench --source generator --memory pinned --iters 3 --chunk 64k) ||
 printf '%s' "$json" | check "source, memcpy|pinned array|source, nontemporal" ||
     fail "--source generator --memory pinned: $json"
 
-expect64() { # PATTERN ARGS...: exit 64, PATTERN on stderr
-    pattern=$1
-    shift
-    out=$(timeout 10 "$cli" bench --backend host --records 64k --repeat 1 "$@" 2>&1 >/dev/null)
-    rc=$?
-    [ "$rc" -eq 64 ] && printf '%s' "$out" | grep -q -- "$pattern" ||
-        fail "$* -> exit $rc (want 64), output lacks '$pattern': $out"
-}
+. "$(dirname "$0")/cli_expect.sh" # expect64
 expect64 "--source: 'file' is not array or generator" --source file
 expect64 "--source generator times one setting, not --batches" --source generator --batches 2
 expect64 "--source generator times one setting" --source generator --depth 2,3
