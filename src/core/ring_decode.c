@@ -52,6 +52,13 @@ static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 /* Why the batch's chunks cannot go through the ring ("" when they can), the chunk rounded
  * down to whole units when they can. */
+/* Records a block holds (the source's blocks are one size and whole records once decide
+ * found nothing against the ring). */
+static size_t unit_records(const sp_ring_decode *d)
+{
+    return d->bs->unit_bytes / d->b->p->record_bytes[0];
+}
+
 static void decide(sp_ring_decode *d, char *why, size_t n)
 {
     sp_batch *b = d->b;
@@ -76,7 +83,7 @@ static void decide(sp_ring_decode *d, char *why, size_t n)
                  "records)", bs->unit_bytes / rec, p->chunk_capacity);
     if (why[0])
         return;
-    sp_ring_chunk_set(b, b->plan.chunk_records, bs->unit_bytes / rec);
+    sp_ring_chunk_set(b, b->plan.chunk_records, unit_records(d));
 }
 
 /* Whether the backend can decompress: its own op, or HOST's launch over the source's
@@ -111,7 +118,7 @@ static int backend_can(sp_ring_decode *d, char *why, size_t n)
 static int starts_whole(const sp_ring_decode *d)
 {
     const sp_batch *b = d->b;
-    size_t per = d->bs->unit_bytes / b->p->record_bytes[0], n, src_total;
+    size_t per = unit_records(d), n, src_total;
     sp_ring_unit unit;
     return d->bs->units(d->bs, b->record_base, per < b->plan.n_records ? per : b->plan.n_records,
                         &unit, 1, &n, &src_total);
@@ -128,7 +135,7 @@ static size_t unit_held(const sp_block_source *bs)
  * larger one needs the backend's scratch asked for again. */
 static void repick(sp_ring_decode *d)
 {
-    size_t per = d->bs->unit_bytes / d->b->p->record_bytes[0];
+    size_t per = unit_records(d);
     if (!starts_whole(d) ||
         !sp_ring_chunk_pick(d->b, per, unit_held(d->bs), d->chunk_note, sizeof d->chunk_note))
         return;
