@@ -330,19 +330,12 @@ TEST(times_between_nanoseconds)
 
 /* ---- what the writers refuse ------------------------------------------------------------- */
 
-static sp_status trace_to_null_device(const sp_report *report)
+/* One of the writers (sp_report_write_trace, _svg) to /dev/null. */
+static sp_status to_null_device(sp_status (*write)(const sp_report *, FILE *),
+                                const sp_report *report)
 {
     FILE *f = fopen("/dev/null", "w");
-    sp_status st = sp_report_write_trace(report, f);
-    if (f)
-        fclose(f);
-    return st;
-}
-
-static sp_status svg_to_null_device(const sp_report *report)
-{
-    FILE *f = fopen("/dev/null", "w");
-    sp_status st = sp_report_write_svg(report, f);
+    sp_status st = write(report, f);
     if (f)
         fclose(f);
     return st;
@@ -351,9 +344,9 @@ static sp_status svg_to_null_device(const sp_report *report)
 /* A report without a timeline is refused, with a message naming keep_timeline. */
 static void check_refused(const sp_report *report)
 {
-    CHECK_EQ(trace_to_null_device(report), SP_ERR_INVALID_ARGUMENT);
+    CHECK_EQ(to_null_device(sp_report_write_trace, report), SP_ERR_INVALID_ARGUMENT);
     CHECK_HAS(sp_report_last_error(), "keep_timeline");
-    CHECK_EQ(svg_to_null_device(report), SP_ERR_INVALID_ARGUMENT);
+    CHECK_EQ(to_null_device(sp_report_write_svg, report), SP_ERR_INVALID_ARGUMENT);
     CHECK_HAS(sp_report_last_error(), "sp_report_write_svg: the report has no timeline");
 }
 
@@ -372,9 +365,9 @@ TEST(refuses_a_report_without_a_timeline)
     memset(&none, 0, sizeof none); /* never run */
     check_refused(&none);
     fixture_run(&fx, &fx.report);
-    CHECK_EQ(trace_to_null_device(&fx.report), SP_OK);
+    CHECK_EQ(to_null_device(sp_report_write_trace, &fx.report), SP_OK);
     fixture_run(&fx, NULL); /* the report's timeline is its own: a later run leaves it */
-    CHECK_EQ(trace_to_null_device(&fx.report), SP_OK);
+    CHECK_EQ(to_null_device(sp_report_write_trace, &fx.report), SP_OK);
     CHECK_EQ(sp_report_write_trace(&fx.report, NULL), SP_ERR_INVALID_ARGUMENT);
     CHECK_HAS(sp_report_last_error(), "f is NULL");
 
@@ -388,7 +381,8 @@ TEST(refuses_a_report_without_a_timeline)
     CHECK_EQ(sp_pipeline_run(fx.p, fx.in.data, fx.n, fx.out.data, &failed),
              SP_ERR_STAGE_FAILED);
     check_refused(&failed); /* a failed run fills no report: no partial timeline */
-    CHECK_EQ(trace_to_null_device(&fx.report), SP_OK); /* the good run's still writes */
+    /* the good run's still writes */
+    CHECK_EQ(to_null_device(sp_report_write_trace, &fx.report), SP_OK);
     fixture_close(&fx);
     return TEST_OK;
 }
@@ -443,7 +437,7 @@ TEST(each_report_keeps_its_own_run)
         check_files(&fx, "first");
         sp_report edited = first; /* shares first's timeline: never released itself */
         edited.chunks++;
-        CHECK_EQ(svg_to_null_device(&edited), SP_ERR_INVALID_ARGUMENT);
+        CHECK_EQ(to_null_device(sp_report_write_svg, &edited), SP_ERR_INVALID_ARGUMENT);
         CHECK_HAS(sp_report_last_error(), "not of its timeline's run");
         sp_report_release(&second);
     }
