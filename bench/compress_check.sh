@@ -24,7 +24,7 @@
 #    log says which). The staging-thread decode once per format, for reference.
 # E2E_CHAIN=mlp runs part 2 over the digits MLP instead of sinmix (see below). Knobs:
 # CHUNK_MIB, STREAMS, DEPTH and REPEAT (part 1's chunk sizes, stage-1 queues, ring depth (0:
-# the library's) and timed runs), ZSTD_FRAME, E2E_CHUNK_MIB, E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
+# the library's) and timed runs), ZSTD_FRAME, E2E_CHUNK_MIB (0: the library's pick), E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
 # PARTS (default "rate e2e") picks the parts: one part a call where a call has a time limit
 # (the data is kept in $COMPRESS_DIR between calls). The raw file's run is the end-to-end
 # floor: what streaming and writing the output cost with nothing to decompress. (Discarding
@@ -62,7 +62,8 @@ sinmix) STAGES=sinmix:iters=1 E2E_DATA=walk E2E_RECORD=4 ;;
 mlp) STAGES=mlp:models/digits_mlp.safetensors:${MLP_PRECISION:-tf32} E2E_DATA=digits E2E_RECORD=64 ;;
 *) echo "E2E_CHAIN must be sinmix or mlp" >&2; exit 2 ;;
 esac
-E2E_CHUNK=$((E2E_CHUNK_MIB * 1048576 / E2E_RECORD)) # records
+E2E_CHUNK=$((E2E_CHUNK_MIB * 1048576 / E2E_RECORD)) # records; 0: the library's pick
+((E2E_CHUNK == 0)) && E2E_CHUNK=auto
 PY=${PYTHON:-python3}  # one with numpy and this tree's streampipe package
 LOG=$OUT/compress_check.log
 JSON=$OUT/compress_check.jsonl

@@ -13,7 +13,8 @@
  * the open, and commit before any run are refused and leave nothing once closed. A killed
  * run's leftover is removed and named; a live handle's temporary output, names off the
  * pattern and another output's stay, as does a name another process holds a classic lock on.
- * /dev/full (skipped where missing) says "no space".
+ * /dev/full (skipped where missing) says "no space", and so does an output larger than the
+ * free space of /dev/shm's tmpfs, at the open (skipped where /dev/shm is not tmpfs).
  */
 #define _GNU_SOURCE /* F_OFD_SETLK: the lock the library's temporary outputs hold */
 #include <dirent.h>
@@ -23,7 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h> /* TMPFS_MAGIC */
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -661,6 +665,43 @@ TEST(a_full_device_says_no_space)
     return TEST_OK;
 }
 
+/* On tmpfs the output's room is checked, not reserved page by page (file_io.c size_output): an
+ * output larger than the free space fails the open with "no space" before anything runs, and
+ * leaves no temporary file. The input is a sparse file of the needed size in the scratch folder. */
+TEST(an_output_larger_than_a_tmpfs_says_no_space)
+{
+    struct statfs fs;
+    struct statvfs v;
+    if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC || statvfs("/dev/shm", &v) != 0) {
+        harness_skip_reason("/dev/shm is not tmpfs here");
+        return TEST_SKIP;
+    }
+    rig r;
+    if (!rig_open(&r, 8, 100, 0, 40))
+        return TEST_FAIL;
+    unsigned long long room = (unsigned long long)v.f_bavail * v.f_frsize;
+    unsigned long long records = room / r.out_rec + (1u << 20);
+    int fd = open(at("big.bin"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)(records * IN_REC)) == 0);
+    if (fd >= 0)
+        close(fd);
+    char shm[64] = "/dev/shm/sp-file-io-XXXXXX", out[96];
+    if (CHECK(mkdtemp(shm) != NULL)) {
+        snprintf(out, sizeof out, "%s/out.bin", shm);
+        sp_file_io_config c = config_for(&r, "unused");
+        c.input = at("big.bin");
+        c.output = out;
+        sp_file_io *f = NULL;
+        CHECK_STATUS(sp_file_io_open(&c, &f), SP_ERR_BACKEND, sp_file_io_last_error(f));
+        CHECK_HAS(sp_file_io_last_error(f), "no space for the output");
+        CHECK(sp_file_io_temp_path(f) == NULL);
+        sp_file_io_close(f);
+        CHECK_MSG(rmdir(shm) == 0, "%s is not empty: a temporary output was left", shm);
+    }
+    rig_close(&r);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -672,6 +713,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(commit_only_after_a_run_that_succeeded),
         TEST_ENTRY(a_killed_runs_leftover_is_removed_and_live_ones_kept),
         TEST_ENTRY(a_full_device_says_no_space),
+        TEST_ENTRY(an_output_larger_than_a_tmpfs_says_no_space),
     };
     return harness_run(tests, ARRAY_LEN(tests), argc > 1 ? argv[1] : NULL);
 }

@@ -272,6 +272,29 @@ static void print_output(fig_out *out, const run_files *f)
     fig_group_end(out);
 }
 
+void run_phase_end(run_phases *p, double *phase)
+{
+    double now = cli_now_s();
+    *phase = now - p->mark;
+    p->mark = now;
+}
+
+/* Where the wall time went before the figures are printed (what comes after, the memory's
+ * release, is not in it). */
+static void print_phases(fig_out *out, const run_phases *p)
+{
+    fig_group(out, "phases", "phases:");
+    fig_num(out, "context_s", "context", "%.3f s", p->context_s);
+    fig_num(out, "stages_s", "stages", "%.3f s", p->stages_s);
+    fig_num(out, "open_s", "files opened", "%.3f s", p->open_s);
+    fig_num(out, "pipeline_s", "pipeline made", "%.3f s", p->pipeline_s);
+    fig_num(out, "run_s", "streamed", "%.3f s", p->run_s);
+    fig_num(out, "commit_s", "committed", "%.3f s", p->commit_s);
+    fig_num(out, "total_s", "total", "%.3f s (the command, less its start and its exit)",
+            p->mark - p->start);
+    fig_group_end(out);
+}
+
 static void print_result(const run_job *job, const run_options *o, const sp_report *report,
                          size_t records_run, double makespan_s)
 {
@@ -287,6 +310,7 @@ static void print_result(const run_job *job, const run_options *o, const sp_repo
     fig_num(&out, "peak_rss_mib", "peak RSS", "%.1f MiB", run_peak_rss_mib());
     print_input(&out, f, report, makespan_s);
     print_output(&out, f);
+    print_phases(&out, &job->phases);
     cli_report_figures(&out, "report:", report);
     cli_tune_list tune;
     cli_tune_list_read(&tune, job->pipeline);
@@ -419,11 +443,15 @@ static int run_job_go(run_job *job, const run_options *o)
 {
     load_nvcomp(o);
     run_files_set_decompress(o->decompress);
+    run_phases *ph = &job->phases;
     int rc = run_build_stages(&job->stages, job->ctx);
+    run_phase_end(ph, &ph->stages_s);
     if (rc == CLI_EXIT_OK)
         rc = open_files(job, o);
+    run_phase_end(ph, &ph->open_s);
     if (rc == CLI_EXIT_OK)
         rc = run_make_pipeline(job, o);
+    run_phase_end(ph, &ph->pipeline_s);
     if (rc != CLI_EXIT_OK)
         return rc;
     say_resumed(job, o);
@@ -438,6 +466,7 @@ static int run_job_go(run_job *job, const run_options *o)
     sp_status st = rc == CLI_EXIT_OK ? run_ranges(job, &live.watch, &report, &records_run,
                                                   &makespan_s)
                                      : SP_OK;
+    run_phase_end(ph, &ph->run_s);
     cli_live_stop(&live); /* the panel erased before the report; the endpoint closed */
     job->files.progress = job->files.progress && !cli_live_panel_on(&live); /* it had the line */
     job->files.panel = NULL;
@@ -461,6 +490,7 @@ static int run_job_go(run_job *job, const run_options *o)
         return rc;
     }
     rc = run_files_commit(&job->files);
+    run_phase_end(ph, &ph->commit_s);
     if (rc == CLI_EXIT_OK)
         print_result(job, o, &report, records_run, makespan_s);
     return rc;
@@ -474,6 +504,7 @@ int run_main(int argc, char **argv)
         return rc;
     run_job job;
     memset(&job, 0, sizeof job);
+    job.phases.start = job.phases.mark = cli_now_s();
     rc = run_parse_stages(o.stages_text, &job.stages);
     if (rc == CLI_EXIT_OK && job.stages.mlp_path && !run_mlp_linked)
         return cli_exec_mlp(argc, argv); /* before MPI starts: the program there starts it */
@@ -484,6 +515,7 @@ int run_main(int argc, char **argv)
     int device = mpi.size > 1 ? mpi.local_rank : o.device;
     if (rc == CLI_EXIT_OK)
         rc = cli_open_context(o.backend, device, &job.ctx);
+    run_phase_end(&job.phases, &job.phases.context_s); /* MPI's start in it, under mpirun */
     /* under mpirun, one rank too: its journal is a rank's, which a job of any rank count
      * resumes from (a single process's .NAME.journal is not) */
     if (mpi.initialized)

@@ -49,15 +49,33 @@ typedef struct run_stage_list {
     unsigned long long fail_at;
 } run_stage_list;
 
+/* Where a run's wall time went, in seconds (cli_now_s marks; 0 where a phase did not run): the
+ * part before the first chunk and the commit after the last are what a file run pays beyond
+ * its makespan, and a short run of a large file can be bound by them (issue 26's end to end). */
+typedef struct run_phases {
+    double start;     /* run_main entered */
+    double mark;      /* the last phase's end (run_phase_end) */
+    double context_s; /* the backend's context opened (CUDA: the driver's first call) */
+    double stages_s;  /* the stages built (an MLP: the model loaded, cuBLASLt opened) */
+    double open_s;    /* the files opened: a compressed input indexed, the output allocated */
+    double pipeline_s; /* the pipeline made: the ring's pinned and device memory */
+    double run_s;     /* the records streamed (sp_pipeline_run_io, every range) */
+    double commit_s;  /* the output flushed and renamed into place */
+} run_phases;
+
 /* What one run holds (run_cmd.c; run_ranks.c for a rank under mpirun). */
 typedef struct run_job {
     sp_context *ctx;
     sp_pipeline *pipeline;
     run_stage_list stages;
     run_files files;
+    run_phases phases;
 } run_job;
 
 struct run_mpi;
+
+/* The phase that ends now: its seconds since the last mark into *phase. */
+void run_phase_end(run_phases *p, double *phase);
 
 /* The pipeline for the job's stages and files (--chunk, --depth, --max-pinned, --max-device, --threads). */
 int run_make_pipeline(run_job *job, const run_options *o);
