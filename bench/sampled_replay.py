@@ -112,12 +112,29 @@ def library_windows(n: int, depth: int, stride: int, middle: int, tail: int) -> 
     return windows + [(n - tail, n - 1)]
 
 
+def layout_errors(spans: dict, n: int, first: int, tail: int, full: float) -> list[str]:
+    """K middle windows of M chunks, each at the centre of its K-th of the middle: a fixed
+    layout's error on this trace, for K x M near the library's 5 middle chunks."""
+    span, out = n - first - tail, []
+    for k in (1, 2, 3, 4):
+        for m in (2, 3, 5):
+            if k * m > span:
+                continue
+            ws = [(0, first - 1)] + [(first + (2 * i + 1) * span // (2 * k) - m // 2,
+                                      first + (2 * i + 1) * span // (2 * k) - m // 2 + m - 1)
+                                     for i in range(k)] + [(n - tail, n - 1)]
+            out.append(f"{k}x{m}:{100 * (estimate(spans, n, ws, True) - full):+.2f}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("traces", nargs="+")
     ap.add_argument("--stride", type=int, default=64)
     ap.add_argument("--middle", type=int, default=5)
     ap.add_argument("--tail", type=int, default=3)
+    ap.add_argument("--layouts", action="store_true",
+                    help="also K evenly spaced middle windows of M chunks (K 1-4, M 2, 3, 5)")
     args = ap.parse_args()
     for path in args.traces:
         spans, n, depth = load(path)
@@ -141,6 +158,8 @@ def main() -> None:
                     line.append(f"{k} middle, {'whole' if whole else 'cut'}: median "
                                 f"{statistics.median(errs):+.2f} rms {rms:.2f};")
         print(" ".join(line))
+        if args.layouts:
+            print("  " + " ".join(layout_errors(spans, n, first, args.tail, full)))
 
 
 if __name__ == "__main__":
