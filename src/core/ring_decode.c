@@ -237,7 +237,10 @@ static int fit_budget(sp_ring_decode *d)
     }
     sp_ring_chunk_set(d->b, lo * per, per);
     sp_ring_chunk_note(d->b, per, units * per, lo * per, d->chunk_note, sizeof d->chunk_note);
-    return !d->backend_op || prepare(d, lo, &d->temp_bytes) == SP_OK;
+    if (!d->backend_op || prepare(d, lo, &d->temp_bytes) == SP_OK)
+        return 1;
+    snprintf(d->why, sizeof d->why, "%s", sp_backend_error()); /* it said so a moment ago */
+    return 0;
 }
 
 static sp_status allocate(sp_ring_decode *d)
