@@ -354,7 +354,9 @@ typedef struct sp_pipeline_config {
                                  1, or the user's own chunk_records and depth, fails the
                                  create with SP_ERR_INVALID_ARGUMENT saying so */
     size_t max_device_bytes;  /* 0.7: the same for device memory (slot buffers and stage
-                                 scratch; HOST: the host memory standing for it) */
+                                 scratch; HOST: the host memory standing for it). Both hold
+                                 the buffers of a compressed input decompressed in the ring
+                                 too (streampipe_io.h, decompress), its scratch included */
     double flight_recorder_s;  /* 0.7: > 0 keeps the last this many seconds of the timeline
                                   (whatever the mode times: sampled windows by default) of
                                   runs made with a report, in a ring of bounded memory,
@@ -486,8 +488,9 @@ typedef struct sp_report {
                               limit */
     size_t pinned_bytes;   /* pinned staging memory the pipeline holds, whatever the data's
                               size: depth x slot_records x the bytes of a record in and out
-                              (each slot rounded up to 256 bytes); a group's is the sum over
-                              its devices */
+                              (each slot rounded up to 256 bytes), and a compressed input's
+                              buffers while it is decompressed in the ring; a group's is the
+                              sum over its devices */
     size_t batches;        /* batches the report covers: 1 for a run, those of a stream */
     size_t slot_records;   /* records a slot holds: the pipeline's chunk, which a short run
                               with a chunk the library chose cuts below (chunk_records) */
@@ -762,8 +765,10 @@ typedef struct sp_stats {
     uint64_t errors;           /* 1 for a failed run; a stream's failed batches (cancelled
                                   ones are none) */
     size_t pinned_bytes;       /* pinned staging memory the pipeline holds (sp_report's) */
-    size_t device_bytes;       /* device memory it holds: slot buffers and stage scratch
-                                  (HOST: host memory standing for it) */
+    size_t device_bytes;       /* device memory it holds: slot buffers and stage scratch, and
+                                  while a compressed input is decompressed in the ring its
+                                  compressed buffers and scratch (HOST: host memory standing
+                                  for it) */
     size_t n_engines;
     sp_engine_stats engines[SP_MAX_ENGINES];
     uint64_t tune_changes;     /* 0.7: the library's changes of chunk size or depth so far */

@@ -82,7 +82,8 @@ class Report:
     that overlapped compute; ``bottleneck`` the engine with the largest total (or "host
     staging"). In graph mode (``graph`` True) the engine figures are not measured.
     ``pinned_bytes``: the pinned staging memory the pipeline holds, ``depth`` slots of
-    ``slot_records`` records in and out (``chunk_records`` is the run's cut, which can be
+    ``slot_records`` records in and out and a compressed input's buffers while it is
+    decompressed in the ring (``chunk_records`` is the run's cut, which can be
     smaller for a short run on a chunk the library chose); ``batches``: 1 for a run,
     the batches of a stream for :meth:`PipelineStream.close`'s report (a stream records no
     per-operation timings: its report has the counts and the makespan, and no trace).

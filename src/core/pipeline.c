@@ -143,14 +143,16 @@ static sp_status make_queues(sp_pipeline *p)
     return st == SP_OK ? SP_OK : sp_pipeline_backend_fail(p, st, "creating the queues");
 }
 
-/* The engines' release events of slots [from, to). */
+/* The engines' release events of slots [from, to), those not made yet (a ring that had fewer
+ * slots keeps the events of the ones it lost). */
 static sp_status make_slot_events(sp_pipeline *p, unsigned from, unsigned to)
 {
     const sp_backend_ops *ops = p->ctx->ops;
     sp_status st = SP_OK;
     for (size_t e = 0; st == SP_OK && e < sp_gpu_engines(p); e++)
         for (unsigned b = from; st == SP_OK && b < to; b++)
-            st = ops->event_create(p->ctx->impl, SP_EVENT_SYNC, &p->events[e].done[b]);
+            if (!p->events[e].done[b])
+                st = ops->event_create(p->ctx->impl, SP_EVENT_SYNC, &p->events[e].done[b]);
     return st == SP_OK ? SP_OK : sp_pipeline_backend_fail(p, st, "creating the events");
 }
 
@@ -228,16 +230,31 @@ static sp_status make_buffers(sp_pipeline *p)
     return st;
 }
 
-/* What the slots hold, for sp_stats (read from any thread: hence atomics, written here). */
+void sp_pipeline_ring_bytes(const sp_pipeline *p, size_t *pinned, size_t *device)
+{
+    *device = 0;
+    for (size_t s = 0; s <= p->n_stages; s++)
+        *device += p->device_buffer[s] ? p->device_stride[s] * p->depth : 0;
+    for (size_t s = 0; s < p->n_stages; s++)
+        *device += p->scratch[s] ? p->scratch_stride[s] * p->depth : 0;
+    *pinned = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
+}
+
+/* What the pipeline holds, the ring and the run's buffers beside it, for sp_stats and the
+ * report (read from any thread: hence atomics, written here alone). */
 static void note_held(sp_pipeline *p)
 {
-    size_t device = 0;
-    for (size_t s = 0; s <= p->n_stages; s++)
-        device += p->device_buffer[s] ? p->device_stride[s] * p->depth : 0;
-    for (size_t s = 0; s < p->n_stages; s++)
-        device += p->scratch[s] ? p->scratch_stride[s] * p->depth : 0;
-    atomic_store(&p->held_pinned_bytes, (p->pinned_in_stride + p->pinned_out_stride) * p->depth);
-    atomic_store(&p->held_device_bytes, device);
+    size_t pinned, device;
+    sp_pipeline_ring_bytes(p, &pinned, &device);
+    atomic_store(&p->held_pinned_bytes, pinned + p->run_pinned_bytes);
+    atomic_store(&p->held_device_bytes, device + p->run_device_bytes);
+}
+
+void sp_pipeline_hold_run(sp_pipeline *p, size_t pinned, size_t device)
+{
+    p->run_pinned_bytes = pinned;
+    p->run_device_bytes = device;
+    note_held(p);
 }
 
 /* The ring's buffers, taken out of the pipeline whole (its fields left NULL). */
@@ -309,11 +326,12 @@ sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth)
     return remake_ring(p, p->chunk_capacity, depth);
 }
 
-sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk)
+sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk, unsigned depth)
 {
-    if (chunk <= p->chunk_capacity || p->graph_mode != SP_GRAPH_OFF)
+    if (chunk < p->chunk_capacity || (chunk == p->chunk_capacity && depth == p->depth) ||
+        depth == 0 || depth > SP_MAX_DEPTH || p->graph_mode != SP_GRAPH_OFF)
         return SP_OK;
-    return remake_ring(p, chunk, p->depth);
+    return remake_ring(p, chunk, depth);
 }
 
 static sp_status make_pool(sp_pipeline *p, unsigned threads)

@@ -12,9 +12,15 @@
  * mode (its depth follows its groups); on failure the ring stays as it was and the pipeline's
  * text says why. */
 sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth);
-/* The same for larger chunks of `chunk` records, same depth, for a run whose compressed
- * input is decompressed in the ring (ring_decode.c): SP_OK with nothing done when `chunk` is
- * not larger, or in graph mode (its graphs hold the ring's buffers). */
-sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk);
+/* The same for chunks of `chunk` records (not fewer than now) in `depth` slots (fewer, or
+ * more, than now), for a run whose compressed input is decompressed in the ring
+ * (ring_decode.c): SP_OK with nothing done when the ring is that already, for a smaller
+ * chunk, or in graph mode (its graphs hold the ring's buffers). */
+sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk, unsigned depth);
+/* Bytes the ring's buffers hold: pinned, and device (stage scratch included). */
+void sp_pipeline_ring_bytes(const sp_pipeline *p, size_t *pinned, size_t *device);
+/* Bytes a run holds beside the ring while it goes (ring_decode.c's buffers; 0, 0 once freed):
+ * counted in what the pipeline holds (sp_stats, the report), the one count of it. */
+void sp_pipeline_hold_run(sp_pipeline *p, size_t pinned, size_t device);
 
 #endif

@@ -3,8 +3,10 @@
  *   pipeline.c        everything here, at create and destroy only; after create the shape,
  *                     queues, events and buffers are read-only, but for a deeper ring made
  *                     for a stream as it opens (sp_pipeline_deepen: claimed and idle) and
- *                     larger chunks for a compressed input decoded in the ring
- *                     (sp_pipeline_rechunk, from ring_decode.c: claimed and idle)
+ *                     larger chunks (in as many slots as the run has chunks) for a
+ *                     compressed input decoded in the ring (sp_pipeline_rechunk, from
+ *                     ring_chunk.c: claimed and idle), and the count of the run's buffers
+ *                     beside the ring (sp_pipeline_hold_run, from ring_decode.c)
  *   ring.c / ring.h   slots (ring_state.h): the per-chunk writes are ring.h's inline ones
  *   submit_graph.c    graph (graph_state.h)
  *   timing.c          timing (timing_state.h) and timeline
@@ -86,8 +88,10 @@ struct sp_pipeline {
     char *scratch[SP_MAX_STAGES];           /* per stage: a scratch_bytes workspace per slot */
     size_t scratch_stride[SP_MAX_STAGES];
     sp_staging_pool *pool;
-    _Atomic size_t held_pinned_bytes;       /* what the ring holds, for sp_stats from any */
-    _Atomic size_t held_device_bytes;       /* thread (the depth may grow: see above) */
+    size_t run_pinned_bytes;                /* held beside the ring by the run going: its */
+    size_t run_device_bytes;                /* compressed input's buffers (ring_decode.c) */
+    _Atomic size_t held_pinned_bytes;       /* the ring's and the run's, for sp_stats from */
+    _Atomic size_t held_device_bytes;       /* any thread (the ring may change: see above) */
 
     sp_slot slots[SP_MAX_DEPTH];
     sp_graph_state graph;

@@ -29,38 +29,48 @@ static const char *short_why(const sp_pipeline *p, size_t want, size_t fit, size
     return want / per < SP_RING_DECODE_BLOCKS ? "512 MiB at the widest boundary" : "";
 }
 
-/* The ring grown to `fit` records a chunk, the change listed with its reason. */
-static void grow(sp_pipeline *p, size_t fit, size_t want, size_t per, size_t n_records)
+/* The ring made anew as `to` (larger chunks, or slots as many as the run's chunks), the
+ * change listed with its reason. */
+static void grow(sp_pipeline *p, sp_tune_settings to, size_t want, size_t per, size_t n_records)
 {
-    size_t from = p->chunk_capacity;
-    if (sp_pipeline_rechunk(p, fit) != SP_OK || p->chunk_capacity == from)
+    sp_tune_settings from = {p->chunk_capacity, p->depth};
+    if ((to.chunk == from.chunk && to.depth == from.depth) ||
+        sp_pipeline_rechunk(p, to.chunk, to.depth) != SP_OK ||
+        (p->chunk_capacity == from.chunk && p->depth == from.depth))
         return;
-    char why[160];
+    char why[200], slots[64] = "";
+    if (to.depth != from.depth)
+        snprintf(slots, sizeof slots, "; %u slots, one a chunk of the run", to.depth);
     snprintf(why, sizeof why, "compressed input decompressed in the ring: %zu blocks a chunk "
-             "(batched GPU decompression wants %u)%s", fit / per, SP_RING_DECODE_BLOCKS,
-             fit < want ? ", all the budget holds"
-             : fit >= n_records ? ", the whole input" : "");
+             "(batched GPU decompression wants %u)%s%s", to.chunk / per, SP_RING_DECODE_BLOCKS,
+             to.chunk < want ? ", all the budget holds"
+             : to.chunk >= n_records ? ", the whole input" : "", slots);
     sp_tune_rechunked(p, from, why);
 }
 
-int sp_ring_chunk_pick(sp_batch *b, size_t unit_records, size_t unit_held_bytes, char *note,
-                       size_t note_size)
+int sp_ring_chunk_pick(sp_batch *b, const sp_tune_decoder *dec, char *note, size_t note_size)
 {
     sp_pipeline *p = b->p;
-    size_t per = unit_records, n = b->plan.n_records, was = b->plan.chunk_records;
+    size_t per = dec->unit_records, n = b->plan.n_records, was = b->plan.chunk_records;
     size_t want = sp_plan_ring_decode_chunk(per, n, p->widest_record), fit = want;
     note[0] = '\0';
     if (p->chunk_chosen && p->graph_mode == SP_GRAPH_OFF) {
-        if (want > p->chunk_capacity) {
-            fit = sp_tune_ring_chunk(p, want, per, unit_held_bytes);
-            grow(p, fit, want, per, n);
-        }
+        sp_tune_settings to = sp_tune_ring_chunk(p, want, n, dec);
+        fit = to.chunk < want ? to.chunk : want;
+        grow(p, to, want, per, n);
         sp_ring_chunk_set(b, want < p->chunk_capacity ? want : p->chunk_capacity, per);
         b->chunk_by_decode = 1;
     }
+    sp_ring_chunk_note(b, per, want, fit, note, note_size);
+    return b->plan.chunk_records != was;
+}
+
+void sp_ring_chunk_note(const sp_batch *b, size_t per, size_t want, size_t fit, char *note,
+                        size_t note_size)
+{
     size_t chunk = b->plan.chunk_records;
-    if (chunk / per < SP_RING_DECODE_BLOCKS && chunk < n)
+    note[0] = '\0';
+    if (chunk / per < SP_RING_DECODE_BLOCKS && chunk < b->plan.n_records)
         snprintf(note, note_size, "; %zu blocks a chunk, not %u: %s", chunk / per,
-                 SP_RING_DECODE_BLOCKS, short_why(p, want, fit, chunk, per));
-    return chunk != was;
+                 SP_RING_DECODE_BLOCKS, short_why(b->p, want, fit, chunk, per));
 }

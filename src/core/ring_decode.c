@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/block_source.h"
+#include "core/pipeline.h"
 #include "core/pipeline_state.h"
 #include "core/ring.h"
 #include "core/ring_chunk.h"
@@ -31,6 +32,7 @@ struct sp_ring_decode {
     int active;              /* chunks may go through the ring */
     int backend_op;          /* by the backend's decompress (CUDA), else a launch (HOST) */
     size_t max_units, data_at, slot_bytes, temp_bytes;
+    size_t n_slots;          /* slots with buffers: the run's chunks, at most the depth */
     char *pinned, *device, *temp, *results;
     sp_bevent *start[SP_MAX_DEPTH], *end[SP_MAX_DEPTH];
     /* recorded after each chunk's decompression on its queue: the slot's units stay its own
@@ -40,7 +42,7 @@ struct sp_ring_decode {
     decode_slot slots[SP_MAX_DEPTH];
     slot_arg args[SP_MAX_DEPTH];
     sp_ring_figures fig;
-    char why[192];           /* why not, when not active */
+    char why[320];           /* why not, when not active */
     char chunk_note[80];     /* "" or why its chunks hold fewer blocks than wanted */
 };
 
@@ -86,21 +88,28 @@ static void decide(sp_ring_decode *d, char *why, size_t n)
     sp_ring_chunk_set(b, b->plan.chunk_records, unit_records(d));
 }
 
+/* The backend's device scratch for one call of chunks of `units` whole units, each slot's
+ * aligned. */
+static sp_status prepare(const sp_ring_decode *d, size_t units, size_t *temp)
+{
+    sp_pipeline *p = d->b->p;
+    sp_backend_error_clear();
+    sp_status st = p->ctx->ops->decompress_prepare(p->ctx->impl, d->bs->format, units + 1,
+                                                   d->bs->max_dst_bytes,
+                                                   units * d->bs->unit_bytes, temp);
+    *temp = st == SP_OK ? round_up(*temp, 256) : 0;
+    return st;
+}
+
 /* Whether the backend can decompress: its own op, or HOST's launch over the source's
- * decoders. Sets d->temp_bytes. */
+ * decoders. Sets d->temp_bytes for b's chunk. */
 static int backend_can(sp_ring_decode *d, char *why, size_t n)
 {
     sp_pipeline *p = d->b->p;
     const sp_backend_ops *ops = p->ctx->ops;
-    size_t chunk_bytes = d->b->plan.chunk_records * p->record_bytes[0];
     if (ops->decompress_prepare) {
-        sp_backend_error_clear();
-        sp_status st = ops->decompress_prepare(p->ctx->impl, d->bs->format, d->max_units,
-                                               d->bs->max_dst_bytes, chunk_bytes,
-                                               &d->temp_bytes);
-        if (st == SP_OK) {
+        if (prepare(d, d->b->plan.chunk_records / unit_records(d), &d->temp_bytes) == SP_OK) {
             d->backend_op = 1;
-            d->temp_bytes = round_up(d->temp_bytes, 256); /* each slot's scratch aligned */
             return 1;
         }
         snprintf(why, n, "%s", sp_backend_error()[0] ? sp_backend_error()
@@ -124,23 +133,114 @@ static int starts_whole(const sp_ring_decode *d)
                         &unit, 1, &n, &src_total);
 }
 
-/* What allocate holds per unit of a chunk, pinned (and about as much of device memory): its
- * entries in the unit arrays and the results, and its compressed bytes aligned. */
-static size_t unit_held(const sp_block_source *bs)
+/* The decoder's buffers for chunks of max_units - 1 whole units in `slots` slots, each
+ * slot's device scratch `temp`: the unit arrays and the compressed bytes (data_at on) a slot
+ * in pinned and in device memory, the results in pinned memory. */
+typedef struct decoder_bytes {
+    size_t data_at, slot_bytes, pinned, device;
+} decoder_bytes;
+
+static decoder_bytes bytes_of(const sp_ring_decode *d, size_t max_units, size_t slots,
+                              size_t temp)
 {
-    return ARRAYS * 8 + 16 + round_up(bs->max_src_bytes + 16, 16);
+    decoder_bytes z;
+    z.data_at = round_up(ARRAYS * 8 * max_units, 256);
+    z.slot_bytes = z.data_at + max_units * round_up(d->bs->max_src_bytes + 16, 16);
+    z.pinned = slots * (z.slot_bytes + 16 * max_units);
+    z.device = slots * (z.slot_bytes + temp);
+    return z;
+}
+
+/* Slots a run in chunks of `units` units fills: one a chunk, at most the depth. */
+static size_t slots_for(const sp_ring_decode *d, size_t units)
+{
+    size_t chunk = units * unit_records(d), n = d->b->plan.n_records;
+    size_t chunks = n / chunk + (n % chunk != 0);
+    return chunks < d->b->p->depth ? chunks : d->b->p->depth;
+}
+
+/* What bytes_of holds per unit a slot (the spare unit aside), for the budget of a larger
+ * ring (tune.h): the scratch shared out over b's units now. */
+static sp_tune_decoder decoder_of(const sp_ring_decode *d)
+{
+    size_t data = round_up(d->bs->max_src_bytes + 16, 16);
+    size_t temp = d->max_units ? (d->temp_bytes + d->max_units - 1) / d->max_units : 0;
+    return (sp_tune_decoder){unit_records(d), ARRAYS * 8 + 16 + data, ARRAYS * 8 + data + temp};
 }
 
 /* The chunk a batched decompressor wants (ring_chunk.h), once the backend can decompress: a
  * larger one needs the backend's scratch asked for again. */
 static void repick(sp_ring_decode *d)
 {
-    size_t per = unit_records(d);
-    if (!starts_whole(d) ||
-        !sp_ring_chunk_pick(d->b, per, unit_held(d->bs), d->chunk_note, sizeof d->chunk_note))
+    sp_tune_decoder dec = decoder_of(d);
+    if (!starts_whole(d) || !sp_ring_chunk_pick(d->b, &dec, d->chunk_note, sizeof d->chunk_note))
         return;
-    d->max_units = d->b->plan.chunk_records / per + 1;
+    d->max_units = d->b->plan.chunk_records / dec.unit_records + 1;
     d->active = backend_can(d, d->why, sizeof d->why);
+}
+
+/* The pipeline's bytes with chunks of `units` units: the ring's and the decoder's. 0 when the
+ * backend cannot say its scratch for them. */
+static int held_with(const sp_ring_decode *d, size_t units, size_t *pinned, size_t *device)
+{
+    size_t temp = 0;
+    if (d->backend_op && prepare(d, units, &temp) != SP_OK)
+        return 0;
+    decoder_bytes z = bytes_of(d, units + 1, slots_for(d, units), temp);
+    sp_pipeline_ring_bytes(d->b->p, pinned, device);
+    *pinned += z.pinned;
+    *device += z.device;
+    return 1;
+}
+
+static int within(const sp_ring_decode *d, size_t units)
+{
+    const sp_tune_state *t = &d->b->p->tune;
+    size_t pinned, device;
+    return held_with(d, units, &pinned, &device) && (!t->max_pinned || pinned <= t->max_pinned) &&
+           (!t->max_device || device <= t->max_device);
+}
+
+/* Why no chunk fits the budget: what the smallest legal one (one block where the library
+ * picks the chunk, else the chunk given) would hold. */
+static void say_over(sp_ring_decode *d, size_t units)
+{
+    const sp_pipeline *p = d->b->p;
+    size_t pinned = 0, device = 0;
+    (void)held_with(d, units, &pinned, &device);
+    snprintf(d->why, sizeof d->why, "the memory budget (max_pinned_bytes %zu, "
+             "max_device_bytes %zu) cannot hold the ring with its compressed buffers: %zu "
+             "blocks a chunk%s need %zu pinned, %zu device bytes",
+             p->tune.max_pinned, p->tune.max_device, units,
+             p->chunk_chosen ? "" : " (chunk_records given)", pinned, device);
+}
+
+/* Every byte the decoder holds within the budget, beside the ring: b's chunk as it is, or,
+ * where the library picks it, cut to the most whole blocks that fit; 0 (d->why says what the
+ * smallest would need) when none does. Sets d->temp_bytes for the chunk. */
+static int fit_budget(sp_ring_decode *d)
+{
+    sp_pipeline *p = d->b->p;
+    size_t per = unit_records(d), units = d->b->plan.chunk_records / per, lo = 1;
+    if ((!p->tune.max_pinned && !p->tune.max_device) || within(d, units))
+        return 1;
+    if (!p->chunk_chosen || units == 1 || !within(d, lo)) {
+        say_over(d, p->chunk_chosen ? 1 : units);
+        return 0;
+    }
+    for (size_t hi = units - 1; lo < hi;) { /* memory grows with the chunk */
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (within(d, mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    sp_ring_chunk_set(d->b, lo * per, per);
+    sp_ring_chunk_note(d->b, per, units * per, lo * per, d->chunk_note, sizeof d->chunk_note);
+    if (!d->backend_op || prepare(d, lo, &d->temp_bytes) == SP_OK)
+        return 1;
+    snprintf(d->why, sizeof d->why, "%s", sp_backend_error()); /* it said so a moment ago */
+    return 0;
 }
 
 static sp_status allocate(sp_ring_decode *d)
@@ -148,27 +248,31 @@ static sp_status allocate(sp_ring_decode *d)
     sp_pipeline *p = d->b->p;
     const sp_backend_ops *ops = p->ctx->ops;
     void *impl = p->ctx->impl;
-    size_t chunk_bytes = d->b->plan.chunk_records * p->record_bytes[0];
-    d->max_units = chunk_bytes / d->bs->unit_bytes + 1;
-    d->data_at = round_up(ARRAYS * 8 * d->max_units, 256);
-    d->slot_bytes = d->data_at + d->max_units * round_up(d->bs->max_src_bytes + 16, 16);
-    for (size_t s = 0; s < p->depth; s++)
+    size_t units = d->b->plan.chunk_records / unit_records(d);
+    d->max_units = units + 1;
+    d->n_slots = slots_for(d, units); /* chunk i takes slot i % depth: these alone */
+    decoder_bytes z = bytes_of(d, d->max_units, d->n_slots, d->temp_bytes);
+    d->data_at = z.data_at;
+    d->slot_bytes = z.slot_bytes;
+    for (size_t s = 0; s < d->n_slots; s++)
         if (!(d->slots[s].units = calloc(d->max_units, sizeof(sp_ring_unit))))
             return SP_ERR_OUT_OF_MEMORY;
-    sp_status st = ops->pinned_alloc(impl, p->depth * d->slot_bytes, (void **)&d->pinned);
+    sp_status st = ops->pinned_alloc(impl, d->n_slots * d->slot_bytes, (void **)&d->pinned);
     if (st == SP_OK)
-        st = ops->device_alloc(impl, p->depth * d->slot_bytes, (void **)&d->device);
+        st = ops->device_alloc(impl, d->n_slots * d->slot_bytes, (void **)&d->device);
     if (st == SP_OK)
-        st = ops->pinned_alloc(impl, p->depth * 16 * d->max_units, (void **)&d->results);
+        st = ops->pinned_alloc(impl, d->n_slots * 16 * d->max_units, (void **)&d->results);
     if (st == SP_OK && d->temp_bytes)
-        st = ops->device_alloc(impl, p->depth * d->temp_bytes, (void **)&d->temp);
-    for (size_t s = 0; st == SP_OK && d->b->timing && s < p->depth; s++) {
+        st = ops->device_alloc(impl, d->n_slots * d->temp_bytes, (void **)&d->temp);
+    for (size_t s = 0; st == SP_OK && d->b->timing && s < d->n_slots; s++) {
         st = ops->event_create(impl, SP_EVENT_TIMING, &d->start[s]);
         if (st == SP_OK)
             st = ops->event_create(impl, SP_EVENT_TIMING, &d->end[s]);
     }
-    for (size_t s = 0; st == SP_OK && s < p->depth; s++)
+    for (size_t s = 0; st == SP_OK && s < d->n_slots; s++)
         st = ops->event_create(impl, SP_EVENT_SYNC, &d->decoded[s]);
+    if (st == SP_OK)
+        sp_pipeline_hold_run(p, z.pinned, z.device); /* what sp_stats and the report count */
     return st;
 }
 
@@ -190,6 +294,7 @@ static void release(sp_ring_decode *d)
     ops->pinned_free(impl, d->results);
     ops->device_free(impl, d->device);
     ops->device_free(impl, d->temp);
+    sp_pipeline_hold_run(p, 0, 0);
     free(d);
 }
 
@@ -211,6 +316,8 @@ sp_status sp_ring_decode_begin(sp_batch *b)
     }
     if (d->active)
         repick(d);
+    if (d->active && !fit_budget(d))
+        d->active = 0; /* d->why says what the budget would need */
     sp_status st = SP_OK;
     if (d->active && (st = allocate(d)) != SP_OK) {
         st = sp_pipeline_backend_fail(b->p, st, "allocating the ring's compressed buffers");
@@ -246,9 +353,9 @@ void sp_ring_decode_end(sp_batch *b)
     sp_ring_decode *d = b->decode;
     if (!d)
         return;
-    for (size_t s = 0; s < b->p->depth; s++)
+    for (size_t s = 0; s < d->n_slots; s++)
         add_span(d, s);
-    char note[256];
+    char note[384];
     const sp_backend_ops *ops = b->p->ctx->ops;
     if (!d->active)
         snprintf(note, sizeof note, "decompressed on the staging threads: %s", d->why);

@@ -234,7 +234,8 @@ static double hidden_so_far(const counts *c)
     return sp_window_sums_hidden(&c->sums, (size_t)c->left);
 }
 
-/* Memory the pipeline holds: made at its creation (deeper for a stream: pipeline.c). */
+/* Memory the pipeline holds: its ring (made at create, anew for a stream or a compressed
+ * input) and a run's buffers beside it; pipeline.c counts both (note_held). */
 static void memory(const sp_pipeline *p, sp_stats *st)
 {
     st->pinned_bytes = atomic_load(&p->held_pinned_bytes);

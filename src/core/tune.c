@@ -82,7 +82,7 @@ sp_status sp_tune_setup(sp_pipeline *p, const sp_pipeline_config *cfg)
     if (budget && !sp_tune_initial(&shape, &lim, want, &got))
         return refuse(p, want, &shape);
     p->chunk_capacity = got.chunk;
-    p->depth = got.depth;
+    p->depth = t->depth_picked = got.depth;
     limits_of(p, 1, &lim);
     sp_tuner_init(&t->tuner, &shape, &lim, got, sp_now());
     if (!budget)
@@ -136,6 +136,8 @@ void sp_tune_deepened(sp_pipeline *p, unsigned from)
     sp_tune_settings was = {t->tuner.cur.chunk, from}, now = {t->tuner.cur.chunk, p->depth};
     double at = sp_now();
     sp_tuner_init(&t->tuner, &shape, &lim, now, at); /* a new stream: seen afresh */
+    if (t->depth_picked < p->depth)
+        t->depth_picked = p->depth;
     size_t pinned_was = 0, device_was = 0, pinned = 0, device = 0;
     sp_tune_memory(&shape, (sp_tune_settings){p->chunk_capacity, from}, &pinned_was,
                    &device_was);
@@ -147,39 +149,42 @@ void sp_tune_deepened(sp_pipeline *p, unsigned from)
     sp_tune_record(p, at, was, now, why);
 }
 
-/* Whether chunks of `chunk` records fit: the ring swapped (above), and the ring with the
- * decoder's buffers (`run`: the ring's shape and theirs) while the run goes. */
-static int ring_chunk_fits(const sp_pipeline *p, const sp_tune_shape *ring,
-                           const sp_tune_shape *run, const sp_tune_limits *lim, size_t chunk)
+/* Whether the ring `to` fits: swapped for p's (above), and with the decoder's buffers (`run`:
+ * the ring's shape and theirs) while the run goes. */
+static int ring_fits(const sp_pipeline *p, const sp_tune_shape *ring, const sp_tune_shape *run,
+                     const sp_tune_limits *lim, sp_tune_settings to)
 {
-    sp_tune_settings to = {chunk, p->depth};
     return swap_fits(p, ring, lim, to) && sp_tune_fits(run, lim, to);
 }
 
-size_t sp_tune_ring_chunk(const sp_pipeline *p, size_t want, size_t unit_records,
-                          size_t unit_held_bytes)
+/* The slots for a run of `n` records in chunks of `chunk`: one a chunk, at most the library's
+ * depth; p's own where the config gave the depth. */
+static unsigned slots_for(const sp_pipeline *p, size_t chunk, size_t n)
 {
-    size_t from = p->chunk_capacity, per = unit_records ? unit_records : 1;
-    if (!p->tune.max_pinned && !p->tune.max_device)
-        return want;
-    sp_tune_shape ring, run;
-    sp_tune_limits lim;
-    sp_tune_shape_of(p, &ring);
-    run = ring;
-    /* per slot, a unit's compressed bytes each in pinned and device memory, one spare unit */
-    size_t per_record = unit_held_bytes / per + (unit_held_bytes % per != 0);
-    run.buffer[run.n_buffers++] = (sp_tune_buffer){per_record, unit_held_bytes, 1};
-    run.buffer[run.n_buffers++] = (sp_tune_buffer){per_record, unit_held_bytes, 0};
-    limits_of(p, 0, &lim);
-    lim.chunk_max = want;
-    lim.depth_min = lim.depth_max = p->depth;
-    /* the most whole units above the ring's chunk that fit: memory grows with the chunk */
-    size_t lo = from / per + 1, hi = want / per;
-    if (lo > hi || !ring_chunk_fits(p, &ring, &run, &lim, lo * per))
-        return from;
+    if (!p->tune.depth_auto || chunk == 0 || n == 0)
+        return p->depth;
+    size_t chunks = n / chunk + (n % chunk != 0);
+    return chunks < p->tune.depth_picked ? (unsigned)chunks : p->tune.depth_picked;
+}
+
+/* A buffer of `unit` bytes a unit of `per` records, one spare unit besides, per slot. */
+static sp_tune_buffer unit_buffer(size_t unit, size_t per, int pinned)
+{
+    return (sp_tune_buffer){unit / per + (unit % per != 0), unit, pinned};
+}
+
+/* The largest chunk of whole units in (p's chunk, want] that fits at p's depth; p's chunk
+ * when none does. Memory grows with the chunk, so a binary search finds it. */
+static size_t largest_fit(const sp_pipeline *p, const sp_tune_shape *ring,
+                          const sp_tune_shape *run, const sp_tune_limits *lim, size_t want,
+                          size_t per)
+{
+    size_t lo = p->chunk_capacity / per + 1, hi = want / per;
+    if (lo > hi || !ring_fits(p, ring, run, lim, (sp_tune_settings){lo * per, p->depth}))
+        return p->chunk_capacity;
     while (lo < hi) {
         size_t mid = lo + (hi - lo + 1) / 2;
-        if (ring_chunk_fits(p, &ring, &run, &lim, mid * per))
+        if (ring_fits(p, ring, run, lim, (sp_tune_settings){mid * per, p->depth}))
             lo = mid;
         else
             hi = mid - 1;
@@ -187,16 +192,45 @@ size_t sp_tune_ring_chunk(const sp_pipeline *p, size_t want, size_t unit_records
     return lo * per;
 }
 
-void sp_tune_rechunked(sp_pipeline *p, size_t from, const char *reason)
+sp_tune_settings sp_tune_ring_chunk(const sp_pipeline *p, size_t want, size_t n_records,
+                                    const sp_tune_decoder *dec)
+{
+    sp_tune_settings now = {p->chunk_capacity, p->depth};
+    size_t per = dec->unit_records ? dec->unit_records : 1;
+    sp_tune_settings to = {want > now.chunk ? want : now.chunk, slots_for(p, want, n_records)};
+    if (want <= now.chunk && to.depth <= now.depth)
+        return now; /* the slots hold the chunk: fewer of them would free memory, not make any */
+    if (!p->tune.max_pinned && !p->tune.max_device)
+        return to;
+    sp_tune_shape ring, run;
+    sp_tune_limits lim;
+    sp_tune_shape_of(p, &ring);
+    run = ring;
+    run.buffer[run.n_buffers++] = unit_buffer(dec->unit_pinned, per, 1);
+    run.buffer[run.n_buffers++] = unit_buffer(dec->unit_device, per, 0);
+    limits_of(p, 0, &lim);
+    lim.chunk_max = to.chunk;
+    if (ring_fits(p, &ring, &run, &lim, to))
+        return to;
+    if (want <= now.chunk)
+        return now; /* a later run's slots back: not within the budget */
+    /* the budget: the chunk cut at p's depth, then its slots as many as its chunks */
+    to.chunk = largest_fit(p, &ring, &run, &lim, want, per);
+    unsigned slots = slots_for(p, to.chunk, n_records);
+    to.depth = to.chunk == now.chunk || slots > now.depth ? now.depth : slots;
+    return to;
+}
+
+void sp_tune_rechunked(sp_pipeline *p, sp_tune_settings from, const char *reason)
 {
     sp_tune_shape shape;
     sp_tune_limits lim;
     sp_tune_shape_of(p, &shape);
     limits_of(p, 1, &lim); /* the slots' new chunk is what a re-pick while runs go may reach */
-    sp_tune_settings was = {from, p->depth}, now = {p->chunk_capacity, p->depth};
+    sp_tune_settings now = {p->chunk_capacity, p->depth};
     double at = sp_now();
     sp_tuner_init(&p->tune.tuner, &shape, &lim, now, at);
-    sp_tune_record(p, at, was, now, reason);
+    sp_tune_record(p, at, from, now, reason);
 }
 
 void sp_tune_release(sp_pipeline *p)

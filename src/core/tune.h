@@ -15,15 +15,23 @@ void sp_tune_release(sp_pipeline *p);
  * else p's own. sp_tune_deepened records the change (from `from` to p->depth) once made. */
 unsigned sp_tune_stream_depth(const sp_pipeline *p);
 void sp_tune_deepened(sp_pipeline *p, unsigned from);
-/* For a compressed input decoded in the ring (ring_decode.c), whose chunk the config left to
- * the library: the largest chunk of whole units of `unit_records` records, at most `want`,
- * that the budget holds at p's depth, with the decoder's buffers of `unit_held_bytes` a unit
- * per slot (pinned, and as much device memory) and, while the ring is made anew, the old ring
- * beside the new one; p's chunk when none larger fits; `want` without a budget.
- * sp_tune_rechunked records the change (from `from` to p's chunk) once the ring is made. */
-size_t sp_tune_ring_chunk(const sp_pipeline *p, size_t want, size_t unit_records,
-                          size_t unit_held_bytes);
-void sp_tune_rechunked(sp_pipeline *p, size_t from, const char *reason);
+/* The buffers a decoder of a compressed input (ring_decode.c) holds per slot beside the ring,
+ * per unit of `unit_records` records of a chunk (one spare unit besides): bytes of pinned and
+ * of device memory, its device scratch among them. */
+typedef struct sp_tune_decoder {
+    size_t unit_records, unit_pinned, unit_device;
+} sp_tune_decoder;
+/* For a compressed input of `n_records` decoded in the ring, whose chunk the config left to
+ * the library: the ring to make for chunks of `want` records (whole units). Its slots are as
+ * many as the run has chunks, at most the depth the library picked (never below 1), where the
+ * config left the depth too, else p's depth: a short input does not hold a ring of slots it
+ * never fills. Within the budget, with the decoder's buffers and, while the ring is made
+ * anew, the old ring beside the new: else the largest chunk of whole units above p's that
+ * fits at p's depth or fewer slots, else p's own ring (nothing to make). The chunk is never
+ * below p's. sp_tune_rechunked records the change (from `from`) once the ring is made. */
+sp_tune_settings sp_tune_ring_chunk(const sp_pipeline *p, size_t want, size_t n_records,
+                                    const sp_tune_decoder *dec);
+void sp_tune_rechunked(sp_pipeline *p, sp_tune_settings from, const char *reason);
 /* The tuner's shape of p's slots: every buffer a slot holds (tuner.h). */
 void sp_tune_shape_of(const sp_pipeline *p, sp_tune_shape *shape);
 /* A change was applied: kept in the list (the first, then the most recent). */

@@ -32,6 +32,9 @@ typedef struct sp_tune_watch {
 
 typedef struct sp_tune_state {
     int chunk_auto, depth_auto;   /* the config left them at 0: the library's to change */
+    unsigned depth_picked;        /* the library's depth (at create, a stream's deeper one):
+                                     a short compressed run's ring may have fewer slots
+                                     (sp_tune_ring_chunk), a later run's gets them back */
     size_t max_pinned, max_device;/* the budget, 0: none */
     sp_tuner tuner;               /* the scheduler's thread's alone: made by tune.c at create,
                                      then fed and asked by tune_run.c while runs go */

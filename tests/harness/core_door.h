@@ -8,8 +8,9 @@
  *
  * Who uses what, to keep the list short (remove a header when its last user goes):
  *   clock.h         sp_now, the core's clock: test_stream_errors, test_timing_infer
- *   context.h       a context's backend table (ops): test_trace; the HOST allocator's
- *                   count (backend.h, sp_backend_host_memory_held): test_tune_budget
+ *   context.h       a context's backend table (ops): test_trace, test_ring_budget (its
+ *                   stand-in decompressor); the HOST allocator's count (backend.h,
+ *                   sp_backend_host_memory_held): test_tune_budget, test_ring_budget
  *   live_objects.h  the live-handle count after every test: harness_test.c
  *   pipeline.h      a pipeline's timeline and inferred starts: test_timing_infer
  *   plan.h          chunk and depth arithmetic: test_core_units
