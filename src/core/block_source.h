@@ -47,6 +47,12 @@ typedef struct sp_block_source {
      * over the threads, each reading the units that start in its piece. */
     int (*units)(const struct sp_block_source *bs, uint64_t first_record, size_t records,
                  sp_ring_unit *u, size_t max, size_t *n, size_t *src_total);
+    /* The most compressed bytes any `units` consecutive units take as units() lays them out:
+     * what a slot's compressed buffer needs for chunks of up to that many units. Sized by the
+     * largest unit times the count instead, one block that does not compress sizes every
+     * slot as if none did (pinned and on the device), and pinned memory is slow to make: the
+     * decoder's buffers are made and freed every run. */
+    size_t (*max_src_total)(const struct sp_block_source *bs, size_t units);
     /* Unit u's compressed bytes into dst (its place in the slot's buffer), its block checksum
      * checked: SP_OK, or SP_ERR_STAGE_FAILED with why naming the file offset. Staging
      * threads, several at once. */

@@ -145,7 +145,7 @@ static decoder_bytes bytes_of(const sp_ring_decode *d, size_t max_units, size_t 
 {
     decoder_bytes z;
     z.data_at = round_up(ARRAYS * 8 * max_units, 256);
-    z.slot_bytes = z.data_at + max_units * round_up(d->bs->max_src_bytes + 16, 16);
+    z.slot_bytes = z.data_at + d->bs->max_src_total(d->bs, max_units);
     z.pinned = slots * (z.slot_bytes + 16 * max_units);
     z.device = slots * (z.slot_bytes + temp);
     return z;
@@ -419,7 +419,8 @@ int sp_ring_decode_plan(sp_batch *b, size_t i, size_t records)
     }
     ds->in_ring = d->active &&
                   d->bs->units(d->bs, first, records, ds->units, d->max_units, &ds->n_units,
-                               &ds->src_total);
+                               &ds->src_total) &&
+                  ds->src_total <= d->slot_bytes - d->data_at; /* max_src_total's promise */
     if (!ds->in_ring) {
         d->fig.staging_chunks++;
         return 0;

@@ -57,6 +57,19 @@ static int units(const sp_block_source *bs, uint64_t first_record, size_t record
     return 1;
 }
 
+static size_t max_src_total(const sp_block_source *bs, size_t units)
+{
+    const sp_block_index *ix = &handle(bs)->compressed->ix;
+    size_t sum = 0, most = 0; /* over the window of units ending at block k */
+    for (size_t k = 0; k < ix->n_blocks; k++) {
+        sum += round_up(read_bytes(&ix->blocks[k]));
+        if (k >= units)
+            sum -= round_up(read_bytes(&ix->blocks[k - units]));
+        most = sum > most ? sum : most;
+    }
+    return most;
+}
+
 static sp_status fetch(const sp_block_source *bs, const sp_ring_unit *u, void *dst, char *why,
                        size_t why_size)
 {
@@ -156,7 +169,8 @@ const sp_block_source *sp_file_blocks_init(sp_file_io *f)
                                                "cannot be split: it is read in order"
                    : !f->positional ? "the output is written in record order"
                                     : "",
-        .user = f, .units = units, .fetch = fetch, .decode = decode,
+        .user = f, .units = units, .max_src_total = max_src_total, .fetch = fetch,
+        .decode = decode,
         .ran = ran};
     return &f->blocks;
 }

@@ -42,10 +42,19 @@ mix_chain *ring_rig_chain(void) { return &chain; }
 
 unsigned char *ring_rig_file(test_rng *rng, size_t n, const char *name)
 {
+    return ring_rig_file_noisy(rng, n, name, 0, 0, NULL);
+}
+
+unsigned char *ring_rig_file_noisy(test_rng *rng, size_t n, const char *name,
+                                   size_t noisy_first, size_t noisy_frames, size_t *frame_bytes)
+{
     unsigned char *in = malloc(n * IN_REC), *frame = malloc(ZSTD_compressBound(FRAME));
     for (size_t i = 0; in && i < n * IN_REC; i++)
-        in[i] = (i % 4 == 0 && rng_below(rng, 3) == 0) ? (unsigned char)rng_below(rng, 16)
-                                                       : (i >= 4 ? in[i - 4] : 0);
+        if (i / FRAME - noisy_first < noisy_frames) /* unsigned: below noisy_first wraps */
+            in[i] = (unsigned char)rng_below(rng, 256);
+        else
+            in[i] = (i % 4 == 0 && rng_below(rng, 3) == 0) ? (unsigned char)rng_below(rng, 16)
+                                                           : (i >= 4 ? in[i - 4] : 0);
     FILE *f = in && frame ? fopen(at(name), "wb") : NULL;
     int ok = f != NULL;
     if (ok && n_made < ARRAY_LEN(made))
@@ -54,6 +63,8 @@ unsigned char *ring_rig_file(test_rng *rng, size_t n, const char *name)
         size_t len = n * IN_REC - at_byte < FRAME ? n * IN_REC - at_byte : FRAME;
         size_t bytes = ZSTD_compress(frame, ZSTD_compressBound(FRAME), in + at_byte, len, 1);
         ok = !ZSTD_isError(bytes) && fwrite(frame, 1, bytes, f) == bytes;
+        if (frame_bytes)
+            frame_bytes[at_byte / FRAME] = bytes;
     }
     if (f)
         ok = fclose(f) == 0 && ok;

@@ -28,6 +28,10 @@ void ring_rig_close(void);
 /* n records in runs of small integers (they compress), written to the file `name` as frames
  * of FRAME bytes; the records (malloc'd), or NULL after a failed check. */
 unsigned char *ring_rig_file(test_rng *rng, size_t n, const char *name);
+/* The same with frames [noisy_first, + noisy_frames) random bytes (they do not compress),
+ * each frame's compressed bytes in frame_bytes[] when not NULL (n / PER + 1 of them). */
+unsigned char *ring_rig_file_noisy(test_rng *rng, size_t n, const char *name,
+                                   size_t noisy_first, size_t noisy_frames, size_t *frame_bytes);
 
 /* The rig's chain (a mix stage IN_REC -> OUT_REC), which its runs check against: its
  * descs[0] may be swapped for a wrapper (stage_wrap.h) before a pipeline is made of it. */

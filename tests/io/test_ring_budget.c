@@ -227,6 +227,62 @@ TEST(impossible_budget_refused_then_staged)
     return TEST_OK;
 }
 
+/* ---- the compressed buffers sized by the compressed bytes -------------------------------- */
+
+/* The most bytes `units` consecutive frames take in a slot, each aligned to 16 as the file
+ * source lays them out (file_blocks.c). */
+static size_t window_bytes(const size_t *frame_bytes, size_t frames, size_t units)
+{
+    size_t sum = 0, most = 0;
+    for (size_t k = 0; k < frames; k++) {
+        sum += (frame_bytes[k] + 15) / 16 * 16;
+        if (k >= units)
+            sum -= (frame_bytes[k - units] + 15) / 16 * 16;
+        most = sum > most ? sum : most;
+    }
+    return most;
+}
+
+/* Frames that compress about 5:1 with a run of 200 that do not, across a chunk boundary: a
+ * slot's compressed buffer holds the most any chunk's frames take (that chunk is in the
+ * ring too), not the largest frame times the frames a chunk, which is about twice as much
+ * here (and the ratio times as much on data without such a run). */
+TEST(compressed_buffers_hold_what_a_chunk_takes)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed());
+    size_t frames = 4096, units = 512, n = frames * PER;
+    size_t *frame_bytes = calloc(frames + 1, sizeof *frame_bytes);
+    unsigned char *in = frame_bytes ? ring_rig_file_noisy(&rng, n, "noisy.zst", 950, 200,
+                                                          frame_bytes)
+                                    : NULL;
+    sp_context *ctx = standin_context();
+    sp_pipeline *p = ring_rig_pipeline(ctx, units * PER, 2, 0, 0);
+    size_t ring[2], peak[2], largest = 0;
+    chunk_run r;
+    allocator(ctx, ring, peak);
+    if (in && p && ring_rig_run(p, "noisy.zst", in, n, 0, SP_DECOMPRESS_RING, SP_OK, &r)) {
+        size_t held[2], mu = units + 1;
+        allocator(ctx, held, peak);
+        for (size_t k = 0; k < frames; k++)
+            largest = frame_bytes[k] > largest ? frame_bytes[k] : largest;
+        size_t window = window_bytes(frame_bytes, frames, mu);
+        size_t arrays = (48 * mu + 255) / 256 * 256, decoder = peak[0] - ring[0];
+        CHECK_EQ(r.report.chunks, frames / units);
+        CHECK_MSG(window * 3 < mu * largest * 2, "the run of noisy frames is too short to "
+                  "tell: %zu bytes at most a chunk, %zu frames of %zu", window, mu, largest);
+        CHECK_MSG(decoder == 2 * (arrays + window + 16 * mu), "%zu pinned bytes for the "
+                  "compressed buffers of 2 slots, where %zu a chunk's frames take at most",
+                  decoder, window);
+        CHECK_EQ(held[0], ring[0]); /* and given back after the run */
+    }
+    sp_pipeline_destroy(p);
+    sp_context_destroy(ctx);
+    free(in);
+    free(frame_bytes);
+    return TEST_OK;
+}
+
 /* ---- a short input's slots ---------------------------------------------------------------- */
 
 /* What one slot of a chunk of `units` frames holds pinned at most: the ring's staging in
@@ -280,6 +336,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(device_budget_holds_the_scratch),
         TEST_ENTRY(impossible_budget_refused_then_staged),
         TEST_ENTRY(short_input_holds_a_slot_per_chunk),
+        TEST_ENTRY(compressed_buffers_hold_what_a_chunk_takes),
     };
     if (!ring_rig_open())
         return 1;
