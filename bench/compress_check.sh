@@ -24,7 +24,8 @@
 #    log says which). The staging-thread decode once per format, for reference.
 # E2E_CHAIN=mlp runs part 2 over the digits MLP instead of sinmix (see below). Knobs:
 # CHUNK_MIB, STREAMS, DEPTH and REPEAT (part 1's chunk sizes, stage-1 queues, ring depth (0:
-# the library's) and timed runs), ZSTD_FRAME, E2E_CHUNK_MIB (0: the library's pick), E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
+# the library's) and timed runs), ZSTD_FRAME, LZ4_LEVEL (lz4's level: 1 by default, the
+# `lz4` command's; higher levels pack tighter and decode no slower), E2E_CHUNK_MIB (0: the library's pick), E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
 # PARTS (default "rate e2e") picks the parts: one part a call where a call has a time limit
 # (the data is kept in $COMPRESS_DIR between calls). The raw file's run is the end-to-end
 # floor: what streaming and writing the output cost with nothing to decompress. (Discarding
@@ -51,6 +52,7 @@ fi
 RATE_ARGS+=(--streams "${STREAMS:-1,2}" --depth "${DEPTH:-0}")
 DIR=${COMPRESS_DIR:-/tmp/sp-compress}
 ZSTD_FRAME=${ZSTD_FRAME:-65536}
+LZ4_LEVEL=${LZ4_LEVEL:-1}
 E2E_REPEAT=${E2E_REPEAT:-3}
 # The end-to-end chain: E2E_CHAIN=sinmix (the rate part's: compress_rate.py's ITERS, records of
 # 4 bytes, an output as large as the input) or mlp (the digits MLP, MLP_PRECISION tf32 or fp32,
@@ -96,7 +98,8 @@ make_data() {
     local data=$1 jsonl=$2 rc
     shift 2
     "$PY" bench/compress_rate.py --data "$data" --backend "$BACKEND" --gib "$GIB" --dir "$DIR" \
-        --zstd-frame "$ZSTD_FRAME" --json "$jsonl" "$@" 2>&1 | tee -a "$LOG"
+        --zstd-frame "$ZSTD_FRAME" --lz4-level "$LZ4_LEVEL" --json "$jsonl" "$@" 2>&1 |
+        tee -a "$LOG"
     rc=${PIPESTATUS[0]}
     ((rc == 2)) && { say "compress_rate.py could not run"; exit 2; }
     return 0
@@ -120,7 +123,7 @@ data() {
     what=$(json_field "$1" data what)
     lz4_ratio=$(ratio "$LZ4")
     if awk -v r="$lz4_ratio" 'BEGIN { exit !(r >= 2.0) }'; then v=PASS; else v=FAIL; FAILED=1; fi
-    verdict "LZ4 ratio (lz4 -B4), $(json_field "$1" data data)" "$lz4_ratio" ">= 2" "$v"
+    verdict "LZ4 ratio (lz4 -$LZ4_LEVEL -B4), $(json_field "$1" data data)" "$lz4_ratio" ">= 2" "$v"
     verdict "Zstandard ratio ($ZSTD_FRAME-byte frames)" "$(ratio "$ZST")" "" info
     say "data: $what, $BYTES bytes; $(basename "$LZ4") $(stat -c %s "$LZ4"), $(basename "$ZST") $(stat -c %s "$ZST")"
 }
