@@ -213,7 +213,9 @@ static void set_strides(sp_pipeline *p)
     p->pinned_out_stride = slot_stride(p, p->record_bytes[p->n_stages]);
 }
 
-static sp_status make_buffers(sp_pipeline *p)
+/* The ring's buffers; its pinned input staging only `with_input_staging` (else made by the
+ * first batch that stages input: sp_pipeline_stage_input). */
+static sp_status make_buffers(sp_pipeline *p, int with_input_staging)
 {
     set_strides(p);
     for (size_t s = 0; s <= p->n_stages; s++) {
@@ -222,7 +224,9 @@ static sp_status make_buffers(sp_pipeline *p)
         if (st != SP_OK)
             return st;
     }
-    sp_status st = alloc_ring(p, p->pinned_in_stride, &p->pinned_in, 1, "input staging");
+    sp_status st = with_input_staging ? alloc_ring(p, p->pinned_in_stride, &p->pinned_in, 1,
+                                                   "input staging")
+                                      : SP_OK;
     if (st == SP_OK)
         st = alloc_ring(p, p->pinned_out_stride, &p->pinned_out, 1, "output staging");
     for (size_t s = 0; st == SP_OK && s < p->n_stages; s++)
@@ -237,8 +241,9 @@ void sp_pipeline_ring_bytes(const sp_pipeline *p, size_t *pinned, size_t *device
         *device += p->device_buffer[s] ? p->device_stride[s] * p->depth : 0;
     for (size_t s = 0; s < p->n_stages; s++)
         *device += p->scratch[s] ? p->scratch_stride[s] * p->depth : 0;
-    *pinned = (p->pinned_in_stride + p->pinned_out_stride) * p->depth;
+    *pinned = ((p->pinned_in ? p->pinned_in_stride : 0) + p->pinned_out_stride) * p->depth;
 }
+
 
 /* What the pipeline holds, the ring and the run's buffers beside it, for sp_stats and the
  * report (read from any thread: hence atomics, written here alone). */
@@ -255,6 +260,15 @@ void sp_pipeline_hold_run(sp_pipeline *p, size_t pinned, size_t device)
     p->run_pinned_bytes = pinned;
     p->run_device_bytes = device;
     note_held(p);
+}
+
+sp_status sp_pipeline_stage_input(sp_pipeline *p)
+{
+    if (p->pinned_in)
+        return SP_OK;
+    sp_status st = alloc_ring(p, p->pinned_in_stride, &p->pinned_in, 1, "input staging");
+    note_held(p);
+    return st;
 }
 
 /* The ring's buffers, taken out of the pipeline whole (its fields left NULL). */
@@ -294,7 +308,8 @@ static void free_ring(const sp_pipeline *p, const ring_memory *m)
 
 /* The ring made anew at `chunk` x `depth` (idle, claimed), the old one freed once the new
  * exists; on failure it stays as it was. */
-static sp_status remake_ring(sp_pipeline *p, size_t chunk, unsigned depth)
+static sp_status remake_ring(sp_pipeline *p, size_t chunk, unsigned depth,
+                             int with_input_staging)
 {
     unsigned was_depth = p->depth;
     size_t was_chunk = p->chunk_capacity;
@@ -302,7 +317,7 @@ static sp_status remake_ring(sp_pipeline *p, size_t chunk, unsigned depth)
     take_ring(p, &was);
     p->chunk_capacity = chunk;
     p->depth = depth;
-    sp_status st = make_buffers(p);
+    sp_status st = make_buffers(p, with_input_staging);
     if (st == SP_OK && depth > was_depth)
         st = make_slot_events(p, was_depth, depth); /* kept on failure: destroy frees them */
     if (st != SP_OK) {
@@ -323,7 +338,7 @@ sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth)
 {
     if (depth <= p->depth || depth > SP_MAX_DEPTH || p->graph_mode != SP_GRAPH_OFF)
         return SP_OK;
-    return remake_ring(p, p->chunk_capacity, depth);
+    return remake_ring(p, p->chunk_capacity, depth, p->pinned_in != NULL);
 }
 
 sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk, unsigned depth)
@@ -331,7 +346,7 @@ sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk, unsigned depth)
     if (chunk < p->chunk_capacity || (chunk == p->chunk_capacity && depth == p->depth) ||
         depth == 0 || depth > SP_MAX_DEPTH || p->graph_mode != SP_GRAPH_OFF)
         return SP_OK;
-    return remake_ring(p, chunk, depth);
+    return remake_ring(p, chunk, depth, 0);
 }
 
 static sp_status make_pool(sp_pipeline *p, unsigned threads)
@@ -430,7 +445,7 @@ sp_status sp_pipeline_create(sp_context *ctx, const sp_pipeline_config *given,
     if (st == SP_OK)
         st = make_events(p);
     if (st == SP_OK)
-        st = make_buffers(p);
+        st = make_buffers(p, 1);
     if (st == SP_OK)
         note_held(p);
     if (st == SP_OK)

@@ -15,8 +15,15 @@ sp_status sp_pipeline_deepen(sp_pipeline *p, unsigned depth);
 /* The same for chunks of `chunk` records (not fewer than now) in `depth` slots (fewer, or
  * more, than now), for a run whose compressed input is decompressed in the ring
  * (ring_decode.c): SP_OK with nothing done when the ring is that already, for a smaller
- * chunk, or in graph mode (its graphs hold the ring's buffers). */
+ * chunk, or in graph mode (its graphs hold the ring's buffers). The new ring has no pinned
+ * input staging: the decompression stages its compressed blocks in buffers of its own, and
+ * the input's slots at these chunks (1.3 GB pinned for a 4 GiB file on the H100, pinned
+ * by every `streampipe run` of one) would go unused; a batch that stages input makes them
+ * (sp_pipeline_stage_input). */
 sp_status sp_pipeline_rechunk(sp_pipeline *p, size_t chunk, unsigned depth);
+/* The ring's pinned input staging made, where a rechunk left it out: called (claimed and
+ * idle) by every batch that stages its input through the pinned slots. */
+sp_status sp_pipeline_stage_input(sp_pipeline *p);
 /* Bytes the ring's buffers hold: pinned, and device (stage scratch included). */
 void sp_pipeline_ring_bytes(const sp_pipeline *p, size_t *pinned, size_t *device);
 /* Bytes a run holds beside the ring while it goes (ring_decode.c's buffers; 0, 0 once freed):

@@ -31,6 +31,7 @@ struct sp_ring_decode {
     sp_batch *b;
     int active;              /* chunks may go through the ring */
     int backend_op;          /* by the backend's decompress (CUDA), else a launch (HOST) */
+    int covers;              /* every chunk of the run is whole units: all go through it */
     size_t max_units, data_at, slot_bytes, temp_bytes;
     size_t n_slots;          /* slots with buffers: the run's chunks, at most the depth */
     char *pinned, *device, *temp, *results;
@@ -187,7 +188,10 @@ static int held_with(const sp_ring_decode *d, size_t units, size_t *pinned, size
     if (d->backend_op && prepare(d, units, &temp) != SP_OK)
         return 0;
     decoder_bytes z = bytes_of(d, units + 1, slots_for(d, units), temp);
-    sp_pipeline_ring_bytes(d->b->p, pinned, device);
+    const sp_pipeline *p = d->b->p;
+    sp_pipeline_ring_bytes(p, pinned, device);
+    if (!p->pinned_in) /* left out by the rechunk: a later batch that stages input makes it */
+        *pinned += p->pinned_in_stride * p->depth;
     *pinned += z.pinned;
     *device += z.device;
     return 1;
@@ -298,6 +302,24 @@ static void release(sp_ring_decode *d)
     free(d);
 }
 
+/* Whether every chunk is whole units: the first starts on a unit, each holds whole units
+ * (decide rounded the chunk), and the last ends on one or at the input's end (units() says:
+ * it is asked with the slots' arrays, made by allocate). */
+static int every_chunk_whole(const sp_ring_decode *d)
+{
+    const sp_batch *b = d->b;
+    size_t last = b->plan.chunks - 1, first = sp_chunk_first(b, last), n, src_total;
+    return starts_whole(d) && b->plan.chunk_records % unit_records(d) == 0 &&
+           d->bs->units(d->bs, b->record_base + first, b->plan.n_records - first,
+                        d->slots[0].units, d->max_units, &n, &src_total) &&
+           src_total <= d->slot_bytes - d->data_at;
+}
+
+int sp_ring_decode_covers(const sp_batch *b)
+{
+    return b->decode && b->decode->covers;
+}
+
 sp_status sp_ring_decode_begin(sp_batch *b)
 {
     b->decode = NULL;
@@ -321,7 +343,9 @@ sp_status sp_ring_decode_begin(sp_batch *b)
     sp_status st = SP_OK;
     if (d->active && (st = allocate(d)) != SP_OK) {
         st = sp_pipeline_backend_fail(b->p, st, "allocating the ring's compressed buffers");
-    } else if (!d->active && d->bs->where == SP_DECOMPRESS_RING) {
+    } else if (d->active) {
+        d->covers = every_chunk_whole(d);
+    } else if (d->bs->where == SP_DECOMPRESS_RING) {
         st = sp_pipeline_fail(b->p, SP_ERR_UNSUPPORTED, "decompress: ring: the input cannot "
                               "be decompressed in the ring: %s", d->why);
     }

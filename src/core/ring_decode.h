@@ -23,6 +23,9 @@ typedef struct sp_ring_decode sp_ring_decode;
  * (also when they do not: it says why after the run), or a failure recorded on the pipeline
  * (sp_decompress_where RING that cannot be met, memory). */
 sp_status sp_ring_decode_begin(sp_batch *b);
+/* 1 when every chunk of b goes through the ring (none is read into the pinned input slots,
+ * which the ring may then go without: sp_pipeline_rechunk). */
+int sp_ring_decode_covers(const sp_batch *b);
 /* After the run (its queues drained): the figures and note handed to the source, all freed. */
 void sp_ring_decode_end(sp_batch *b);
 

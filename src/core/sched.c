@@ -5,7 +5,9 @@
 
 #include "core/clock.h"
 #include "core/drain.h"
+#include "core/pipeline.h"
 #include "core/report.h"
+#include "core/ring_decode.h"
 #include "core/sched.h"
 #include "core/staging.h"
 #include "core/stats.h"
@@ -272,6 +274,13 @@ void sp_sched_reset(sp_pipeline *p)
 }
 
 /* Whether b's full chunks go as graph bundles, and if so from where. */
+/* The ring's pinned input slots, where b reads a chunk into them and a rechunk for a run
+ * decompressed in the ring left them out (sp_pipeline_rechunk). */
+static sp_status input_slots(sp_batch *b)
+{
+    return b->stage_in && !sp_ring_decode_covers(b) ? sp_pipeline_stage_input(b->p) : SP_OK;
+}
+
 static void choose_submission(sp_batch *b)
 {
     b->graphs = sp_graph_wanted(b);
@@ -291,6 +300,8 @@ sp_status sp_sched_start(sp_batch *b, sp_pipeline *p, const void *in, size_t n_r
     b->record_base = record_base;
     b->owner = owner;
     b->t0 = sp_now();
+    if (n_records > 0 && (st = input_slots(b)) != SP_OK)
+        return st;
     if (n_records > 0) {
         choose_submission(b);
         sp_tune_run_begin(b);
@@ -344,9 +355,12 @@ static sp_status feed_and_retire(sp_batch *b)
 
 sp_status sp_sched_run(sp_batch *b, sp_report *report)
 {
+    sp_status st = input_slots(b);
+    if (st != SP_OK)
+        return st;
     choose_submission(b); /* graph mode measures no per-operation times */
     sp_tune_run_begin(b);
-    sp_status st = b->timing ? sp_timing_timeline_start(b) : SP_OK;
+    st = b->timing ? sp_timing_timeline_start(b) : SP_OK;
     if (st != SP_OK)
         return st;
     sp_sched_reset(b->p);

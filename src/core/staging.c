@@ -136,6 +136,9 @@ static sp_status stage_together(sp_batch *r, size_t i, const sp_slot *leaving, i
         sp_ring_decode_plan(r, i, sp_staging_wanted(r, i))) {
         copies[n++] = sp_ring_decode_fetch(r, i); /* its compressed blocks, as they are */
     } else if (takes && positional && sp_batch_has_source(r)) {
+        if (!p->pinned_in) /* sp_ring_decode_covers said no chunk would come here */
+            return sp_batch_fail_chunk(r, i, "chunk %zu cannot go through the ring, and the "
+                                       "ring has no input staging for it", i);
         pieces[1] = (io_piece){r, i, sp_staging_in(p, i), r->record_base + sp_chunk_first(r, i),
                                p->record_bytes[0]};
         copies[n++] = (sp_copy){.bytes = sp_staging_wanted(r, i) * p->record_bytes[0],

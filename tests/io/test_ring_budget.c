@@ -329,6 +329,68 @@ TEST(short_input_holds_a_slot_per_chunk)
     return TEST_OK;
 }
 
+/* ---- no pinned input staging for a run decompressed in the ring ---------------------------- */
+
+/* The pinned bytes of p's ring at its chunk and depth: its output slots alone, and with its
+ * input slots (both rounded up as slots are). */
+static void ring_pinned(sp_pipeline *p, size_t slot_records, size_t *out_only, size_t *both)
+{
+    size_t depth = sp_pipeline_depth(p), align = 256;
+    size_t in = (slot_records * IN_REC + align - 1) / align * align;
+    size_t out = (slot_records * OUT_REC + align - 1) / align * align;
+    *out_only = depth * out;
+    *both = depth * (in + out);
+}
+
+/* The ring grown for a run whose every chunk is decompressed in it has no pinned input slots
+ * (the blocks are staged in the decoder's buffers), and a later batch that reads into them
+ * makes them: a run from pageable memory, and a range that starts inside a block (its chunks
+ * read through the source). Every output record checked. */
+TEST(ring_decoded_run_pins_no_input_slots)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed());
+    size_t m = 9000 * PER, slot = RING_BLOCKS * PER;
+    unsigned char *more = ring_rig_file(&rng, m, "pins.zst");
+    unsigned char *want = malloc(m * OUT_REC), *got = malloc(m * OUT_REC);
+    sp_context *ctx = NULL;
+    CHECK_EQ(sp_context_create(SP_BACKEND_HOST, 0, &ctx), SP_OK);
+    size_t held[2], peak[2], out_only = 0, both = 0;
+    chunk_run r;
+    for (int later = 0; later < 2; later++) {
+        sp_pipeline *p = ring_rig_pipeline(ctx, 0, 0, 0, 0);
+        if (!more || !want || !got || !p ||
+            !ring_rig_run(p, "pins.zst", more, m, 0, SP_DECOMPRESS_RING, SP_OK, &r)) {
+            sp_pipeline_destroy(p);
+            break;
+        }
+        CHECK_EQ(r.report.slot_records, slot);
+        ring_pinned(p, slot, &out_only, &both);
+        allocator(ctx, held, peak);
+        CHECK_MSG(held[0] == out_only, "%zu pinned bytes held after the run: the output slots "
+                  "are %zu, with the input's %zu", held[0], out_only, both);
+        if (later == 0) { /* pageable memory in: the input slots made, every record checked */
+            memset(got, 0xA5, m * OUT_REC);
+            mix_reference(ring_rig_chain()->stages, ring_rig_chain()->n_stages, IN_REC, more,
+                          m, 0, want);
+            if (CHECK_STATUS(sp_pipeline_run(p, more, m, got, NULL), SP_OK,
+                             sp_pipeline_last_error(p)))
+                CHECK_EQ(compare_records(want, got, m, OUT_REC, "pageable run"), 0);
+        } else if (ring_rig_run(p, "pins.zst", more, m, PER / 2, SP_DECOMPRESS_AUTO, SP_OK,
+                                &r)) { /* a range from inside a block: read through the source */
+            CHECK_EQ(r.in.staging_chunks, r.report.chunks);
+        }
+        allocator(ctx, held, peak);
+        CHECK_EQ(held[0], both);
+        sp_pipeline_destroy(p);
+    }
+    sp_context_destroy(ctx);
+    free(more);
+    free(want);
+    free(got);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -337,6 +399,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(impossible_budget_refused_then_staged),
         TEST_ENTRY(short_input_holds_a_slot_per_chunk),
         TEST_ENTRY(compressed_buffers_hold_what_a_chunk_takes),
+        TEST_ENTRY(ring_decoded_run_pins_no_input_slots),
     };
     if (!ring_rig_open())
         return 1;
