@@ -273,7 +273,6 @@ void sp_sched_reset(sp_pipeline *p)
     sp_failure_reset(&p->failure);
 }
 
-/* Whether b's full chunks go as graph bundles, and if so from where. */
 /* The ring's pinned input slots, where b reads a chunk into them and a rechunk for a run
  * decompressed in the ring left them out (sp_pipeline_rechunk). */
 static sp_status input_slots(sp_batch *b)
@@ -281,6 +280,7 @@ static sp_status input_slots(sp_batch *b)
     return b->stage_in && !sp_ring_decode_covers(b) ? sp_pipeline_stage_input(b->p) : SP_OK;
 }
 
+/* Whether b's full chunks go as graph bundles, and if so from where. */
 static void choose_submission(sp_batch *b)
 {
     b->graphs = sp_graph_wanted(b);
