@@ -25,7 +25,8 @@
 # E2E_CHAIN=mlp runs part 2 over the digits MLP instead of sinmix (see below). Knobs:
 # CHUNK_MIB, STREAMS, DEPTH and REPEAT (part 1's chunk sizes, stage-1 queues, ring depth (0:
 # the library's) and timed runs), ZSTD_FRAME, LZ4_LEVEL (lz4's level: 1 by default, the
-# `lz4` command's; higher levels pack tighter and decode no slower), E2E_CHUNK_MIB (0: the library's pick), E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
+# `lz4` command's; higher levels pack tighter and decode no slower), E2E_CHUNK_MIB (0: the
+# library's pick), E2E_REPEAT, E2E_DIR, COMPRESS_DIR.
 # PARTS (default "rate e2e") picks the parts: one part a call where a call has a time limit
 # (the data is kept in $COMPRESS_DIR between calls). The raw file's run is the end-to-end
 # floor: what streaming and writing the output cost with nothing to decompress. (Discarding

@@ -244,7 +244,6 @@ void sp_pipeline_ring_bytes(const sp_pipeline *p, size_t *pinned, size_t *device
     *pinned = ((p->pinned_in ? p->pinned_in_stride : 0) + p->pinned_out_stride) * p->depth;
 }
 
-
 /* What the pipeline holds, the ring and the run's buffers beside it, for sp_stats and the
  * report (read from any thread: hence atomics, written here alone). */
 static void note_held(sp_pipeline *p)

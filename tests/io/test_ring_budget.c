@@ -12,7 +12,11 @@
  *   message naming the budget and what it needs, and the pipeline, unharmed, decodes on the
  *   staging threads with decompress: auto;
  * - a short input left to the library holds one slot per chunk, and a longer one after it
- *   gets the library's depth back.
+ *   gets the library's depth back;
+ * - a slot's compressed buffer holds the most bytes a chunk's frames take, not the largest
+ *   frame times the count;
+ * - the ring grown for the run has no pinned input slots; a later run that reads into them
+ *   makes them, and one refused that memory fails alone, writing nothing.
  * Every output record against the reference.
  */
 #include <stdlib.h>
@@ -391,6 +395,54 @@ TEST(ring_decoded_run_pins_no_input_slots)
     return TEST_OK;
 }
 
+/* Pinned allocation refused for the input slots a later run makes: that run fails saying
+ * what it was allocating, writes none of its output, and the pipeline is unharmed: the
+ * next run, with memory to be had, makes them and gives every record. */
+static int refuse_pinned;
+
+static sp_status refusing_pinned_alloc(void *impl, size_t bytes, void **out)
+{
+    return refuse_pinned ? SP_ERR_OUT_OF_MEMORY : host_ops->pinned_alloc(impl, bytes, out);
+}
+
+TEST(input_slots_refused_fail_that_run_alone)
+{
+    test_rng rng;
+    rng_init(&rng, harness_seed());
+    size_t m = 3000 * PER;
+    unsigned char *in = ring_rig_file(&rng, m, "refused.zst");
+    unsigned char *want = malloc(m * OUT_REC), *got = malloc(m * OUT_REC);
+    sp_context *ctx = standin_context();
+    standin_ops.pinned_alloc = refusing_pinned_alloc;
+    sp_pipeline *p = ctx ? ring_rig_pipeline(ctx, 0, 0, 0, 0) : NULL;
+    chunk_run r;
+    if (in && want && got && p &&
+        ring_rig_run(p, "refused.zst", in, m, 0, SP_DECOMPRESS_RING, SP_OK, &r)) {
+        mix_reference(ring_rig_chain()->stages, ring_rig_chain()->n_stages, IN_REC, in, m, 0,
+                      want);
+        memset(got, 0xA5, m * OUT_REC);
+        refuse_pinned = 1;
+        sp_status st = sp_pipeline_run(p, in, m, got, NULL);
+        refuse_pinned = 0;
+        CHECK_EQ(st, SP_ERR_OUT_OF_MEMORY);
+        CHECK_MSG(strstr(sp_pipeline_last_error(p), "input staging") != NULL, "error: %s",
+                  sp_pipeline_last_error(p));
+        size_t untouched = 0;
+        for (size_t i = 0; i < m * OUT_REC; i++)
+            untouched += got[i] == 0xA5;
+        CHECK_EQ(untouched, m * OUT_REC);
+        if (CHECK_STATUS(sp_pipeline_run(p, in, m, got, NULL), SP_OK, sp_pipeline_last_error(p)))
+            CHECK_EQ(compare_records(want, got, m, OUT_REC, "run after the refusal"), 0);
+    }
+    sp_pipeline_destroy(p);
+    sp_context_destroy(ctx);
+    standin_ops.pinned_alloc = NULL; /* standin_context copies the HOST table afresh */
+    free(in);
+    free(want);
+    free(got);
+    return TEST_OK;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -400,6 +452,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(short_input_holds_a_slot_per_chunk),
         TEST_ENTRY(compressed_buffers_hold_what_a_chunk_takes),
         TEST_ENTRY(ring_decoded_run_pins_no_input_slots),
+        TEST_ENTRY(input_slots_refused_fail_that_run_alone),
     };
     if (!ring_rig_open())
         return 1;
