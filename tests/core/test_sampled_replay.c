@@ -447,10 +447,11 @@ static int host_run(uint64_t seed, host_outcome *o)
     if (ok) {
         o->full = full.hidden_transfer;
         o->replayed = sampled.hidden_transfer;
-        ok = CHECK_MSG(strcmp(full.bottleneck, "host staging") == 0, "bottleneck %s",
-                       full.bottleneck) &&
-             CHECK_MSG(o->full > 0.1 && o->full < 0.9, "hidden %.3f: no partial overlap",
-                       o->full);
+        ok = harness_quick() || /* a sanitizer run's pace is its own: not judged */
+             (CHECK_MSG(strcmp(full.bottleneck, "host staging") == 0, "bottleneck %s",
+                        full.bottleneck) &&
+              CHECK_MSG(o->full > 0.1 && o->full < 0.9, "hidden %.3f: no partial overlap",
+                        o->full));
     }
     sp_report_release(&full);
     sp_pipeline_destroy(p);
@@ -487,9 +488,8 @@ static int host_seed(uint64_t seed, host_outcome *o)
 TEST(replay_within_2_points_on_host_runs)
 {
     if (harness_quick()) { /* sanitizer runs: threads 5-15 times slower, wake-ups erratic */
-        harness_skip_reason("SP_TEST_QUICK (a sanitizer run): host timings are too erratic "
-                            "to judge 2 points; the simulated tests check the replay");
-        return TEST_SKIP;
+        host_outcome o; /* one run for the sanitizers, the figures not judged */
+        return host_run(1, &o) ? TEST_OK : TEST_FAIL;
     }
     int missed = 0;
     double worst_windows = 0.0;
