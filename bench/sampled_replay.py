@@ -7,8 +7,12 @@ each: the exact hidden transfer of the full timeline; what the library's windows
 depth + 2, one of MIDDLE every STRIDE, last TAIL: src/core/timing.c) give when only their
 chunks are kept; and, for K middle windows spread evenly at every offset, the error's median
 and rms with middle windows measured from cut copies (the estimator before the eleventh
-session) and from whole copies (src/core/timeline_windows.c now). A model of
-timeline_windows.c in Python, to try window layouts on real traces without a GPU:
+session) and from whole copies (src/core/timeline_windows.c), and what the library reports
+now: the untimed chunks' GPU operations replayed from every chunk's stage-in end at the
+rates the windows measured, the hidden transfer then taken from the completed timeline
+(src/core/timeline_replay.c; traces without stage-in lanes, pinned input, print no replay:
+the library keeps the windows' estimate there). A model of both in Python, to try window
+layouts on real traces without a GPU:
 
     python3 bench/sampled_replay.py transfer-1.json seed-1.json [--stride 64]
 """
@@ -96,6 +100,64 @@ def estimate(spans: dict, n: int, windows: list[tuple[int, int]], whole: bool) -
     return total_hidden / total_copy
 
 
+def load_engines(path: str) -> tuple[list, dict, dict]:
+    """The GPU engines in pipeline order as (name, queues, {chunk: (start, end)}), the
+    stage-in spans, and each chunk's records (src/trace/trace_json.c's tracks)."""
+    trace = json.load(open(path))
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    lanes = {e["tid"]: re.sub(r" q\d+$", "", e["args"]["name"]) for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    order: list[str] = []
+    for tid in sorted(lanes):
+        if lanes[tid] not in order:
+            order.append(lanes[tid])
+    spans: dict[str, dict[int, tuple[float, float]]] = {name: {} for name in order}
+    queues = {name: sum(1 for n in lanes.values() if n == name) for name in order}
+    records: dict[int, int] = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("tid") in lanes:
+            c = e["args"]["chunk"]
+            spans[lanes[e["tid"]]][c] = (e["ts"], e["ts"] + e["dur"])
+            records[c] = e["args"].get("records", 1)
+    gpu = [(n, queues[n], spans[n]) for n in order if n not in ("stage-in", "stage-out")]
+    return gpu, spans.get("stage-in", {}), records
+
+
+def replay(gpu: list, stage_in: dict, records: dict, n: int, depth: int,
+           windows: list[tuple[int, int]]) -> float | None:
+    """timeline_replay.c on the windows' chunks, then the exact hidden transfer; None where
+    the library keeps the windows' estimate (no stage-in spans)."""
+    timed = {c for a, b in windows for c in range(a, b + 1)}
+    if not stage_in or any(c not in stage_in for c in range(n) if c not in timed):
+        return None
+    first_end, last_start = windows[0][1] + 1, windows[-1][0]
+    middle = [c for c in timed if first_end <= c < last_start]
+    rates = []
+    for _, _, sp in gpu:  # the ratio of sums over the middle windows, else every timed chunk
+        for chunks in (middle, sorted(timed)):
+            recs = sum(records[c] for c in chunks)
+            if recs:
+                rates.append(sum(sp[c][1] - sp[c][0] for c in chunks) / recs)
+                break
+        else:
+            return None
+    done = [dict() for _ in gpu]
+    for c in range(n):
+        for g, (_, q, sp) in enumerate(gpu):
+            if c in timed:
+                done[g][c] = sp[c]
+                continue
+            at = stage_in[c][1] if g == 0 else done[g - 1][c][1]
+            if c >= q:
+                at = max(at, done[g][c - q][1])
+            if g + 1 < len(gpu) and c >= depth:
+                at = max(at, done[g + 1][c - depth][1])
+            done[g][c] = (at, at + records[c] * rates[g])
+    m = merged([s for g in range(1, len(gpu) - 1) for s in done[g].values()])
+    copies = [s for g in (0, len(gpu) - 1) for s in done[g].values()]
+    return sum(covered(a, b, m) for a, b in copies) / sum(b - a for a, b in copies)
+
+
 def library_windows(n: int, depth: int, stride: int, middle: int, tail: int) -> list:
     first = max(depth + 2, middle)
     if n <= first + tail + 2 * middle:
@@ -144,6 +206,9 @@ def main() -> None:
         line = [f"{path}: {n} chunks, depth {depth}, hidden {100 * full:.2f}%;",
                 f"library windows ({timed} timed): cut {100 * (estimate(spans, n, ws, False) - full):+.2f}",
                 f"whole {100 * (estimate(spans, n, ws, True) - full):+.2f} pt;"]
+        replayed = replay(*load_engines(path), n, depth, ws)
+        if replayed is not None:
+            line.append(f"replayed {100 * (replayed - full):+.2f} pt;")
         first = max(depth + 2, args.middle)
         span = n - first - args.tail
         for k in (1, 2):

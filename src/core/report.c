@@ -5,6 +5,7 @@
 
 #include "core/flight.h"
 #include "core/report.h"
+#include "core/stats.h"
 #include "core/timing.h"
 #include "core/tune.h"
 
@@ -47,6 +48,7 @@ sp_status sp_report_batch(const sp_batch *run, sp_report *report)
     report->makespan_s = p->last_makespan_s; /* sp_sched_finish's, or 0: no run started */
     if (run->timing && run->plan.chunks) {
         sp_timeline_figures(&p->timeline, report);
+        sp_stats_final_hidden(p, report->hidden_transfer); /* the live figure ends as this */
         sp_timing_complete(run->p, report->makespan_s); /* a run that succeeded: the trace
                                                             writers may use it */
     }

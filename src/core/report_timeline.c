@@ -52,6 +52,7 @@ static sp_status copy_spans(sp_timeline *dst, const sp_timeline *src)
     dst->chunk_records = src->chunk_records;
     dst->complete = src->complete;
     dst->makespan_s = src->makespan_s;
+    dst->depth = src->depth;
     return SP_OK;
 }
 

@@ -8,26 +8,6 @@
 
 #define FN "sp_report_sampled_figures"
 
-/* t copied into *copy (spans, records and the engines' facts). */
-static sp_status copy_timeline(sp_timeline *copy, const sp_timeline *t)
-{
-    sp_status st = sp_timeline_reset(copy, t->engines, t->chunks);
-    if (st != SP_OK)
-        return st;
-    sp_span *spans = copy->spans;
-    size_t *records = copy->records, capacity = copy->capacity;
-    size_t records_capacity = copy->records_capacity;
-    *copy = *t; /* the engines' facts, then its own arrays back */
-    copy->spans = spans;
-    copy->records = records;
-    copy->capacity = capacity;
-    copy->records_capacity = records_capacity;
-    memcpy(spans, t->spans, t->engines * t->chunks * sizeof *spans);
-    if (t->chunks)
-        memcpy(records, t->records, t->chunks * sizeof *records);
-    return SP_OK;
-}
-
 /* Every chunk of a full timeline has its GPU spans (h2d, the stages, d2h). */
 static int timed_whole(const sp_report *report, const sp_timeline *t)
 {
@@ -59,7 +39,7 @@ sp_status sp_report_sampled_figures(const sp_report *report, sp_report *out)
                               "SP_TIMELINE_EVENTS or SP_TIMELINE_CUPTI first)");
     sp_timeline copy;
     memset(&copy, 0, sizeof copy);
-    st = copy_timeline(&copy, t);
+    st = sp_timeline_copy(&copy, t);
     if (st == SP_OK) {
         sp_sample_windows w = sp_report_timeline_sample(report);
         keep_windows(&copy, &w);

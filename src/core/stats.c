@@ -38,6 +38,7 @@ static void zero_timed(sp_stats_state *s)
     atomic_store_explicit(&s->timed_chunks, 0, memory_order_release);
     atomic_store_explicit(&s->windows, 0, memory_order_release);
     atomic_store_explicit(&s->sums_lost, 0, memory_order_release);
+    atomic_store_explicit(&s->final_hidden, -1.0, memory_order_release);
     for (size_t k = 0; k < 2; k++) {
         atomic_store_explicit(&s->timed_records[k], 0, memory_order_release);
         for (size_t g = 0; g < SP_MAX_STAGES + 2; g++)
@@ -120,6 +121,14 @@ void sp_stats_window(sp_pipeline *p, const sp_window_sums *sums)
     sp_stats_tseq_close(s, q);
 }
 
+void sp_stats_final_hidden(sp_pipeline *p, double hidden)
+{
+    sp_stats_state *s = &p->stats;
+    uint64_t q = sp_stats_tseq_open(s);
+    atomic_store_explicit(&s->final_hidden, hidden, memory_order_release);
+    sp_stats_tseq_close(s, q);
+}
+
 /* ---- the reader ----------------------------------------------------------------------- */
 
 /* The counters of one run, read between two equal even values of seq (a run starting
@@ -134,7 +143,7 @@ typedef struct counts {
     /* the timed group */
     int timing, sums_lost;
     uint64_t timed_chunks, timed_records[2], windows;
-    double timed_s[2][SP_MAX_STAGES + 2];
+    double timed_s[2][SP_MAX_STAGES + 2], final_hidden;
     sp_window_sums sums;
 } counts;
 
@@ -144,6 +153,7 @@ static void load_timed(const sp_stats_state *s, counts *c)
     c->timed_chunks = atomic_load_explicit(&s->timed_chunks, memory_order_acquire);
     c->windows = atomic_load_explicit(&s->windows, memory_order_acquire);
     c->sums_lost = atomic_load_explicit(&s->sums_lost, memory_order_acquire);
+    c->final_hidden = atomic_load_explicit(&s->final_hidden, memory_order_acquire);
     for (size_t k = 0; k < 2; k++) {
         c->timed_records[k] = atomic_load_explicit(&s->timed_records[k], memory_order_acquire);
         for (size_t g = 0; g < SP_MAX_STAGES + 2; g++)
@@ -226,9 +236,13 @@ static void engines(const sp_pipeline *p, const counts *c, sp_stats *st)
 }
 
 /* Hidden transfer over the windows timed so far, by the report's estimator for a run of the
- * records done; -1 while unknown (no timing, no window complete yet, or one lost). */
+ * records done; once the run's report is made, the report's (replayed where the windows'
+ * estimate was not used: the run's last figure is the report's); -1 while unknown (no
+ * timing, no window complete yet, or one lost). */
 static double hidden_so_far(const counts *c)
 {
+    if (c->timing && c->final_hidden >= 0.0)
+        return c->final_hidden;
     if (!c->timing || c->windows == 0 || c->sums_lost)
         return -1.0;
     return sp_window_sums_hidden(&c->sums, (size_t)c->left);

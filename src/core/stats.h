@@ -123,6 +123,9 @@ static inline void sp_stats_timed(sp_pipeline *p, int edge, uint64_t records,
 }
 
 void sp_stats_window(sp_pipeline *p, const sp_window_sums *sums);
+/* report.c, on the scheduler's thread, as the run's report is made: its hidden transfer,
+ * which the readers give from then on (the window sums cannot replay untimed chunks). */
+void sp_stats_final_hidden(sp_pipeline *p, double hidden);
 
 /* 1 once any thread has read the pipeline's counters (sp_stats_read): timing.c then reads
  * timed chunks while runs go, for the GPU figures; until then only after each drain. */

@@ -58,6 +58,9 @@ typedef struct sp_stats_state {
     _Atomic int sums_lost;             /* a window's sums found no memory: hidden unknown */
     _Atomic double sums[2][SP_WINDOW_PARTS][3];   /* sp_window_sums: copy, hidden, whole */
     _Atomic uint64_t sums_records[2][SP_WINDOW_PARTS];
+    _Atomic double final_hidden;       /* the report's hidden transfer once it is made (the
+                                          untimed chunks replayed, timeline_replay.c), which
+                                          the window sums do not give; < 0 until then */
 
     /* Written by the readers, not the engine: set by the first sp_stats_read of the pipeline
      * and never cleared. Until then nobody watches, and timing.c reads the timed chunks

@@ -34,11 +34,16 @@ typedef struct sp_timeline {
     int complete;      /* 1 when a run that succeeded recorded every span: only then may its
                           report keep a copy (a failed run leaves a partial timeline) */
     double makespan_s; /* that run's makespan */
+    size_t depth;      /* the ring's slots: chunk c reuses chunk c - depth's buffers (the
+                          replay's dependencies, timeline_replay.c); 0: not known */
 } sp_timeline;
 
 /* Makes room for engines x chunks spans, all unrecorded. */
 sp_status sp_timeline_reset(sp_timeline *t, size_t engines, size_t chunks);
 void sp_timeline_free(sp_timeline *t);
+/* src copied into *copy (a zeroed or reset timeline): spans, records, the engines' facts
+ * (names point where src's do). */
+sp_status sp_timeline_copy(sp_timeline *copy, const sp_timeline *src);
 
 static inline void sp_timeline_set_records(sp_timeline *t, size_t chunk, size_t records)
 {
@@ -69,10 +74,12 @@ size_t sp_timeline_chunk_bytes(const sp_timeline *t, size_t engine, size_t chunk
 
 /* Fills the figures of `report` (engines, busy times, bound, efficiency, model, hidden
  * transfer, rates, bottleneck, timed_chunks) from the timeline; makespan_s must already be
- * set. A timeline whose GPU spans are recorded for some chunks only (sampled) gives figures
- * extrapolated to the run: each engine's busy time scaled by the run's records over those
- * of its recorded chunks, hidden transfer measured inside windows of consecutive recorded
- * chunks (timeline_windows.c); a full timeline gives exact ones. */
+ * set. A timeline whose GPU spans are recorded for some chunks only (sampled) gives the
+ * figures of a copy with its untimed chunks replayed (timeline_replay.c), and timed_chunks
+ * its own; where no replay can be made, figures extrapolated to the run: each engine's busy
+ * time scaled by the run's records over those of its recorded chunks, hidden transfer
+ * measured inside windows of consecutive recorded chunks (timeline_windows.c). A full
+ * timeline gives exact ones. */
 void sp_timeline_figures(const sp_timeline *t, sp_report *report);
 
 /* Exposed for tests: seconds of [s.start, s.end) covered by the union of `sorted` spans
@@ -120,5 +127,13 @@ static inline double sp_sampled_total(double edge, double middle, size_t edge_re
 }
 /* Chunks with their GPU spans (told by the h2d row; all of them in a timeline without one). */
 size_t sp_timeline_timed_chunks(const sp_timeline *t);
+
+/* Fills every unrecorded GPU span of a sampled timeline by replaying the ring's
+ * dependencies over the chunks in order, each operation as long as its records at its
+ * engine's measured rate (timeline_replay.c). SP_OK when filled; SP_ERR_INVALID_ARGUMENT,
+ * the timeline unchanged, when it cannot be replayed: no depth, an inactive GPU engine, an
+ * engine with no timed records, or an untimed chunk without its stage-in span (a device-
+ * resident or pinned input: nothing tells when the host let the chunk go). */
+sp_status sp_timeline_replay(sp_timeline *t);
 
 #endif

@@ -33,10 +33,28 @@ size_t sp_spans_merge(sp_span *spans, size_t n)
     return m;
 }
 
+/* The first of the merged spans that ends after `at`: disjoint and sorted by start, they
+ * are sorted by end too. */
+static size_t first_ending_after(const sp_span *merged, size_t n, double at)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (merged[mid].end > at)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Searched, not scanned from the first: a replayed sampled timeline (timeline_replay.c) asks
+ * this of every copy of a long run, and a scan would make the report quadratic in chunks. */
 double sp_span_covered(sp_span s, const sp_span *merged, size_t n)
 {
     double covered = 0.0;
-    for (size_t i = 0; i < n && merged[i].start < s.end; i++) {
+    for (size_t i = first_ending_after(merged, n, s.start); i < n && merged[i].start < s.end;
+         i++) {
         double a = merged[i].start > s.start ? merged[i].start : s.start;
         double b = merged[i].end < s.end ? merged[i].end : s.end;
         if (b > a)

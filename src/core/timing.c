@@ -461,6 +461,7 @@ static void name_engines(sp_batch *b)
     t->bytes[SP_TL_STAGE_OUT(p)] = plan->out_bytes;
     t->n_records = plan->n_records;
     t->chunk_records = plan->chunk_records;
+    t->depth = p->depth;
 }
 
 sp_status sp_timing_timeline_start(sp_batch *b)

@@ -286,9 +286,11 @@ TEST(a_run_read_from_another_thread)
 #define LONG_N (LONG_CHUNK * LONG_CHUNKS)
 
 /* After a run with a report: the stats' GPU engines agree with the report's engines, hidden
- * transfer and timed chunks. Both come from the same timed chunks by the same arithmetic
- * (timeline.h: sp_sampled_total and the window sums, added in the same order), so they
- * agree to rounding: the tolerance is 1e-9 relative, 1e-12 absolute. */
+ * transfer and timed chunks. The engines come from the same timed chunks by the same
+ * arithmetic (timeline.h: sp_sampled_total, added in the same order), so they agree to
+ * rounding: the tolerance is 1e-9 relative, 1e-12 absolute; hidden transfer, which the
+ * report takes from the untimed chunks replayed (timeline_replay.c), is handed to the stats
+ * as the report is made (sp_stats_final_hidden). */
 static void check_against_report(const sp_stats *s, const sp_report *rep, size_t n)
 {
     CHECK_EQ(s->records_done, n);
