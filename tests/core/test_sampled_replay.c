@@ -463,10 +463,11 @@ static int host_run(uint64_t seed, host_outcome *o)
 
 #define HOST_SEEDS 4
 /* A host thread that wakes late on a loaded two-core machine lengthens one operation that
- * no rate stands for; seen to put a replay 2.5 points off once in twenty runs. Such noise
- * seldom strikes three times running, where the windows' miss on seeds 1 and 4 (11 and 20
- * points) comes back every time: so each seed has three attempts. */
-#define HOST_ATTEMPTS 3
+ * no rate stands for; seen to put a replay 2.5 points off once in twenty runs, and, with a
+ * CI build beside it, 3 points off three times running. Such noise seldom strikes five
+ * times running, where the windows' miss on seeds 1 and 4 (11 and 20 points) comes back
+ * every time: so each seed has five attempts, as test_sampled's same-run check. */
+#define HOST_ATTEMPTS 5
 
 /* The seed's runs until one replays within 2 points (at most HOST_ATTEMPTS); 0 when a run
  * failed. *o holds the last. */
