@@ -7,7 +7,8 @@
  * whole run (stages see the run's record numbers), in place too, and through a positional
  * source and sink (every record read and written once); units and records per device add up
  * to the run and to the merged report. One device on a fault context delaying its queues
- * takes fewer units than each of the others. A stage failing on one unit, and a device whose
+ * 16 times as long as the others' takes less than an equal share, and fewer units than the
+ * busiest other. A stage failing on one unit, and a device whose
  * every launch fails, fail the run with that device's index and reason; the others drain and
  * the group runs correctly right after. Bad arguments are refused with a reason. A member
  * pipeline cannot be destroyed by the user; a member busy with a stream fails the run with
@@ -286,13 +287,16 @@ TEST(io_runs)
 
 /* ---- groups over the caller's contexts --------------------------------------------------- */
 
-/* n contexts; the one at `odd` (if < n) is a fault context with cfg. */
-static int open_contexts(sp_context **ctx, size_t n, size_t odd, const sp_fault_config *cfg)
+/* n contexts; the one at `odd` (if < n) is a fault context with cfg, the others with
+ * others_cfg (NULL: plain contexts). */
+static int open_contexts(sp_context **ctx, size_t n, size_t odd, const sp_fault_config *cfg,
+                         const sp_fault_config *others_cfg)
 {
     memset(ctx, 0, n * sizeof *ctx);
     for (size_t k = 0; k < n; k++) {
-        sp_status st = k == odd ? sp_context_create_fault(g_kind, 0, cfg, &ctx[k])
-                                : sp_context_create(g_kind, 0, &ctx[k]);
+        const sp_fault_config *mine = k == odd ? cfg : others_cfg;
+        sp_status st = mine ? sp_context_create_fault(g_kind, 0, mine, &ctx[k])
+                            : sp_context_create(g_kind, 0, &ctx[k]);
         if (!CHECK_STATUS(st, SP_OK, sp_context_last_error(ctx[k])))
             return 0;
     }
@@ -325,32 +329,39 @@ static sp_group *context_group(sp_context **ctx, size_t n, mix_chain *chain, gro
 TEST(slow_device_takes_fewer)
 {
     enum { N = 3, SLOW = 1 };
-    sp_fault_config slow = {0};
+    /* Every device's queues are delayed, the slow one's 16 times as long: the run then lasts
+     * long enough (120 units) for each device's thread to be scheduled. Undelayed, the run
+     * took 40 ms under ASan on two busy cores, and a fast device's thread could wait all of
+     * it and take no unit (CI, stop 42: units 119 1 0). */
+    sp_fault_config slow = {0}, fast = {0};
     slow.delay_us = 4000; /* before every operation on its queues */
+    fast.delay_us = 250;
     sp_context *ctx[N];
     test_rng rng;
     rng_init(&rng, harness_seed() ^ 0x6704);
     mix_chain chain;
     group_case c = {0};
-    sp_group *g = open_contexts(ctx, N, SLOW, &slow) ? context_group(ctx, N, &chain, &c) : NULL;
+    sp_group *g = open_contexts(ctx, N, SLOW, &slow, &fast) ? context_group(ctx, N, &chain, &c)
+                                                            : NULL;
     unsigned char *in = random_input(&rng, c.n * c.in_rec);
     if (g && CHECK(in)) {
         describe(&c, "slow device 1");
         run_checked(g, &c, &chain, in, 0);
         sp_group_device_stats s[N];
-        for (size_t k = 0; k < N; k++)
+        size_t units = 0, most = 0;
+        for (size_t k = 0; k < N; k++) {
             CHECK_EQ(sp_group_device_stats_get(g, k, &s[k]), SP_OK);
+            units += s[k].units;
+            if (k != SLOW)
+                most = s[k].units > most ? s[k].units : most;
+        }
         printf("  units per device (device %d slowed): %zu %zu %zu\n", SLOW, s[0].units,
                s[1].units, s[2].units);
-        /* the fewest (a fast device starved of CPU, as under ASan on two cores, may tie it)
-         * and fewer than the busiest: fixed equal shares would fail the second */
-        size_t most = 0;
-        for (size_t k = 0; k < N; k++)
-            if (k != SLOW) {
-                CHECK_MSG(s[SLOW].units <= s[k].units, "the slow device took %zu units, "
-                          "device %zu %zu", s[SLOW].units, k, s[k].units);
-                most = s[k].units > most ? s[k].units : most;
-            }
+        /* Fixed equal shares would fail both. Whether the slow device also takes fewer than
+         * the *least* busy fast one depends on the OS scheduling that one's thread, which a
+         * test on two shared cores cannot promise, so it is not claimed. */
+        CHECK_MSG(s[SLOW].units * N < units, "the slow device took %zu of %zu units, not "
+                  "less than an equal share", s[SLOW].units, units);
         CHECK_MSG(s[SLOW].units < most, "the slow device took %zu units, as many as the "
                   "busiest other (%zu)", s[SLOW].units, most);
     }
@@ -572,7 +583,7 @@ typedef struct pair_rig {
 static int pair_open(pair_rig *r, uint32_t seed)
 {
     memset(r, 0, sizeof *r);
-    if (!open_contexts(r->ctx, 2, SIZE_MAX, NULL))
+    if (!open_contexts(r->ctx, 2, SIZE_MAX, NULL, NULL))
         return 0;
     r->g = context_group(r->ctx, 2, &r->chain, &r->c);
     test_rng rng;
