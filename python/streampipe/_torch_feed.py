@@ -185,7 +185,8 @@ class FeedEpoch:
                 raise self._failure
             return None
         index, ptr, records, status, cause, message, done_through = got
-        for old in [k for k in self._inputs if 0 <= k < done_through]:
+        # a snapshot: the pusher thread inserts into the dict meanwhile
+        for old in [k for k in list(self._inputs) if 0 <= k < done_through]:
             del self._inputs[old]
         rest = self._rests.pop(index, None)
         if status != _c.OK:

@@ -339,6 +339,7 @@ class _Core:
     # ---- the event thread -----------------------------------------------------------------
 
     def _events(self) -> None:
+        failed: list = []  # batches failed by a bug of ours, kept until the C stream drains
         try:
             while True:
                 with self.cond:
@@ -363,9 +364,10 @@ class _Core:
                     if held is not None:
                         _resolve_released(held.future.input_released)
         except BaseException as exc:  # noqa: B036 - a bug of ours: fail what is held, not hang
-            self._fail_all(exc)
+            failed = self._fail_all(exc)
         finally:
             self._close_c()
+            failed.clear()  # only now: the drain may have written into their arrays
 
     def _done(self, tag: int, status: int, first: int, cause: int, message: str) -> None:
         causes = self.pipeline._causes
@@ -400,7 +402,8 @@ class _Core:
     ) -> BaseException:
         return batch_error(self.pipeline, future.index, future.records, status, message, exc)
 
-    def _fail_all(self, exc: BaseException) -> None:
+    def _fail_all(self, exc: BaseException) -> list:
+        """Fails every held batch; returns them, to be kept until the C stream is drained."""
         with self.cond:
             held = list(self.held.values())
             self.held.clear()
@@ -416,6 +419,7 @@ class _Core:
                     buf._mark_done(_c.ERR_CANCELLED, f"the stream's event thread failed: {exc}")
             if not h.future.done():
                 h.future._fail(exc)
+        return held
 
     def _close_c(self) -> None:
         """Drains (nothing is held here but after a failure of the event thread itself),
