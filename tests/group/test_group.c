@@ -8,11 +8,10 @@
  * source and sink (every record read and written once); units and records per device add up
  * to the run and to the merged report. One device on a fault context delaying its queues
  * 16 times as long as the others' takes less than an equal share, and fewer units than the
- * busiest other. A stage failing on one unit, and a device whose
- * every launch fails, fail the run with that device's index and reason; the others drain and
- * the group runs correctly right after. Bad arguments are refused with a reason. A member
- * pipeline cannot be destroyed by the user; a member busy with a stream fails the run with
- * its device and reason.
+ * busiest other. A stage failing on one unit, and a device whose every launch fails, fail the
+ * run with that device's index and reason; the others drain and the group runs correctly right
+ * after. Bad arguments are refused with a reason. A member pipeline cannot be destroyed by
+ * the user; a member busy with a stream fails the run with its device and reason.
  */
 #include <stdatomic.h>
 #include <stdint.h>
